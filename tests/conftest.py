@@ -1,0 +1,35 @@
+"""Shared helpers: lint text as the CLI would, and find the upstream corpus."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from trainlint.document import decode, load
+from trainlint.engine import Finding, Settings, lint
+
+ROOT = Path(__file__).resolve().parent.parent
+#: The upstream manifests and CRDs, beside the checkout (absent in a bare clone).
+SHARED = ROOT.parent / "shared"
+UPDATE = os.environ.get("TRAINLINT_UPDATE_FIXTURES") == "1"
+
+
+def lint_text(text: str, settings: Settings | None = None, name: str = "case.yaml") -> list[Finding]:
+    return lint([load(text, name)], settings)
+
+
+def lint_files(*paths: Path, settings: Settings | None = None) -> list[Finding]:
+    loaded = []
+    for path in paths:
+        text, problems = decode(path.read_bytes(), str(path))
+        loaded.append(load(text, str(path), problems))
+    return lint(loaded, settings)
+
+
+def shared_or_skip(*parts: str) -> Path:
+    path = SHARED.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"{path} is absent: the upstream corpus lives beside the checkout in CI")
+    return path

@@ -1,0 +1,41 @@
+"""Every rule documents itself fully, and its documentation is true."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.conftest import lint_text
+from trainlint.rule import Rule, all_rules
+
+SECTIONS = ("## What it does", "## Why is this bad?", "## Example", "Use instead:")
+_BLOCK = re.compile(r"```yaml\n(.*?)```", re.DOTALL)
+RULES = [pytest.param(rule, id=code) for code, rule in all_rules().items()]
+
+
+def examples(rule: Rule) -> tuple[str, str]:
+    bad_part, good_part = rule.doc.split("Use instead:", 1)
+    bad, good = _BLOCK.search(bad_part), _BLOCK.search(good_part)
+    assert bad and good, f"{rule.code}: Example and Use instead need a ```yaml block each"
+    return bad[1], good[1]
+
+
+@pytest.mark.parametrize("rule", RULES)
+def test_docs_have_every_section(rule: Rule) -> None:
+    for section in SECTIONS:
+        assert section in rule.doc, f"{rule.code} docs lack {section!r}"
+    assert rule.help, f"{rule.code} has no fix text"
+
+
+@pytest.mark.parametrize("rule", RULES)
+def test_documented_example_fires_and_fix_is_clean(rule: Rule) -> None:
+    bad, good = examples(rule)
+    assert any(f.code == rule.code for f in lint_text(bad)), f"{rule.code} Example does not fire"
+    assert not [f.message for f in lint_text(good) if f.code == rule.code]
+
+
+@pytest.mark.parametrize("rule", RULES)
+def test_code_names_theme(rule: Rule) -> None:
+    assert re.fullmatch(r"TL\d{3}", rule.code)
+    assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", rule.name)

@@ -1,0 +1,28 @@
+"""trainlint: find the silent failures of Kubeflow Trainer manifests before they run.
+
+The public API is imported lazily, so `trainlint --version` stays fast.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+__all__ = ["Finding", "Settings", "__version__", "lint", "load"]
+
+if TYPE_CHECKING:
+    from trainlint.document import load
+    from trainlint.engine import Finding, Settings, lint
+
+_EXPORTS = {
+    "lint": "trainlint.engine", "Finding": "trainlint.engine", "Settings": "trainlint.engine",
+    "load": "trainlint.document",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        import importlib
+
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'trainlint' has no attribute {name!r}")

@@ -1,0 +1,126 @@
+"""Where a trainer writes its checkpoints, and what storage that path lands on.
+
+Trainer has no checkpoint API, so the checkpoint directory is recognised by convention:
+environment variables and command-line flags that name one. A job with no such path is
+not checkpointing, and the checkpoint rules stay silent for it.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from trainlint.rule import Options
+from trainlint.trainer import At, TrainerPod, Value
+
+#: Volume types whose data does not outlive the pod (or the node).
+EPHEMERAL = ("emptyDir", "ephemeral", "hostPath")
+_VARIABLE = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
+
+
+class CheckpointOptions(Options):
+    """How a checkpoint directory is recognised; extend the lists for your own scripts."""
+
+    env_name_parts: tuple[str, ...] = ("CKPT", "CHECKPOINT")
+    env_names: tuple[str, ...] = ("OUTPUT_DIR", "SAVE_DIR")
+    flags: tuple[str, ...] = (
+        "--output_dir", "--output-dir", "--checkpoint_dir", "--checkpoint-dir",
+        "--ckpt_dir", "--save_dir", "--save",
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointDir:
+    path: str
+    #: How it was found, for messages: `env CKPT_DIR`, `flag --output_dir`...
+    origin: str
+    at: At
+
+
+@dataclass(frozen=True, slots=True)
+class Storage:
+    """What a path is stored on: a volume type (`emptyDir`, `persistentVolumeClaim`...),
+    `volumeClaimPolicies`, `container` (no volume) or `unknown`."""
+
+    kind: str
+    volume: str | None = None
+    mount: Value | None = None
+    #: The key that makes the volume what it is (`volumes[i].emptyDir`).
+    volume_at: At | None = None
+
+    @property
+    def mount_path(self) -> str | None:
+        return self.mount.value["mountPath"] if self.mount else None
+
+
+def checkpoint_dirs(pod: TrainerPod, options: CheckpointOptions) -> list[CheckpointDir]:
+    """Absolute checkpoint paths from the pod's env and command line, first mention first."""
+    literals = {
+        name: item.value["value"]
+        for name, item in pod.env.items()
+        if isinstance(item.value.get("value"), str)
+    }
+    found: dict[str, CheckpointDir] = {}
+    for candidate in _candidates(pod, options):
+        path = _VARIABLE.sub(lambda match: literals.get(match[1], match[0]), candidate.path)
+        if path.startswith("/") and path not in found:
+            found[path] = CheckpointDir(path, candidate.origin, candidate.at)
+    return list(found.values())
+
+
+def _candidates(pod: TrainerPod, options: CheckpointOptions) -> Iterator[CheckpointDir]:
+    for name, item in pod.env.items():
+        upper = name.upper()
+        value = item.value.get("value")
+        if isinstance(value, str) and (
+            upper in options.env_names or any(part in upper for part in options.env_name_parts)
+        ):
+            yield CheckpointDir(value, f"env {name}", item.at)
+    keys = {flag.lstrip("-") for flag in options.flags}
+    tokens = [(token, item.at) for item in [*pod.command, *pod.args] for token in _split(item.value)]
+    for position, (token, at) in enumerate(tokens):
+        if token in options.flags and position + 1 < len(tokens):
+            yield CheckpointDir(tokens[position + 1][0], f"flag {token}", at)
+        elif "=" in token:
+            key, value = token.split("=", 1)
+            if key.lstrip("-").rsplit(".", 1)[-1] in keys:
+                kind = "flag" if key.startswith("-") else "arg"
+                yield CheckpointDir(value, f"{kind} {key}", at)
+
+
+def _split(item: str) -> list[str]:
+    """Words of one command item: a shell script (`bash -c "..."`) is split like a shell."""
+    if not any(space in item for space in " \n\t"):
+        return [item]
+    try:
+        return shlex.split(item, comments=True)
+    except ValueError:
+        return item.split()
+
+
+def storage(pod: TrainerPod, path: str) -> Storage:
+    """The storage under `path`: the longest mountPath prefix, then the volume it mounts."""
+    inside = [
+        mount_path for mount_path in pod.mounts
+        if path == mount_path or path.startswith(mount_path.rstrip("/") + "/")
+    ]
+    mount = pod.mounts[max(inside, key=len)] if inside else None
+    if mount is None:
+        return Storage("container" if pod.complete else "unknown")
+    name = mount.value["name"]
+    volume = pod.volumes.get(name)
+    if volume is not None:
+        kind = next((key for key in volume.value if key != "name"), "unknown")
+        at = At(volume.at.manifest, (*volume.at.path, kind))
+        return Storage(kind, name, mount, at)
+    template = pod.claim_templates.get(name)
+    if template is not None:
+        return Storage("volumeClaimPolicies", name, mount, template.at)
+    return Storage("unknown", name, mount)
+
+
+def first_on(manifest: object, *places: At | None) -> At | None:
+    """The first place that is in `manifest`: where a TrainJob contributed to a problem."""
+    return next((at for at in places if at is not None and at.manifest is manifest), None)

@@ -1,0 +1,421 @@
+"""Reading manifests: YAML/JSON text → Kubernetes objects, and key paths → file positions.
+
+Checking runs on libyaml (PyYAML's C parser): documents are composed in C and walked
+into plain data. Positions are not stored with the data: a finding carries a key path,
+and `Source.locate` recomposes the document only when a position is asked for, so a
+clean file costs one parse.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+import yaml
+
+Path = tuple[str | int, ...]
+
+#: Deepest nesting a Kubernetes object plausibly has; deeper documents are refused.
+MAX_DEPTH = 200
+#: Most nodes one document may expand to (aliases included): bounds "billion laughs".
+MAX_NODES = 250_000
+#: libyaml's composer recurses in C and overflows the stack around 20,000 levels.
+#: Above this many nesting indicators a document is first measured with the event parser.
+_COMPOSER_SAFE_BOUND = 5_000
+
+_INT = "tag:yaml.org,2002:int"
+_FLOAT = "tag:yaml.org,2002:float"
+_BOOL = "tag:yaml.org,2002:bool"
+_NULL = "tag:yaml.org,2002:null"
+_MERGE = "tag:yaml.org,2002:merge"
+_CONSTRUCTOR = yaml.constructor.SafeConstructor()
+_DOCUMENT_START = re.compile(r"^---", re.MULTILINE)
+
+
+class Span(NamedTuple):
+    """1-based start and end of a node in its file (end column is exclusive)."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+
+UNKNOWN_SPAN = Span(1, 1, 1, 1)
+
+
+@dataclass(frozen=True, slots=True)
+class LoadProblem:
+    """Something wrong with the text itself, found before any rule runs."""
+
+    code: str
+    message: str
+    span: Span
+
+
+@dataclass(eq=False)
+class Source:
+    """The text of one input, kept so that positions can be found after the fact."""
+
+    name: str
+    text: str
+    _documents: list[yaml.Node | None] | None = field(default=None, repr=False)
+
+    def locate(self, document: int, path: Path) -> Span:
+        """The span of the deepest node of `path` that exists (the key, for a mapping entry)."""
+        if self._documents is None:
+            self._documents = _compose(self.text)
+        if document >= len(self._documents) or self._documents[document] is None:
+            return UNKNOWN_SPAN
+        node = self._documents[document]
+        span = _span(node)
+        for key in path:
+            found = _child(node, key)
+            if found is None:
+                break
+            key_node, node = found
+            span = _span(key_node)
+        return span
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Manifest:
+    """One Kubernetes object: its data and where it came from."""
+
+    body: dict[str, Any]
+    source: Source
+    document: int = 0
+    #: Path of the object inside its document (non-empty for the items of a `kind: List`).
+    base: Path = ()
+
+    @property
+    def kind(self) -> str:
+        return _text(self.body.get("kind"))
+
+    @property
+    def api_version(self) -> str:
+        return _text(self.body.get("apiVersion"))
+
+    @property
+    def name(self) -> str:
+        return _text(mapping(self.body.get("metadata")).get("name"))
+
+    @property
+    def namespace(self) -> str:
+        """The namespace, `default` when unset (cluster-scoped kinds ignore it)."""
+        return _text(mapping(self.body.get("metadata")).get("namespace")) or "default"
+
+    def span(self, path: Path) -> Span:
+        return self.source.locate(self.document, self.base + path)
+
+    def describe(self) -> str:
+        return f"{self.kind} `{self.name}`" if self.name else self.kind
+
+
+@dataclass(frozen=True, slots=True)
+class Loaded:
+    """Everything read from one input."""
+
+    source: Source
+    manifests: list[Manifest]
+    problems: list[LoadProblem]
+
+
+# --- safe access to data of unknown shape: rules never assume a type ---
+
+
+def mapping(value: object) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def sequence(value: object) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def mappings(value: object) -> Iterator[tuple[int, dict[str, Any]]]:
+    """The (index, item) pairs of a list that are mappings."""
+    for index, item in enumerate(sequence(value)):
+        if isinstance(item, dict):
+            yield index, item
+
+
+def dig(value: object, *path: str) -> Any:
+    for key in path:
+        value = mapping(value).get(key)
+    return value
+
+
+def dotted(path: Path) -> str:
+    """`("spec", "replicatedJobs", 0, "name")` → `spec.replicatedJobs[0].name`."""
+    return "".join(f"[{key}]" if isinstance(key, int) else f".{key}" for key in path).lstrip(".")
+
+
+def _text(value: object) -> str:
+    return value if isinstance(value, str) else ""
+
+
+# --- loading ---
+
+
+def decode(data: bytes, name: str) -> tuple[str, list[LoadProblem]]:
+    """Bytes → text; invalid UTF-8 is reported at its position and replaced, not fatal."""
+    try:
+        return data.decode("utf-8-sig"), []
+    except UnicodeDecodeError as error:
+        before = data[: error.start]
+        line = before.count(b"\n") + 1
+        column = len(before) - (before.rfind(b"\n") + 1) + 1
+        message = f"invalid UTF-8 byte 0x{data[error.start]:02x}: the file must be UTF-8"
+        span = Span(line, column, line, column + 1)
+        return data.decode("utf-8-sig", errors="replace"), [
+            LoadProblem("TL001", message, span)
+        ]
+
+
+def load(text: str, name: str, problems: list[LoadProblem] | None = None) -> Loaded:
+    """Parse every document of `text` into Manifests; text-level problems become LoadProblems."""
+    source = Source(name, text)
+    found = list(problems or [])
+    manifests: list[Manifest] = []
+    too_deep = _too_deep(text)
+    if too_deep is not None:
+        found.append(too_deep)
+        return Loaded(source, manifests, found)
+    documents = yaml.compose_all(text, Loader=yaml.CSafeLoader)
+    index = 0
+    try:
+        for node in documents:
+            builder = _Builder()
+            try:
+                body = builder.build(node)
+            except _Refused as refused:
+                found.append(refused.problem)
+            else:
+                found.extend(builder.problems)
+                _collect(body, source, index, manifests, found, node)
+            index += 1
+    except yaml.MarkedYAMLError as error:
+        found.append(_syntax_problem(error))
+    except yaml.YAMLError as error:  # reader errors (control characters) carry no mark
+        found.append(LoadProblem("TL001", f"invalid YAML: {error}", UNKNOWN_SPAN))
+    return Loaded(source, manifests, found)
+
+
+def _collect(
+    body: Any,
+    source: Source,
+    index: int,
+    manifests: list[Manifest],
+    problems: list[LoadProblem],
+    node: yaml.Node,
+) -> None:
+    """Turn one document into objects: a mapping, a `kind: List` of them, or a finding."""
+    if body is None:
+        return
+    if not isinstance(body, dict):
+        shape = "a list" if isinstance(body, list) else "a scalar"
+        problems.append(
+            LoadProblem(
+                "TL004",
+                f"document is {shape}, not a Kubernetes object: nothing in it is checked",
+                _span(node),
+            )
+        )
+        return
+    if "kind" not in body and "apiVersion" not in body:
+        return  # some other YAML file (CI config, Helm values...): not ours to judge
+    if body.get("kind") == "List" or str(body.get("kind", "")).endswith("List"):
+        items = body.get("items")
+        if isinstance(items, list):
+            for position, item in enumerate(items):
+                if isinstance(item, dict):
+                    manifests.append(Manifest(item, source, index, ("items", position)))
+                else:
+                    span = source.locate(index, ("items", position))
+                    problems.append(
+                        LoadProblem(
+                            "TL004",
+                            f"`items[{position}]` of the List is not an object: it is not checked",
+                            span,
+                        )
+                    )
+            return
+    manifests.append(Manifest(body, source, index))
+    if not isinstance(body.get("kind"), str) or not isinstance(body.get("apiVersion"), str):
+        missing = "kind" if not isinstance(body.get("kind"), str) else "apiVersion"
+        problems.append(
+            LoadProblem(
+                "TL004",
+                f"object has no `{missing}` string: the API server rejects it, "
+                "and no rule can tell what it is",
+                _span(node),
+            )
+        )
+
+
+def _syntax_problem(error: yaml.MarkedYAMLError) -> LoadProblem:
+    mark = error.problem_mark or error.context_mark
+    line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+    detail = error.problem or error.context or "syntax error"
+    if error.context and error.problem:
+        detail = f"{error.problem} ({error.context})"
+    return LoadProblem(
+        "TL001",
+        f"invalid YAML: {detail}: kubectl and the API server reject this document",
+        Span(line, column, line, column + 1),
+    )
+
+
+def _too_deep(text: str) -> LoadProblem | None:
+    """Refuse nesting the C composer cannot take, measuring only documents that could hold it.
+
+    Every nesting level needs one of `[ { - : ?`, so their count bounds a document's depth.
+    """
+    starts = [match.start() for match in _DOCUMENT_START.finditer(text)]
+    bounds = zip([0, *starts], [*starts, len(text)], strict=True)
+    for start, end in bounds:
+        indicators = sum(text.count(char, start, end) for char in "[{-:?")
+        if indicators > _COMPOSER_SAFE_BOUND:
+            return _measure_depth(text)
+    return None
+
+
+def _measure_depth(text: str) -> LoadProblem | None:
+    depth = 0
+    try:
+        for event in yaml.parse(text, Loader=yaml.CSafeLoader):
+            if isinstance(event, yaml.CollectionStartEvent):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    mark = event.start_mark
+                    return LoadProblem(
+                        "TL003",
+                        f"nesting deeper than {MAX_DEPTH} levels: this file is not checked",
+                        Span(mark.line + 1, mark.column + 1, mark.line + 1, mark.column + 2),
+                    )
+            elif isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
+    except yaml.YAMLError:
+        return None  # the composer reports the syntax error with its position
+    return None
+
+
+class _Refused(Exception):
+    def __init__(self, problem: LoadProblem) -> None:
+        self.problem = problem
+
+
+class _Builder:
+    """Walks a composed node tree into plain data, with the limits that keep it bounded."""
+
+    def __init__(self) -> None:
+        self.nodes = 0
+        self.problems: list[LoadProblem] = []
+
+    def build(self, node: yaml.Node, depth: int = 0) -> Any:
+        self.nodes += 1
+        if self.nodes > MAX_NODES:
+            raise _Refused(
+                LoadProblem(
+                    "TL003",
+                    f"document expands to more than {MAX_NODES:,} nodes "
+                    "(aliases of aliases?): it is not checked",
+                    _span(node),
+                )
+            )
+        if depth > MAX_DEPTH:
+            raise _Refused(
+                LoadProblem(
+                    "TL003",
+                    f"nesting deeper than {MAX_DEPTH} levels: this document is not checked",
+                    _span(node),
+                )
+            )
+        if isinstance(node, yaml.ScalarNode):
+            return _scalar(node)
+        if isinstance(node, yaml.SequenceNode):
+            return [self.build(item, depth + 1) for item in node.value]
+        return self._mapping(node, depth)
+
+    def _mapping(self, node: yaml.Node, depth: int) -> dict[str, Any]:
+        result: dict[str, Any] = {}
+        merged: list[yaml.Node] = []
+        for key_node, value_node in node.value:
+            if key_node.tag == _MERGE:
+                merged.append(value_node)
+                continue
+            if not isinstance(key_node, yaml.ScalarNode):
+                self.problems.append(
+                    LoadProblem(
+                        "TL001",
+                        "invalid YAML: a mapping key must be a scalar for Kubernetes",
+                        _span(key_node),
+                    )
+                )
+                continue
+            key = key_node.value
+            if key in result:
+                self.problems.append(
+                    LoadProblem(
+                        "TL002",
+                        f"duplicate key `{key}`: kubectl rejects the document "
+                        "(other tools silently keep one value)",
+                        _span(key_node),
+                    )
+                )
+            result[key] = self.build(value_node, depth + 1)
+        for value_node in merged:
+            sources = value_node.value if isinstance(value_node, yaml.SequenceNode) else [value_node]
+            for source in sources:
+                extra = self.build(source, depth + 1)
+                for key, value in mapping(extra).items():
+                    result.setdefault(key, value)
+        return result
+
+
+def _scalar(node: yaml.Node) -> Any:
+    """YAML 1.1 scalars, as kubectl's decoder reads them (`on`/`yes` are booleans)."""
+    tag = node.tag
+    if tag == _NULL:
+        return None
+    try:
+        if tag == _BOOL:
+            return _CONSTRUCTOR.construct_yaml_bool(node)
+        if tag == _INT:
+            return _CONSTRUCTOR.construct_yaml_int(node)
+        if tag == _FLOAT:
+            return _CONSTRUCTOR.construct_yaml_float(node)
+    except (ValueError, yaml.YAMLError):
+        pass
+    return node.value  # strings, timestamps (kept as written), custom tags
+
+
+def _span(node: yaml.Node) -> Span:
+    start, end = node.start_mark, node.end_mark
+    return Span(start.line + 1, start.column + 1, end.line + 1, end.column + 1)
+
+
+def _child(node: yaml.Node, key: str | int) -> tuple[yaml.Node, yaml.Node] | None:
+    """(node to point at, node to descend into) for one path step, or None."""
+    if isinstance(key, int):
+        if isinstance(node, yaml.SequenceNode) and 0 <= key < len(node.value):
+            item: yaml.Node = node.value[key]
+            return item, item
+        return None
+    if isinstance(node, yaml.MappingNode):
+        for key_node, value_node in reversed(node.value):
+            if isinstance(key_node, yaml.ScalarNode) and key_node.value == key:
+                return key_node, value_node
+    return None
+
+
+def _compose(text: str) -> list[yaml.Node | None]:
+    """Every document's node tree (up to a syntax error), for position look-ups."""
+    nodes: list[yaml.Node | None] = []
+    try:
+        nodes.extend(yaml.compose_all(text, Loader=yaml.CSafeLoader))
+    except yaml.YAMLError:
+        pass
+    return nodes

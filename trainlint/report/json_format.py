@@ -1,0 +1,36 @@
+"""A JSON array of findings: the public interface CI scripts parse."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from trainlint.document import dotted
+from trainlint.engine import Finding
+
+
+def as_dict(finding: Finding) -> dict[str, Any]:
+    span = finding.span
+    ref = finding.object
+    return {
+        "code": finding.code,
+        "name": finding.name,
+        "severity": finding.severity.value,
+        "message": finding.message,
+        "file": finding.file,
+        "line": span.line,
+        "column": span.column,
+        "end_line": span.end_line,
+        "end_column": span.end_column,
+        "path": dotted(finding.path),
+        "object": None if ref is None else {
+            "apiVersion": ref.api_version, "kind": ref.kind,
+            "name": ref.name, "namespace": ref.namespace,
+        },
+        "fix": None if finding.help is None else {"title": finding.help, "applicable": False},
+    }
+
+
+def render(findings: Sequence[Finding], *, color: bool) -> str:
+    return json.dumps([as_dict(finding) for finding in findings], indent=2) + "\n"

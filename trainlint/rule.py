@@ -1,0 +1,171 @@
+"""What a rule is: its metadata, declared once in a decorator beside its check."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from enum import Enum
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict
+
+from trainlint.document import Manifest, Path
+
+if TYPE_CHECKING:
+    from trainlint.engine import Context
+
+TrainerVersion = tuple[int, int]
+#: Releases of Kubeflow Trainer whose API trainlint knows, oldest first.
+RELEASES: tuple[TrainerVersion, ...] = ((2, 0), (2, 1), (2, 2), (2, 3))
+NEWEST = RELEASES[-1]
+
+
+def parse_version(text: str) -> TrainerVersion:
+    """`2.3`, `v2.3` or `v2.3.0` → (2, 3); ValueError for a release trainlint does not know."""
+    match = re.fullmatch(r"v?(\d+)\.(\d+)(?:\.\d+)?", text.strip())
+    version = (int(match.group(1)), int(match.group(2))) if match else None
+    if version not in RELEASES:
+        known = ", ".join(f"{major}.{minor}" for major, minor in RELEASES)
+        raise ValueError(f"unknown Trainer release {text!r} (known: {known})")
+    return version
+
+
+def format_version(version: TrainerVersion) -> str:
+    return f"v{version[0]}.{version[1]}"
+
+
+class Severity(str, Enum):
+    ERROR = "error"
+    WARNING = "warning"
+
+
+class Options(BaseModel):
+    """Base of rule options: kebab-case keys in config, unknown keys refused."""
+
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, alias_generator=lambda name: name.replace("_", "-"),
+        populate_by_name=True,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """What a check reports: where (a key path in the object) and what."""
+
+    path: Path
+    message: str
+    #: Overrides the rule's generic help text when the remedy depends on the case.
+    help: str | None = None
+    #: The object the problem is reported on, when not the one being checked.
+    manifest: Manifest | None = None
+
+
+Check = Callable[[Manifest, "Context"], Iterator[Problem]]
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    code: str
+    name: str
+    severity: Severity
+    kinds: frozenset[str]
+    check: Check | None
+    help: str | None
+    doc: str
+    options: type[Options] | None
+    since: TrainerVersion
+    until: TrainerVersion | None
+
+    def applies_to(self, version: TrainerVersion) -> bool:
+        return self.since <= version and (self.until is None or version <= self.until)
+
+    @property
+    def releases(self) -> str:
+        first = format_version(self.since)
+        if self.until is None:
+            return "all" if self.since == RELEASES[0] else f"{first}+"
+        return first if self.until == self.since else f"{first}–{format_version(self.until)}"
+
+
+_REGISTRY: dict[str, Rule] = {}
+
+
+def _register(rule: Rule) -> Rule:
+    if not re.fullmatch(r"TL\d{3}", rule.code):
+        raise ValueError(f"rule code {rule.code!r} is not TL + 3 digits")
+    if not re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", rule.name):
+        raise ValueError(f"rule name {rule.name!r} is not kebab-case")
+    for other in _REGISTRY.values():
+        if other.code == rule.code or other.name == rule.name:
+            raise ValueError(f"rule {rule.code} {rule.name} clashes with {other.code} {other.name}")
+    _REGISTRY[rule.code] = rule
+    return rule
+
+
+def rule(
+    code: str,
+    name: str,
+    *,
+    kinds: set[str],
+    severity: Severity,
+    fix: str | None = None,
+    options: type[Options] | None = None,
+    since: str = "2.0",
+    until: str | None = None,
+) -> Callable[[Check], Check]:
+    """Declare a rule: `check(manifest, ctx)` runs on objects of `kinds` and yields Problems."""
+
+    def register(check: Check) -> Check:
+        _register(
+            Rule(
+                code, name, severity, frozenset(kinds), check, fix, _doc(check.__doc__),
+                options, parse_version(since), parse_version(until) if until else None,
+            )
+        )
+        return check
+
+    return register
+
+
+def declare(code: str, name: str, *, severity: Severity, fix: str | None, doc: str) -> Rule:
+    """Declare a rule whose problems are found while reading text (syntax, duplicate keys)."""
+    return _register(
+        Rule(code, name, severity, frozenset(), None, fix, _doc(doc), None, RELEASES[0], None)
+    )
+
+
+def _doc(text: str | None) -> str:
+    import inspect
+
+    return inspect.cleandoc(text or "")
+
+
+@cache
+def all_rules() -> dict[str, Rule]:
+    """Every rule, by code, in code order: the modules of `trainlint.rules` are imported once."""
+    import trainlint.rules as package
+
+    for module in pkgutil.iter_modules(package.__path__):
+        importlib.import_module(f"{package.__name__}.{module.name}")
+    return dict(sorted(_REGISTRY.items()))
+
+
+def find_rule(selector: str) -> Rule | None:
+    """A rule by code (any case) or name."""
+    rules = all_rules()
+    return rules.get(selector.upper()) or next(
+        (rule for rule in rules.values() if rule.name == selector), None
+    )
+
+
+def matches(rule: Rule, selectors: Any) -> bool:
+    """Whether a rule is named by any selector: a code, a code prefix (`TL3`, `ALL`) or a name."""
+    for selector in selectors:
+        upper = selector.upper()
+        if upper == "ALL" or rule.code.startswith(upper) or rule.name == selector:
+            return True
+    return False

@@ -1,0 +1,1 @@
+"""One module per rule; `trainlint.rule.all_rules` imports them all."""

@@ -1,0 +1,34 @@
+from trainlint.rule import Severity, declare
+
+declare(
+    "TL001", "invalid-yaml", severity=Severity.ERROR,
+    fix="Fix the syntax at the position shown; the rest of the file is checked up to it.",
+    doc="""## What it does
+    Reports text that is not valid YAML or JSON, or not valid UTF-8, at the line and
+    column where the parser stopped.
+
+    ## Why is this bad?
+    kubectl and the API server refuse the whole document; GitOps tools stop the sync.
+    Documents before the error are still checked.
+
+    ## Example
+    ```yaml
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: TrainJob
+    metadata:
+      name: sft-run-1
+    spec:
+      runtimeRef: {name: torch-ckpt
+    ```
+
+    Use instead:
+    ```yaml
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: TrainJob
+    metadata:
+      name: sft-run-1
+    spec:
+      runtimeRef: {name: torch-ckpt}
+    ```
+    """,
+)

@@ -1,0 +1,37 @@
+from trainlint.rule import Severity, declare
+
+declare(
+    "TL002", "duplicate-key", severity=Severity.ERROR,
+    fix="Keep one of the keys.",
+    doc="""## What it does
+    Reports a key that appears twice in the same mapping.
+
+    ## Why is this bad?
+    kubectl rejects the document; other tools (and some CI steps) silently keep the last
+    value, so what is reviewed is not what runs.
+
+    ## Example
+    ```yaml
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: TrainJob
+    metadata:
+      name: sft-run-1
+    spec:
+      runtimeRef:
+        name: torch-ckpt
+      runtimeRef:
+        name: torch-ckpt-v2
+    ```
+
+    Use instead:
+    ```yaml
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: TrainJob
+    metadata:
+      name: sft-run-1
+    spec:
+      runtimeRef:
+        name: torch-ckpt-v2
+    ```
+    """,
+)

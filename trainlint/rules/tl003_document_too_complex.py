@@ -1,0 +1,29 @@
+from trainlint.rule import Severity, declare
+
+declare(
+    "TL003", "document-too-complex", severity=Severity.ERROR,
+    fix="Write the object out plainly: no alias chains, no deep nesting.",
+    doc="""## What it does
+    Refuses documents nested more than 200 levels deep or expanding (through aliases) to
+    more than 250,000 nodes, and reports where.
+
+    ## Why is this bad?
+    No Kubernetes object looks like this. Such input is a mistake or an attack ("billion
+    laughs"); the API server limits it too. Checking it would take unbounded time and memory.
+
+    ## Example
+    ```yaml
+    a: &a [x, x, x, x, x, x, x, x, x, x]
+    b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]
+    c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]
+    d: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]
+    e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]
+    f: [*e, *e, *e, *e, *e, *e, *e, *e, *e, *e]
+    ```
+
+    Use instead:
+    ```yaml
+    a: [x, x, x, x, x, x, x, x, x, x]
+    ```
+    """,
+)

@@ -1,0 +1,30 @@
+from trainlint.rule import Severity, declare
+
+declare(
+    "TL004", "not-a-kubernetes-object", severity=Severity.WARNING,
+    fix="Make each document one object with `apiVersion` and `kind`, or exclude the file.",
+    doc="""## What it does
+    Reports documents that are a list or a scalar, `kind: List` items that are not objects,
+    and mappings that have `kind` or `apiVersion` but not both as strings. Mappings with
+    neither (CI configs, Helm values) are skipped silently.
+
+    ## Why is this bad?
+    Nothing in such a document can be checked, and kubectl refuses to apply it.
+
+    ## Example
+    ```yaml
+    - apiVersion: trainer.kubeflow.org/v1alpha1
+      kind: TrainJob
+      metadata:
+        name: sft-run-1
+    ```
+
+    Use instead:
+    ```yaml
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: TrainJob
+    metadata:
+      name: sft-run-1
+    ```
+    """,
+)

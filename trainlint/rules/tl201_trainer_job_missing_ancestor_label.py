@@ -1,0 +1,171 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from trainlint.document import Manifest, Path, dig, mapping
+from trainlint.engine import Context
+from trainlint.rule import Problem, Severity, rule
+from trainlint.trainer import (
+    ANCESTOR_LABEL,
+    JOBS,
+    MAIN_CONTAINERS,
+    TRAINER,
+    ancestor,
+    is_mpi,
+    replicated_jobs,
+)
+
+_LABEL = f"`{ANCESTOR_LABEL}: trainer`"
+
+
+@rule(
+    "TL201", "trainer-job-missing-ancestor-label",
+    kinds={"TrainingRuntime", "ClusterTrainingRuntime", "TrainJob"}, severity=Severity.ERROR,
+    fix=f"Add {_LABEL} to `template.metadata.labels` of the trainer replicatedJob.",
+)
+def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
+    """## What it does
+    Checks that a (Cluster)TrainingRuntime marks its trainer job with the label
+    `trainer.kubeflow.org/trainjob-ancestor-step: trainer` on the **job template**
+    (`spec.template.spec.replicatedJobs[i].template.metadata.labels`), and says where the
+    label is instead when it is misplaced or has another value. On a TrainJob whose runtime
+    lacks the label, it names the `spec.trainer` fields that will be lost.
+
+    ## Why is this bad?
+    The controller reads the label from the job template only. Without it, the TrainJob's
+    image, command, args, env, resourcesPerNode and (except for MPI) numNodes are dropped
+    with no error and no event, and no framework variables (`PET_*`, `JAX_*`, `DMLC_*`) are
+    injected: the job runs the runtime's defaults, on one node.
+
+    ## Example
+    ```yaml
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: ClusterTrainingRuntime
+    metadata:
+      name: torch-ckpt
+    spec:
+      mlPolicy:
+        torch: {}
+      template:
+        spec:
+          replicatedJobs:
+            - name: node
+              template:
+                spec:
+                  template:
+                    metadata:
+                      labels:
+                        trainer.kubeflow.org/trainjob-ancestor-step: trainer
+                    spec:
+                      containers:
+                        - name: node
+                          image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
+    ```
+
+    Use instead:
+    ```yaml
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: ClusterTrainingRuntime
+    metadata:
+      name: torch-ckpt
+    spec:
+      mlPolicy:
+        torch: {}
+      template:
+        spec:
+          replicatedJobs:
+            - name: node
+              template:
+                metadata:
+                  labels:
+                    trainer.kubeflow.org/trainjob-ancestor-step: trainer
+                spec:
+                  template:
+                    spec:
+                      containers:
+                        - name: node
+                          image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
+    ```
+    """
+    if manifest.kind == "TrainJob":
+        yield from _check_trainjob(manifest, ctx)
+        return
+    jobs = list(replicated_jobs(manifest))
+    if any(ancestor(job) == TRAINER for _, job in jobs):
+        return
+    found = _misplaced(manifest, jobs)
+    if found:
+        path, where = found
+        message = (
+            f"the trainer label {_LABEL} is {where}, but the controller reads it only from "
+            "a replicatedJob's `template.metadata.labels`: every TrainJob's image, command, "
+            "args, env, resourcesPerNode and numNodes will be dropped silently"
+        )
+    else:
+        path = _expected_place(manifest, jobs)
+        message = (
+            f"no replicatedJob carries {_LABEL} on its job template: every TrainJob's "
+            "image, command, args, env, resourcesPerNode and numNodes will be dropped silently"
+        )
+    yield Problem(path, message)
+
+
+def _misplaced(manifest: Manifest, jobs: list[tuple[int, dict[str, Any]]]) -> tuple[Path, str] | None:
+    """Where a trainer label was put instead, or spelt otherwise, if anywhere."""
+    for index, job in jobs:
+        labels_path = (*JOBS, index, "template", "metadata", "labels")
+        value = ancestor(job)
+        if value is not None and value not in MAIN_CONTAINERS:
+            where = f"misspelt on job `{job.get('name')}` (value `{value}`, not `trainer`)"
+            return (*labels_path, ANCESTOR_LABEL), where
+        for key in mapping(dig(job, "template", "metadata", "labels")):
+            if key != ANCESTOR_LABEL and "ancestor" in key:
+                where = f"misspelt on job `{job.get('name')}` (key `{key}`)"
+                return (*labels_path, key), where
+    for index, job in jobs:
+        pod_labels = mapping(dig(job, "template", "spec", "template", "metadata", "labels"))
+        if ANCESTOR_LABEL in pod_labels:
+            path = (*JOBS, index, "template", "spec", "template", "metadata", "labels")
+            return (*path, ANCESTOR_LABEL), f"on the pod template of job `{job.get('name')}`"
+    for path, where in (
+        (("spec", "template", "metadata", "labels"), "on the JobSet template (`spec.template`)"),
+        (("metadata", "labels"), f"on the {manifest.kind} itself"),
+    ):
+        if ANCESTOR_LABEL in mapping(dig(manifest.body, *path)):
+            return (*path, ANCESTOR_LABEL), where
+    return None
+
+
+def _expected_place(manifest: Manifest, jobs: list[tuple[int, dict[str, Any]]]) -> Path:
+    """The job template that should carry the label: the job named like the trainer."""
+    trainer_name = "launcher" if is_mpi(manifest) else "node"
+    for index, job in jobs:
+        if job.get("name") == trainer_name:
+            metadata = dig(job, "template", "metadata")
+            return (*JOBS, index, "template", *(("metadata",) if metadata is not None else ()))
+    return JOBS
+
+
+def _check_trainjob(job: Manifest, ctx: Context) -> Iterator[Problem]:
+    runtime = ctx.runtime_for(job)
+    trainer = mapping(dig(job.body, "spec", "trainer"))
+    if runtime is None or not trainer:
+        return
+    if any(ancestor(runtime_job) == TRAINER for _, runtime_job in replicated_jobs(runtime)):
+        return
+    kept = set()
+    if is_mpi(runtime):
+        kept |= {"numNodes", "numProcPerNode"}
+        launcher_as_node = dig(runtime.body, "spec", "mlPolicy", "mpi", "runLauncherAsNode")
+        if launcher_as_node is True and ctx.trainer_version >= (2, 1):
+            kept.add("resourcesPerNode")
+    dropped = [key for key in trainer if key not in kept]
+    if dropped:
+        names = ", ".join(f"`{key}`" for key in dropped)
+        yield Problem(
+            ("spec", "trainer"),
+            f"{runtime.describe()} has no job labelled {_LABEL}, so the controller silently "
+            f"drops {names} set here: the job runs with the runtime's defaults",
+            help=f"label the trainer job of {runtime.describe()} (see `trainlint rule TL201`)",
+        )

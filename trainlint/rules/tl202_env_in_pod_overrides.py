@@ -1,0 +1,79 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from trainlint.document import Manifest
+from trainlint.engine import Context
+from trainlint.rule import Problem, Severity, rule
+from trainlint.trainer import override_containers
+
+#: Where each reserved container's variables belong instead.
+DESTINATIONS = {
+    "node": "spec.trainer.env",
+    "dataset-initializer": "spec.initializer.dataset.env",
+    "model-initializer": "spec.initializer.model.env",
+}
+DENIAL = "must not have envs for the dataset-initializer, model-initializer, node containers"
+
+
+@rule(
+    "TL202", "env-in-pod-overrides", kinds={"TrainJob"}, severity=Severity.ERROR,
+    fix="Move the variables to `spec.trainer.env` or `spec.initializer.*.env`.",
+)
+def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
+    """## What it does
+    Flags `env` on the `node`, `dataset-initializer` or `model-initializer` containers of
+    `podSpecOverrides` (v2.0), `podTemplateOverrides` (v2.1) or `runtimePatches` (v2.2+),
+    whichever the TrainJob uses.
+
+    ## Why is this bad?
+    The Trainer admission webhook denies the TrainJob with "must not have envs for the
+    dataset-initializer, model-initializer, node containers". These containers get their
+    variables from `spec.trainer.env` and `spec.initializer.{dataset,model}.env`; overrides
+    may only add volumes and mounts to them.
+
+    ## Example
+    ```yaml
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: TrainJob
+    metadata:
+      name: sft-run-1
+    spec:
+      runtimeRef:
+        name: torch-ckpt
+      podTemplateOverrides:
+        - targetJobs:
+            - name: node
+          spec:
+            containers:
+              - name: node
+                env:
+                  - name: CKPT_DIR
+                    value: /mnt/ckpt/sft-run-1
+    ```
+
+    Use instead:
+    ```yaml
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: TrainJob
+    metadata:
+      name: sft-run-1
+    spec:
+      runtimeRef:
+        name: torch-ckpt
+      trainer:
+        env:
+          - name: CKPT_DIR
+            value: /mnt/ckpt/sft-run-1
+    ```
+    """
+    for path, container, _ in override_containers(job):
+        name = container.get("name")
+        if name in DESTINATIONS and container.get("env"):
+            destination = DESTINATIONS[str(name)]
+            yield Problem(
+                (*path, "env"),
+                f"`env` on container `{name}` in `{path[1]}`: the Trainer webhook denies "
+                f'the TrainJob ("{DENIAL}"); these variables belong in `{destination}`',
+                help=f"move the variables to `{destination}`",
+            )

@@ -1,0 +1,153 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from trainlint.checkpoint import (
+    EPHEMERAL,
+    CheckpointDir,
+    CheckpointOptions,
+    Storage,
+    checkpoint_dirs,
+    first_on,
+    storage,
+)
+from trainlint.document import Manifest
+from trainlint.engine import Context
+from trainlint.rule import Problem, Severity, rule
+from trainlint.trainer import TrainerPod, runtime_pod, trainjob_pod
+
+#: What happens to the checkpoint, by the storage it is on.
+CONSEQUENCES = {
+    "emptyDir": "it is deleted with the pod",
+    "ephemeral": "its generic ephemeral claim is deleted with the pod",
+    "hostPath": "it stays on one node, where a restarted pod may never land again",
+    "container": "it is lost when the container restarts",
+}
+
+
+@rule(
+    "TL301", "ephemeral-checkpoint-volume",
+    kinds={"TrainingRuntime", "ClusterTrainingRuntime", "TrainJob"}, severity=Severity.ERROR,
+    fix="Mount a PersistentVolumeClaim at the checkpoint directory.",
+    options=CheckpointOptions,
+)
+def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
+    """## What it does
+    Finds the trainer's checkpoint directory (env vars such as `CKPT_DIR`, flags such as
+    `--output_dir`, torchtune-style `output_dir=` args) and checks the storage it lands on:
+    an `emptyDir`, generic `ephemeral` or `hostPath` volume, or no volume at all.
+    On a TrainJob, its `spec.trainer` and the volumes its overrides or patches add are laid
+    over the runtime's trainer container.
+
+    ## Why is this bad?
+    Trainer has no checkpoint API: resuming works only if the checkpoint outlives the pod.
+    On pod-local storage a restart, suspend or preemption finds nothing, and the run
+    silently trains again from step 0.
+
+    ## Options
+    `env-name-parts`, `env-names`, `flags`: how a checkpoint directory is recognised.
+
+    ## Example
+    ```yaml
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: ClusterTrainingRuntime
+    metadata:
+      name: torch-ckpt
+    spec:
+      mlPolicy:
+        torch: {}
+      template:
+        spec:
+          replicatedJobs:
+            - name: node
+              template:
+                metadata:
+                  labels:
+                    trainer.kubeflow.org/trainjob-ancestor-step: trainer
+                spec:
+                  template:
+                    spec:
+                      terminationGracePeriodSeconds: 120
+                      containers:
+                        - name: node
+                          image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
+                          env:
+                            - name: CKPT_DIR
+                              value: /scratch/ckpt
+                          volumeMounts:
+                            - name: scratch
+                              mountPath: /scratch
+                      volumes:
+                        - name: scratch
+                          emptyDir: {}
+    ```
+
+    Use instead:
+    ```yaml
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: ClusterTrainingRuntime
+    metadata:
+      name: torch-ckpt
+    spec:
+      mlPolicy:
+        torch: {}
+      template:
+        spec:
+          replicatedJobs:
+            - name: node
+              template:
+                metadata:
+                  labels:
+                    trainer.kubeflow.org/trainjob-ancestor-step: trainer
+                spec:
+                  template:
+                    spec:
+                      terminationGracePeriodSeconds: 120
+                      containers:
+                        - name: node
+                          image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
+                          env:
+                            - name: CKPT_DIR
+                              value: /mnt/ckpt
+                          volumeMounts:
+                            - name: ckpt
+                              mountPath: /mnt/ckpt
+                      volumes:
+                        - name: ckpt
+                          persistentVolumeClaim:
+                            claimName: train-ckpt
+    ```
+    """
+    pod: TrainerPod | None
+    if manifest.kind == "TrainJob":
+        pod = trainjob_pod(manifest, ctx.runtime_for(manifest), ctx.trainer_version)
+    else:
+        pod = runtime_pod(manifest)
+    if pod is None:
+        return
+    for directory in checkpoint_dirs(pod, ctx.options):
+        where = storage(pod, directory.path)
+        if where.kind not in CONSEQUENCES:
+            continue
+        mount_at = where.mount.at if where.mount else None
+        at = first_on(manifest, where.volume_at, mount_at, directory.at)
+        if at is None:
+            continue  # the runtime's own problem, reported on the runtime
+        yield Problem(at.path, _message(directory, where), help=_help(directory, where, pod))
+
+
+def _message(directory: CheckpointDir, where: Storage) -> str:
+    if where.kind == "container":
+        place = "on no volume (the container's own filesystem)"
+    else:
+        place = f"on {where.kind} volume `{where.volume}`"
+    return (
+        f"checkpoint-dir `{directory.path}` ({directory.origin}) is {place}: "
+        f"{CONSEQUENCES[where.kind]}, so a restarted run starts again from step 0"
+    )
+
+
+def _help(directory: CheckpointDir, where: Storage, pod: TrainerPod) -> str:
+    mount_path = where.mount_path or directory.path
+    access = "RWX, since numNodes > 1" if pod.nodes > 1 else "RWX if numNodes > 1"
+    return f"mount a PersistentVolumeClaim at {mount_path} ({access})"

@@ -1,0 +1,117 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from trainlint.document import Manifest, dig, mapping
+from trainlint.engine import Context
+from trainlint.rule import Problem, Severity, rule
+from trainlint.trainer import JOBS, replicated_jobs
+
+#: Kubernetes' default `backoffLimit`, and the default when `backoffLimitPerIndex` is set.
+DEFAULT_BACKOFF_LIMIT = 6
+PER_INDEX_BACKOFF_LIMIT = 2_147_483_647
+
+
+@rule(
+    "TL401", "backoff-limit-fights-max-restarts",
+    kinds={"TrainingRuntime", "ClusterTrainingRuntime"}, severity=Severity.WARNING,
+    fix="Set `backoffLimit: 0` so that `failurePolicy.maxRestarts` alone owns restarts.",
+)
+def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
+    """## What it does
+    Flags replicatedJobs whose Job `backoffLimit` is unset (Kubernetes defaults it to 6) or
+    above 0 in a runtime whose JobSet `failurePolicy.maxRestarts` is above 0.
+    `restartStrategy: InPlaceRestart` is left alone: it requires the maximum backoffLimit.
+
+    ## Why is this bad?
+    Each JobSet restart recreates the Jobs with a fresh backoffLimit budget, so a failing
+    rank is tried about (maxRestarts+1)×(backoffLimit+1) times before the TrainJob fails:
+    28 with `maxRestarts: 3` and the default. With a static multi-node rendezvous, an
+    in-place retry of one rank cannot rejoin the group and hangs until the timeout, so
+    most of those attempts are slow failures.
+
+    ## Example
+    ```yaml
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: ClusterTrainingRuntime
+    metadata:
+      name: torch-ckpt
+    spec:
+      mlPolicy:
+        torch: {}
+      template:
+        spec:
+          failurePolicy:
+            maxRestarts: 3
+          replicatedJobs:
+            - name: node
+              template:
+                metadata:
+                  labels:
+                    trainer.kubeflow.org/trainjob-ancestor-step: trainer
+                spec:
+                  template:
+                    spec:
+                      containers:
+                        - name: node
+                          image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
+    ```
+
+    Use instead:
+    ```yaml
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: ClusterTrainingRuntime
+    metadata:
+      name: torch-ckpt
+    spec:
+      mlPolicy:
+        torch: {}
+      template:
+        spec:
+          failurePolicy:
+            maxRestarts: 3
+          replicatedJobs:
+            - name: node
+              template:
+                metadata:
+                  labels:
+                    trainer.kubeflow.org/trainjob-ancestor-step: trainer
+                spec:
+                  backoffLimit: 0
+                  template:
+                    spec:
+                      containers:
+                        - name: node
+                          image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
+    ```
+    """
+    policy = mapping(dig(runtime.body, *JOBS[:-1], "failurePolicy"))
+    restarts = policy.get("maxRestarts")
+    if not _count(restarts) or restarts <= 0 or policy.get("restartStrategy") == "InPlaceRestart":
+        return
+    for index, job in replicated_jobs(runtime):
+        job_spec = mapping(dig(job, "template", "spec"))
+        limit = job_spec.get("backoffLimit")
+        if limit is None:
+            default = (
+                PER_INDEX_BACKOFF_LIMIT if "backoffLimitPerIndex" in job_spec
+                else DEFAULT_BACKOFF_LIMIT
+            )
+            setting = f"leaves `backoffLimit` unset (Kubernetes defaults it to {default})"
+            path = (*JOBS, index, "template", *(("spec",) if "spec" in job["template"] else ()))
+            limit = default
+        elif _count(limit) and limit > 0:
+            setting = f"sets `backoffLimit: {limit}`"
+            path = (*JOBS, index, "template", "spec", "backoffLimit")
+        else:
+            continue
+        yield Problem(
+            path,
+            f"job `{job.get('name')}` {setting} while `failurePolicy.maxRestarts` is "
+            f"{restarts}: a failing job is tried up to {(restarts + 1) * (limit + 1):,} times, "
+            "and an in-place retry of one rank cannot rejoin a multi-node rendezvous",
+        )
+
+
+def _count(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)

@@ -1,0 +1,142 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from trainlint.checkpoint import CheckpointOptions, checkpoint_dirs, first_on
+from trainlint.document import Manifest
+from trainlint.engine import Context
+from trainlint.rule import Problem, Severity, rule
+from trainlint.trainer import runtime_pod, trainjob_pod
+
+#: Kubernetes' default `terminationGracePeriodSeconds`.
+DEFAULT_GRACE = 30
+
+
+class Options(CheckpointOptions):
+    min_seconds: int = 60
+
+
+@rule(
+    "TL402", "missing-termination-grace-period",
+    kinds={"TrainingRuntime", "ClusterTrainingRuntime", "TrainJob"}, severity=Severity.WARNING,
+    fix="Set `terminationGracePeriodSeconds` in the trainer pod template.",
+    options=Options,
+)
+def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
+    """## What it does
+    Flags a checkpointing trainer pod (see TL301 for how the checkpoint directory is
+    found) whose `terminationGracePeriodSeconds` is unset (Kubernetes default: 30 s) or
+    below the option `min-seconds` (default 60). From v2.3 a TrainJob may set it through
+    `runtimePatches`; that value is taken into account.
+
+    ## Why is this bad?
+    On suspend, preemption, a JobSet restart or an expired `activeDeadlineSeconds`, the
+    trainer gets SIGTERM and then only the grace period to write a final checkpoint. A
+    large model's checkpoint takes longer than 30 s; a truncated one is useless or, worse,
+    is picked up as the newest one on resume.
+
+    ## Options
+    `min-seconds`: the least grace period accepted. Also `env-name-parts`, `env-names`,
+    `flags` as in TL301.
+
+    ## Example
+    ```yaml
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: ClusterTrainingRuntime
+    metadata:
+      name: torch-ckpt
+    spec:
+      mlPolicy:
+        torch: {}
+      template:
+        spec:
+          replicatedJobs:
+            - name: node
+              template:
+                metadata:
+                  labels:
+                    trainer.kubeflow.org/trainjob-ancestor-step: trainer
+                spec:
+                  template:
+                    spec:
+                      containers:
+                        - name: node
+                          image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
+                          args: [--output_dir, /mnt/ckpt/run]
+                          volumeMounts:
+                            - name: ckpt
+                              mountPath: /mnt/ckpt
+                      volumes:
+                        - name: ckpt
+                          persistentVolumeClaim:
+                            claimName: train-ckpt
+    ```
+
+    Use instead:
+    ```yaml
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: ClusterTrainingRuntime
+    metadata:
+      name: torch-ckpt
+    spec:
+      mlPolicy:
+        torch: {}
+      template:
+        spec:
+          replicatedJobs:
+            - name: node
+              template:
+                metadata:
+                  labels:
+                    trainer.kubeflow.org/trainjob-ancestor-step: trainer
+                spec:
+                  template:
+                    spec:
+                      terminationGracePeriodSeconds: 120
+                      containers:
+                        - name: node
+                          image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
+                          args: [--output_dir, /mnt/ckpt/run]
+                          volumeMounts:
+                            - name: ckpt
+                              mountPath: /mnt/ckpt
+                      volumes:
+                        - name: ckpt
+                          persistentVolumeClaim:
+                            claimName: train-ckpt
+    ```
+    """
+    options: Options = ctx.options
+    runtime = ctx.runtime_for(manifest) if manifest.kind == "TrainJob" else manifest
+    if runtime is None:
+        return  # the grace period is the runtime's: unknown
+    alone = runtime_pod(runtime)
+    pod = alone if runtime is manifest else trainjob_pod(manifest, runtime, ctx.trainer_version)
+    if pod is None:
+        return
+    directories = checkpoint_dirs(pod, options)
+    if not directories:
+        return
+    grace = pod.grace.value if pod.grace else None
+    if grace is not None and (not isinstance(grace, int) or grace >= options.min_seconds):
+        return
+    first = directories[0]
+    # Report where the gap was made: the grace setting or the pod; on a TrainJob whose
+    # runtime does not checkpoint by itself, the directory the TrainJob brings.
+    at = first_on(manifest, pod.grace.at if pod.grace else None, pod.pod_at)
+    if at is None and not (alone and checkpoint_dirs(alone, options)):
+        at = first_on(manifest, *(directory.at for directory in directories))
+    if at is None:
+        return
+    setting = (
+        f"`terminationGracePeriodSeconds: {grace}`" if grace is not None
+        else f"no `terminationGracePeriodSeconds` (Kubernetes gives {DEFAULT_GRACE} s)"
+    )
+    yield Problem(
+        at.path,
+        f"trainer job `{pod.job_name}` checkpoints to `{first.path}` ({first.origin}) but has "
+        f"{setting}: a final checkpoint on SIGTERM (suspend, preemption, deadline) is cut "
+        f"short after {grace if grace is not None else DEFAULT_GRACE} s",
+        help=f"set `terminationGracePeriodSeconds: {options.min_seconds}` or more"
+        + (" (a TrainJob can set it with runtimePatches)" if ctx.trainer_version >= (2, 3) else ""),
+    )

@@ -1,0 +1,236 @@
+"""The trainer job and pod as the Trainer controller builds them from a runtime and a TrainJob.
+
+Each value keeps where it came from (`At`: object and key path), so a rule can report a
+problem on the object, and at the key, that caused it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from trainlint.document import Manifest, Path, dig, mapping, mappings, sequence
+
+ANCESTOR_LABEL = "trainer.kubeflow.org/trainjob-ancestor-step"
+TRAINER = "trainer"
+#: Containers the controller fills from the TrainJob, by ancestor.
+MAIN_CONTAINERS = {
+    TRAINER: "node",
+    "dataset-initializer": "dataset-initializer",
+    "model-initializer": "model-initializer",
+}
+JOBS: Path = ("spec", "template", "spec", "replicatedJobs")
+#: From a replicatedJob to its pod spec.
+POD_SPEC: Path = ("template", "spec", "template", "spec")
+
+
+@dataclass(frozen=True, slots=True)
+class At:
+    """Where a value was written: the object and the key path inside it."""
+
+    manifest: Manifest
+    path: Path
+
+
+@dataclass(frozen=True, slots=True)
+class Value:
+    value: Any
+    at: At
+
+
+def replicated_jobs(runtime: Manifest) -> Iterator[tuple[int, dict[str, Any]]]:
+    return mappings(dig(runtime.body, *JOBS))
+
+
+def ancestor(job: dict[str, Any]) -> object:
+    """The ancestor label of a replicatedJob, read where the controller reads it."""
+    return mapping(dig(job, "template", "metadata", "labels")).get(ANCESTOR_LABEL)
+
+
+def is_mpi(runtime: Manifest) -> bool:
+    return "mpi" in mapping(dig(runtime.body, "spec", "mlPolicy"))
+
+
+def trainer_job(runtime: Manifest) -> tuple[int, dict[str, Any]] | None:
+    """The job the controller treats as the trainer: labelled `trainer`, else named `node`
+    (`launcher` for MPI)."""
+    jobs = list(replicated_jobs(runtime))
+    for index, job in jobs:
+        if ancestor(job) == TRAINER:
+            return index, job
+    fallback = "launcher" if is_mpi(runtime) else "node"
+    return next(((index, job) for index, job in jobs if job.get("name") == fallback), None)
+
+
+def named(items: object, name: str) -> tuple[int, dict[str, Any]] | None:
+    """The first mapping of a list whose `name` is `name`."""
+    return next(((index, item) for index, item in mappings(items) if item.get("name") == name), None)
+
+
+def override_containers(job: Manifest) -> Iterator[tuple[Path, dict[str, Any], list[str]]]:
+    """(path, container, target job names) of every container in the TrainJob's
+    `podSpecOverrides` (v2.0), `podTemplateOverrides` (v2.1) or `runtimePatches` (v2.2+),
+    whichever are present."""
+    for pod_path, pod, targets in override_pods(job):
+        for index, container in mappings(pod.get("containers")):
+            yield (*pod_path, "containers", index), container, targets
+
+
+def override_pods(job: Manifest) -> Iterator[tuple[Path, dict[str, Any], list[str]]]:
+    """(path, pod-spec-like mapping, target job names) of each override or patch."""
+    spec = mapping(job.body.get("spec"))
+    for field_name, pod_path in (("podSpecOverrides", ()), ("podTemplateOverrides", ("spec",))):
+        for index, override in mappings(spec.get(field_name)):
+            targets = [
+                target["name"]
+                for _, target in mappings(override.get("targetJobs"))
+                if isinstance(target.get("name"), str)
+            ]
+            yield (("spec", field_name, index, *pod_path), mapping(dig(override, *pod_path)),
+                   targets)
+    patch_jobs = ("trainingRuntimeSpec", "template", "spec", "replicatedJobs")
+    for index, patch in mappings(spec.get("runtimePatches")):
+        for job_index, patched in mappings(dig(patch, *patch_jobs)):
+            name = patched.get("name")
+            path = ("spec", "runtimePatches", index, *patch_jobs, job_index, *POD_SPEC)
+            yield path, mapping(dig(patched, *POD_SPEC)), [name] if isinstance(name, str) else []
+
+
+@dataclass
+class TrainerPod:
+    """The trainer job's pod: main container, volumes and settings, each with its origin."""
+
+    job_name: str
+    #: Where the pod spec is (to report a missing setting).
+    pod_at: At
+    namespace: str
+    env: dict[str, Value] = field(default_factory=dict)
+    command: list[Value] = field(default_factory=list)
+    args: list[Value] = field(default_factory=list)
+    #: Main-container volumeMounts, by mountPath.
+    mounts: dict[str, Value] = field(default_factory=dict)
+    volumes: dict[str, Value] = field(default_factory=dict)
+    #: `volumeClaimPolicies` templates: JobSet creates a PVC for each and mounts it by name.
+    claim_templates: dict[str, Value] = field(default_factory=dict)
+    #: Names of volumes mounted by any container of the pod.
+    mounted: set[str] = field(default_factory=set)
+    grace: Value | None = None
+    num_nodes: Value | None = None
+    #: False when the runtime is unknown: absent mounts or volumes prove nothing.
+    complete: bool = True
+
+    @property
+    def nodes(self) -> int:
+        count = self.num_nodes.value if self.num_nodes else 1
+        return count if isinstance(count, int) and not isinstance(count, bool) else 1
+
+
+def runtime_pod(runtime: Manifest) -> TrainerPod | None:
+    """The trainer pod of a runtime on its own, or None without a trainer job."""
+    found = trainer_job(runtime)
+    if found is None:
+        return None
+    index, job = found
+    job_path = (*JOBS, index)
+    pod_path = (*job_path, *POD_SPEC)
+    pod_spec = mapping(dig(job, *POD_SPEC))
+    pod = TrainerPod(str(job.get("name", "")), At(runtime, pod_path), runtime.namespace)
+    container = named(pod_spec.get("containers"), "node")
+    if container is not None:
+        at = (*pod_path, "containers", container[0])
+        _add_container(pod, container[1], runtime, at)
+    for kind in ("containers", "initContainers"):
+        for _, other in mappings(pod_spec.get(kind)):
+            pod.mounted.update(_mount_names(other))
+    _add_volumes(pod, pod_spec, runtime, pod_path)
+    policies = (*JOBS[:-1], "volumeClaimPolicies")
+    for policy_index, policy in mappings(dig(runtime.body, *policies)):
+        for template_index, template in mappings(policy.get("templates")):
+            name = dig(template, "metadata", "name")
+            if isinstance(name, str):
+                path = (*policies, policy_index, "templates", template_index)
+                pod.claim_templates[name] = Value(template, At(runtime, path))
+    if "terminationGracePeriodSeconds" in pod_spec:
+        pod.grace = _value(pod_spec, "terminationGracePeriodSeconds", runtime, pod_path)
+    if "numNodes" in mapping(dig(runtime.body, "spec", "mlPolicy")):
+        pod.num_nodes = _value(
+            dig(runtime.body, "spec", "mlPolicy"), "numNodes", runtime, ("spec", "mlPolicy")
+        )
+    return pod
+
+
+def trainjob_pod(job: Manifest, runtime: Manifest | None, version: tuple[int, int]) -> TrainerPod:
+    """The trainer pod of a TrainJob: its `spec.trainer` and overrides laid over the runtime's.
+
+    Without the runtime the pod holds only what the TrainJob itself says (`complete` False).
+    """
+    pod = runtime_pod(runtime) if runtime is not None else None
+    if pod is None:
+        name = "launcher" if runtime is not None and is_mpi(runtime) else "node"
+        pod = TrainerPod(name, At(job, ("spec",)), job.namespace, complete=runtime is not None)
+    pod.namespace = job.namespace
+    trainer = mapping(dig(job.body, "spec", "trainer"))
+    trainer_path = ("spec", "trainer")
+    for index, variable in mappings(trainer.get("env")):
+        if isinstance(variable.get("name"), str):
+            pod.env[variable["name"]] = Value(variable, At(job, (*trainer_path, "env", index)))
+    for key in ("command", "args"):
+        if isinstance(trainer.get(key), list):
+            setattr(pod, key, _strings(trainer[key], job, (*trainer_path, key)))
+    if "numNodes" in trainer:
+        pod.num_nodes = _value(trainer, "numNodes", job, trainer_path)
+    for pod_path, override, targets in override_pods(job):
+        if pod.job_name not in targets:
+            continue
+        _add_volumes(pod, override, job, pod_path)
+        for index, container in mappings(override.get("containers")):
+            mount_names = _mount_names(container)
+            pod.mounted.update(mount_names)
+            if container.get("name") == "node":
+                _add_mounts(pod, container, job, (*pod_path, "containers", index))
+        if version >= (2, 3) and "terminationGracePeriodSeconds" in override:
+            pod.grace = _value(override, "terminationGracePeriodSeconds", job, pod_path)
+    return pod
+
+
+def _value(parent: dict[str, Any], key: str, manifest: Manifest, path: Path) -> Value:
+    return Value(parent[key], At(manifest, (*path, key)))
+
+
+def _strings(items: object, manifest: Manifest, path: Path) -> list[Value]:
+    return [
+        Value(item, At(manifest, (*path, index)))
+        for index, item in enumerate(sequence(items))
+        if isinstance(item, str)
+    ]
+
+
+def _mount_names(container: dict[str, Any]) -> set[str]:
+    return {
+        mount["name"] for _, mount in mappings(container.get("volumeMounts"))
+        if isinstance(mount.get("name"), str)
+    }
+
+
+def _add_container(pod: TrainerPod, container: dict[str, Any], manifest: Manifest, path: Path) -> None:
+    for index, variable in mappings(container.get("env")):
+        if isinstance(variable.get("name"), str):
+            pod.env[variable["name"]] = Value(variable, At(manifest, (*path, "env", index)))
+    pod.command = _strings(container.get("command"), manifest, (*path, "command"))
+    pod.args = _strings(container.get("args"), manifest, (*path, "args"))
+    _add_mounts(pod, container, manifest, path)
+
+
+def _add_mounts(pod: TrainerPod, container: dict[str, Any], manifest: Manifest, path: Path) -> None:
+    for index, mount in mappings(container.get("volumeMounts")):
+        if isinstance(mount.get("mountPath"), str) and isinstance(mount.get("name"), str):
+            at = At(manifest, (*path, "volumeMounts", index))
+            pod.mounts[mount["mountPath"].rstrip("/") or "/"] = Value(mount, at)
+            pod.mounted.add(mount["name"])
+
+
+def _add_volumes(pod: TrainerPod, pod_spec: dict[str, Any], manifest: Manifest, path: Path) -> None:
+    for index, volume in mappings(pod_spec.get("volumes")):
+        if isinstance(volume.get("name"), str):
+            pod.volumes[volume["name"]] = Value(volume, At(manifest, (*path, "volumes", index)))
