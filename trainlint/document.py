@@ -187,7 +187,7 @@ def load(text: str, name: str, problems: list[LoadProblem] | None = None) -> Loa
     index = 0
     try:
         for node in documents:
-            builder = _Builder()
+            builder = _Builder(node)
             try:
                 body = builder.build(node)
             except _Refused as refused:
@@ -310,19 +310,21 @@ class _Refused(Exception):
 class _Builder:
     """Walks a composed node tree into plain data, with the limits that keep it bounded."""
 
-    def __init__(self) -> None:
+    def __init__(self, root: yaml.Node) -> None:
+        self.root = root
         self.nodes = 0
         self.problems: list[LoadProblem] = []
 
     def build(self, node: yaml.Node, depth: int = 0) -> Any:
         self.nodes += 1
         if self.nodes > MAX_NODES:
+            start = _span(self.root)
             raise _Refused(
                 LoadProblem(
                     "TL003",
                     f"document expands to more than {MAX_NODES:,} nodes "
                     "(aliases of aliases?): it is not checked",
-                    _span(node),
+                    Span(start.line, start.column, start.line, start.column + 1),
                 )
             )
         if depth > MAX_DEPTH:
