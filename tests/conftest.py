@@ -16,7 +16,9 @@ SHARED = ROOT.parent / "shared"
 UPDATE = os.environ.get("TRAINLINT_UPDATE_FIXTURES") == "1"
 
 
-def lint_text(text: str, settings: Settings | None = None, name: str = "case.yaml") -> list[Finding]:
+def lint_text(
+    text: str, settings: Settings | None = None, name: str = "case.yaml"
+) -> list[Finding]:
     return lint([load(text, name)], settings)
 
 

@@ -79,7 +79,8 @@ def _candidates(pod: TrainerPod, options: CheckpointOptions) -> Iterator[Checkpo
         ):
             yield CheckpointDir(value, f"env {name}", item.at)
     keys = {flag.lstrip("-") for flag in options.flags}
-    tokens = [(token, item.at) for item in [*pod.command, *pod.args] for token in _split(item.value)]
+    items = [*pod.command, *pod.args]
+    tokens = [(token, item.at) for item in items for token in _split(item.value)]
     for position, (token, at) in enumerate(tokens):
         if token in options.flags and position + 1 < len(tokens):
             yield CheckpointDir(tokens[position + 1][0], f"flag {token}", at)

@@ -8,6 +8,7 @@ clean file costs one parse.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -67,9 +68,9 @@ class Source:
         """The span of the deepest node of `path` that exists (the key, for a mapping entry)."""
         if self._documents is None:
             self._documents = _compose(self.text)
-        if document >= len(self._documents) or self._documents[document] is None:
+        node = self._documents[document] if document < len(self._documents) else None
+        if node is None:
             return UNKNOWN_SPAN
-        node = self._documents[document]
         span = _span(node)
         for key in path:
             found = _child(node, key)
@@ -92,20 +93,20 @@ class Manifest:
 
     @property
     def kind(self) -> str:
-        return _text(self.body.get("kind"))
+        return string(self.body.get("kind"))
 
     @property
     def api_version(self) -> str:
-        return _text(self.body.get("apiVersion"))
+        return string(self.body.get("apiVersion"))
 
     @property
     def name(self) -> str:
-        return _text(mapping(self.body.get("metadata")).get("name"))
+        return string(mapping(self.body.get("metadata")).get("name"))
 
     @property
     def namespace(self) -> str:
         """The namespace, `default` when unset (cluster-scoped kinds ignore it)."""
-        return _text(mapping(self.body.get("metadata")).get("namespace")) or "default"
+        return string(mapping(self.body.get("metadata")).get("namespace")) or "default"
 
     def span(self, path: Path) -> Span:
         return self.source.locate(self.document, self.base + path)
@@ -141,9 +142,14 @@ def mappings(value: object) -> Iterator[tuple[int, dict[str, Any]]]:
             yield index, item
 
 
-def dig(value: object, *path: str) -> Any:
+def dig(value: object, *path: str | int) -> Any:
+    """The value at `path` (keys and list indexes), or None where the shape differs."""
     for key in path:
-        value = mapping(value).get(key)
+        if isinstance(key, int):
+            items = sequence(value)
+            value = items[key] if 0 <= key < len(items) else None
+        else:
+            value = mapping(value).get(key)
     return value
 
 
@@ -152,7 +158,8 @@ def dotted(path: Path) -> str:
     return "".join(f"[{key}]" if isinstance(key, int) else f".{key}" for key in path).lstrip(".")
 
 
-def _text(value: object) -> str:
+def string(value: object) -> str:
+    """The value if it is a string, else the empty string."""
     return value if isinstance(value, str) else ""
 
 
@@ -290,10 +297,11 @@ def _measure_depth(text: str) -> LoadProblem | None:
                 depth += 1
                 if depth > MAX_DEPTH:
                     mark = event.start_mark
+                    line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
                     return LoadProblem(
                         "TL003",
                         f"nesting deeper than {MAX_DEPTH} levels: this file is not checked",
-                        Span(mark.line + 1, mark.column + 1, mark.line + 1, mark.column + 2),
+                        Span(line, column, line, column + 1),
                     )
             elif isinstance(event, yaml.CollectionEndEvent):
                 depth -= 1
@@ -369,15 +377,15 @@ class _Builder:
                 )
             result[key] = self.build(value_node, depth + 1)
         for value_node in merged:
-            sources = value_node.value if isinstance(value_node, yaml.SequenceNode) else [value_node]
-            for source in sources:
+            is_list = isinstance(value_node, yaml.SequenceNode)
+            for source in value_node.value if is_list else [value_node]:
                 extra = self.build(source, depth + 1)
                 for key, value in mapping(extra).items():
                     result.setdefault(key, value)
         return result
 
 
-def _scalar(node: yaml.Node) -> Any:
+def _scalar(node: yaml.ScalarNode) -> Any:
     """YAML 1.1 scalars, as kubectl's decoder reads them (`on`/`yes` are booleans)."""
     tag = node.tag
     if tag == _NULL:
@@ -416,8 +424,6 @@ def _child(node: yaml.Node, key: str | int) -> tuple[yaml.Node, yaml.Node] | Non
 def _compose(text: str) -> list[yaml.Node | None]:
     """Every document's node tree (up to a syntax error), for position look-ups."""
     nodes: list[yaml.Node | None] = []
-    try:
+    with contextlib.suppress(yaml.YAMLError):
         nodes.extend(yaml.compose_all(text, Loader=yaml.CSafeLoader))
-    except yaml.YAMLError:
-        pass
     return nodes

@@ -7,7 +7,7 @@ import pkgutil
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -38,7 +38,7 @@ def format_version(version: TrainerVersion) -> str:
     return f"v{version[0]}.{version[1]}"
 
 
-class Severity(str, Enum):
+class Severity(StrEnum):
     ERROR = "error"
     WARNING = "warning"
 

@@ -18,7 +18,9 @@ _POD_SPEC: dict[str, Shape] = {
     "containers": [_CONTAINER], "initContainers": [_CONTAINER], "volumes": [_MAP],
 }
 _POD_TEMPLATE: dict[str, Shape] = {"metadata": {"labels": _MAP}, "spec": _POD_SPEC}
-_JOB_TEMPLATE: dict[str, Shape] = {"metadata": {"labels": _MAP}, "spec": {"template": _POD_TEMPLATE}}
+_JOB_TEMPLATE: dict[str, Shape] = {
+    "metadata": {"labels": _MAP}, "spec": {"template": _POD_TEMPLATE},
+}
 _JOBSET: dict[str, Shape] = {
     "failurePolicy": _MAP,
     "replicatedJobs": [{"template": _JOB_TEMPLATE}],
@@ -104,16 +106,21 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
 
 
 def _walk(value: Any, shape: Shape, path: Path) -> Iterator[Problem]:
-    expected = dict if isinstance(shape, dict) else list if isinstance(shape, list) else shape
-    if not isinstance(value, expected):
-        yield _problem(value, expected, path)
-    elif isinstance(shape, dict):
+    if isinstance(shape, dict):
+        if not isinstance(value, dict):
+            yield _problem(value, dict, path)
+            return
         for key, inner in shape.items():
             if key in value:
                 yield from _walk(value[key], inner, (*path, key))
     elif isinstance(shape, list):
+        if not isinstance(value, list):
+            yield _problem(value, list, path)
+            return
         for index, item in enumerate(value):
             yield from _walk(item, shape[0], (*path, index))
+    elif not isinstance(value, shape):
+        yield _problem(value, shape, path)
 
 
 def _problem(value: Any, expected: type, path: Path) -> Problem:

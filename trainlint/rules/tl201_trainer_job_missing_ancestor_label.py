@@ -111,7 +111,9 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     yield Problem(path, message)
 
 
-def _misplaced(manifest: Manifest, jobs: list[tuple[int, dict[str, Any]]]) -> tuple[Path, str] | None:
+def _misplaced(
+    manifest: Manifest, jobs: list[tuple[int, dict[str, Any]]]
+) -> tuple[Path, str] | None:
     """Where a trainer label was put instead, or spelt otherwise, if anywhere."""
     for index, job in jobs:
         labels_path = (*JOBS, index, "template", "metadata", "labels")

@@ -3,7 +3,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from trainlint.checkpoint import (
-    EPHEMERAL,
     CheckpointDir,
     CheckpointOptions,
     Storage,

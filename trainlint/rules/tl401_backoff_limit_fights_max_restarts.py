@@ -87,7 +87,10 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     """
     policy = mapping(dig(runtime.body, *JOBS[:-1], "failurePolicy"))
     restarts = policy.get("maxRestarts")
-    if not _count(restarts) or restarts <= 0 or policy.get("restartStrategy") == "InPlaceRestart":
+    if not _count(restarts) or policy.get("restartStrategy") == "InPlaceRestart":
+        return
+    assert isinstance(restarts, int)
+    if restarts <= 0:
         return
     for index, job in replicated_jobs(runtime):
         job_spec = mapping(dig(job, "template", "spec"))
@@ -98,7 +101,8 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
                 else DEFAULT_BACKOFF_LIMIT
             )
             setting = f"leaves `backoffLimit` unset (Kubernetes defaults it to {default})"
-            path = (*JOBS, index, "template", *(("spec",) if "spec" in job["template"] else ()))
+            has_spec = "spec" in mapping(job.get("template"))
+            path = (*JOBS, index, "template", *(("spec",) if has_spec else ()))
             limit = default
         elif _count(limit) and limit > 0:
             setting = f"sets `backoffLimit: {limit}`"

@@ -1,0 +1,149 @@
+"""The loader: data as kubectl decodes it, positions on the key, bad input as findings."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from tests.conftest import lint_text
+from trainlint.document import MAX_DEPTH, Span, decode, load
+
+RUNTIME = """\
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata:
+  name: torch
+spec:
+  template:
+    spec:
+      replicatedJobs:
+        - name: node
+          template:
+            metadata:
+              labels: {app: x}
+"""
+
+
+def test_positions_land_on_the_key() -> None:
+    manifest = load(RUNTIME, "r.yaml").manifests[0]
+    jobs = ("spec", "template", "spec", "replicatedJobs")
+    assert manifest.span(("metadata", "name")) == Span(4, 3, 4, 7)
+    assert manifest.span((*jobs, 0, "template", "metadata")) == Span(11, 13, 11, 21)
+    labels = (*jobs, 0, "template", "metadata", "labels")
+    assert manifest.span((*labels, "app")) == Span(12, 24, 12, 27)
+    # a list item points at the item itself
+    assert manifest.span((*jobs, 0)).line == 9
+    # a missing key falls back to the deepest existing one
+    assert manifest.span((*jobs, 0, "template", "spec", "backoffLimit")) == Span(10, 11, 10, 19)
+
+
+def test_yaml_11_booleans_and_numbers_decode_like_kubectl() -> None:
+    text = (
+        "apiVersion: v1\nkind: ConfigMap\n"
+        "data: {a: on, b: yes, c: off, d: 0x10, e: 1_000, f: '1'}\n"
+    )
+    data = load(text, "c.yaml").manifests[0].body["data"]
+    assert data == {"a": True, "b": True, "c": False, "d": 16, "e": 1000, "f": "1"}
+
+
+def test_timestamps_stay_strings() -> None:
+    text = "apiVersion: v1\nkind: ConfigMap\ndata: {when: 2026-01-01}\n"
+    assert load(text, "c.yaml").manifests[0].body["data"]["when"] == "2026-01-01"
+
+
+def test_json_positions() -> None:
+    text = (
+        '{\n  "apiVersion": "v1",\n  "kind": "PersistentVolumeClaim",\n'
+        '  "metadata": {"name": "c"}\n}\n'
+    )
+    manifest = load(text, "c.json").manifests[0]
+    assert manifest.name == "c"
+    assert manifest.span(("metadata", "name")).line == 4
+
+
+def test_kind_list_items_are_objects_with_their_own_paths() -> None:
+    text = (
+        "apiVersion: v1\nkind: List\nitems:\n"
+        "- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: a}\n"
+    )
+    [manifest] = load(text, "l.yaml").manifests
+    assert manifest.base == ("items", 0)
+    assert manifest.span(("metadata",)) == Span(6, 3, 6, 11)
+
+
+def test_documents_before_a_syntax_error_are_kept() -> None:
+    text = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\nkind: [\n"
+    loaded = load(text, "s.yaml")
+    assert [m.name for m in loaded.manifests] == ["a"]
+    [problem] = loaded.problems
+    assert problem.code == "TL001"
+    assert problem.span.line == 6
+
+
+def test_invalid_utf8_is_reported_at_its_byte_and_the_rest_is_read() -> None:
+    data = b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: caf\xe9\n"
+    text, problems = decode(data, "u.yaml")
+    assert [(p.code, p.span.line, p.span.column) for p in problems] == [("TL001", 4, 12)]
+    assert "0xe9" in problems[0].message
+    assert load(text, "u.yaml", problems).manifests[0].kind == "ConfigMap"
+
+
+def test_bom_is_accepted() -> None:
+    text, problems = decode(b"\xef\xbb\xbfapiVersion: v1\nkind: ConfigMap\n", "b.yaml")
+    assert problems == []
+    assert load(text, "b.yaml").manifests[0].kind == "ConfigMap"
+
+
+@pytest.mark.parametrize("opener", ["[", "{a: ", "- "])
+def test_absurd_nesting_is_refused_quickly_without_crashing(opener: str) -> None:
+    closer = {"[": "]", "{a: ": "}", "- ": ""}[opener]
+    text = opener * 100_000 + "x" + closer * 100_000
+    started = time.perf_counter()
+    loaded = load(text, "deep.yaml")
+    assert time.perf_counter() - started < 5
+    assert [p.code for p in loaded.problems] == ["TL003"]
+    assert f"deeper than {MAX_DEPTH}" in loaded.problems[0].message
+
+
+def test_nesting_just_under_the_limit_is_read() -> None:
+    text = "a: " + "[" * (MAX_DEPTH - 1) + "]" * (MAX_DEPTH - 1) + "\n"
+    assert load(text, "ok.yaml").problems == []
+
+
+def test_merge_keys_are_applied() -> None:
+    text = "apiVersion: v1\nkind: ConfigMap\nbase: &b {x: '1', y: '2'}\ndata:\n  <<: *b\n  y: '3'\n"
+    assert load(text, "m.yaml").manifests[0].body["data"] == {"x": "1", "y": "3"}
+
+
+def test_control_characters_are_a_finding_not_a_crash() -> None:
+    findings = lint_text("apiVersion: v1\nkind: ConfigMap\ndata: {a: \x07}\n")
+    assert [f.code for f in findings] == ["TL001"]
+
+
+def test_wrong_shapes_do_not_crash_any_rule() -> None:
+    text = """\
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata: []
+spec:
+  mlPolicy: 3
+  template:
+    spec:
+      failurePolicy: {maxRestarts: "3"}
+      replicatedJobs:
+        - 7
+        - name: node
+          template: [1]
+---
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: [x]}
+spec:
+  runtimeRef: [torch]
+  trainer: {env: [1, {name: 2}], command: "python", numNodes: "two"}
+  podTemplateOverrides: {a: b}
+  runtimePatches: [null, {trainingRuntimeSpec: 5}]
+"""
+    codes = {f.code for f in lint_text(text)}
+    assert "TL005" in codes

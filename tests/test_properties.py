@@ -1,0 +1,113 @@
+"""Property tests: no input makes the loader or any rule raise; positions are on the key."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.conftest import ROOT, lint_text
+from trainlint.document import load
+from trainlint.engine import Settings
+from trainlint.rule import RELEASES
+
+EXAMPLES = [
+    document
+    for path in sorted((ROOT / "examples").rglob("*.yaml"))
+    for document in yaml.safe_load_all(path.read_text())
+]
+scalars = (
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8)
+)
+json_values = st.recursive(
+    scalars,
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+versions = st.sampled_from(RELEASES)
+
+
+def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    found = [prefix]
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found += _paths(item, (*prefix, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found += _paths(item, (*prefix, index))
+    return found
+
+
+def _replace(value: Any, path: tuple[Any, ...], new: Any) -> Any:
+    if not path:
+        return new
+    copy = json.loads(json.dumps(value))
+    parent = copy
+    for key in path[:-1]:
+        parent = parent[key]
+    parent[path[-1]] = new
+    return copy
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.text(max_size=300))
+def test_any_text_loads_and_lints(text: str) -> None:
+    for finding in lint_text(text):
+        assert finding.span.line >= 1 and finding.span.column >= 1
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data(), versions)
+def test_mutated_realistic_manifests_never_crash_a_rule(data: st.DataObject, version: Any) -> None:
+    documents = []
+    for document in EXAMPLES:
+        path = data.draw(st.sampled_from(_paths(document)))
+        documents.append(_replace(document, path, data.draw(json_values)))
+    text = yaml.safe_dump_all(documents)
+    for finding in lint_text(text, Settings(trainer_version=version)):
+        assert 1 <= finding.span.line <= text.count("\n") + 1
+
+
+@settings(max_examples=100, deadline=None)
+@given(json_values, versions)
+def test_any_json_value_as_a_spec_never_crashes(spec: Any, version: Any) -> None:
+    for kind in ("TrainJob", "TrainingRuntime", "ClusterTrainingRuntime"):
+        body = {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": kind,
+                "metadata": {"name": "x"}, "spec": spec}
+        lint_text(json.dumps(body), Settings(trainer_version=version))
+
+
+keys = st.from_regex(r"[a-z][a-zA-Z]{0,7}", fullmatch=True)
+trees = st.recursive(
+    st.integers(0, 9),
+    lambda inner: st.dictionaries(keys, inner, min_size=1, max_size=4)
+    | st.lists(inner, min_size=1, max_size=3),
+    max_leaves=15,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.dictionaries(keys, trees, min_size=1, max_size=4), st.booleans())
+def test_positions_land_on_the_line_holding_the_key(tree: dict[str, Any], flow: bool) -> None:
+    text = yaml.safe_dump(tree, default_flow_style=flow, width=10_000)
+    manifest_text = "apiVersion: v1\nkind: ConfigMap\n" + ("" if flow else text)
+    body = {"apiVersion": "v1", "kind": "ConfigMap", **tree}
+    if flow:
+        manifest_text = yaml.safe_dump(body, default_flow_style=False, width=10_000)
+    manifest = load(manifest_text, "t.yaml").manifests[0]
+    lines = manifest_text.splitlines()
+    for path in _paths(body)[1:]:
+        span = manifest.span(path)
+        line = lines[span.line - 1]
+        if isinstance(path[-1], str):
+            assert line[span.column - 1:].startswith(path[-1]), (path, line)
+
+
+def test_examples_exist() -> None:
+    assert EXAMPLES, Path(ROOT / "examples")
