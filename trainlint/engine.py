@@ -7,13 +7,16 @@ how they render the findings.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from trainlint.document import Loaded, LoadProblem, Manifest, Path, Source, Span, mapping
+from trainlint.document import Loaded, LoadProblem, Manifest, Path, Source, Span, mapping, string
 from trainlint.rule import NEWEST, Options, Problem, Rule, Severity, TrainerVersion, all_rules
 from trainlint.rule import matches as rule_matches
+
+if TYPE_CHECKING:
+    from trainlint import suppression
 
 TRAINER_GROUP = "trainer.kubeflow.org"
 TRAINER_KINDS = frozenset({"TrainJob", "TrainingRuntime", "ClusterTrainingRuntime"})
@@ -37,7 +40,8 @@ class Index:
         for manifest in manifests:
             kind = object_kind(manifest)
             if kind in RUNTIME_KINDS or kind in {"PersistentVolumeClaim", "StorageClass"}:
-                self._objects.setdefault(self._key(kind, manifest.namespace, manifest.name), manifest)
+                key = self._key(kind, manifest.namespace, manifest.name)
+                self._objects.setdefault(key, manifest)
             elif kind == "TrainJob":
                 self._users[self.runtime_key(manifest)].append(manifest)
 
@@ -49,9 +53,9 @@ class Index:
     def runtime_key(self, job: Manifest) -> tuple[str, str, str]:
         """What `spec.runtimeRef` names; kind defaults to ClusterTrainingRuntime."""
         ref = mapping(mapping(job.body.get("spec")).get("runtimeRef"))
-        kind = ref.get("kind") or "ClusterTrainingRuntime"
-        group = ref.get("apiGroup") or TRAINER_GROUP
-        name = ref.get("name") if isinstance(ref.get("name"), str) else ""
+        kind = string(ref.get("kind")) or "ClusterTrainingRuntime"
+        group = string(ref.get("apiGroup")) or TRAINER_GROUP
+        name = string(ref.get("name"))
         if group != TRAINER_GROUP or kind not in RUNTIME_KINDS:
             kind = f"unsupported:{kind}.{group}"
         return self._key(str(kind), job.namespace, str(name))
@@ -59,6 +63,13 @@ class Index:
     def runtime_for(self, job: Manifest) -> Manifest | None:
         """The runtime a TrainJob references, when it is among the known objects."""
         return self._objects.get(self.runtime_key(job))
+
+    def runtimes_named(self, name: str) -> list[Manifest]:
+        """Every runtime of the run with this name, of either kind, in any namespace."""
+        return [
+            manifest for (kind, _, other), manifest in self._objects.items()
+            if kind in RUNTIME_KINDS and other == name
+        ]
 
     def trainjobs_using(self, runtime: Manifest) -> list[Manifest]:
         return self._users.get(self._key(runtime.kind, runtime.namespace, runtime.name), [])
@@ -91,15 +102,25 @@ class Context:
         return self.index.trainjobs_using(runtime)
 
 
+#: Severities from the least to the most serious, for `fail-on`.
+SEVERITY_RANK = {Severity.WARNING: 0, Severity.ERROR: 1}
+
+
 @dataclass(frozen=True)
 class Settings:
-    """How a run is configured: release, rule selection and rule options."""
+    """How a run is configured: release, rule selection, severities, options, suppressions."""
 
     trainer_version: TrainerVersion = NEWEST
+    #: The Kubernetes minor release of the cluster (`1.33`), for the schema rules.
+    kubernetes_version: str = "1.33"
     select: tuple[str, ...] = ("ALL",)
     ignore: tuple[str, ...] = ()
     severities: Mapping[str, Severity] = field(default_factory=dict)
     rule_options: Mapping[str, Options] = field(default_factory=dict)
+    #: Honour the object annotation `trainlint.dev/ignore` (a webhook may refuse it).
+    annotation_exemptions: bool = True
+    #: The least severity that fails a run (exit status 1).
+    fail_on: Severity = Severity.WARNING
 
     def enabled(self) -> list[Rule]:
         return [
@@ -109,6 +130,11 @@ class Settings:
             and not rule_matches(rule, self.ignore)
             and rule.applies_to(self.trainer_version)
         ]
+
+    def fails(self, findings: Iterable[Finding]) -> bool:
+        """Whether any finding is at or above `fail_on`."""
+        least = SEVERITY_RANK[self.fail_on]
+        return any(SEVERITY_RANK[finding.severity] >= least for finding in findings)
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,54 +167,164 @@ class Finding:
         return self.file, self.span.line, self.span.column, self.code, self.message
 
 
-def lint(inputs: Iterable[Loaded], settings: Settings | None = None) -> list[Finding]:
-    """Every finding of the enabled rules over all inputs, deduplicated and sorted."""
-    settings = settings or Settings()
+SettingsFor = Callable[[Source], Settings]
+
+
+def lint(
+    inputs: Iterable[Loaded],
+    settings: Settings | None = None,
+    *,
+    settings_for: SettingsFor | None = None,
+) -> list[Finding]:
+    """Every finding of the enabled rules over all inputs, suppressions applied, sorted.
+
+    `settings_for` gives each file its own settings (its nearest configuration file) while
+    all inputs still share one index, so references across files resolve.
+    """
+    default = settings or Settings()
     loaded = list(inputs)
-    rules = settings.enabled()
-    enabled = {rule.code for rule in rules}
     index = Index(manifest for item in loaded for manifest in item.manifests)
-    base = Context(settings.trainer_version, index)
-    by_kind: dict[str, list[tuple[Rule, Context]]] = defaultdict(list)
-    for rule in rules:
-        options = settings.rule_options.get(rule.code) or (rule.options() if rule.options else None)
-        for kind in rule.kinds:
-            by_kind[kind].append((rule, replace(base, options=options)))
+    plans: dict[int, _Plan] = {}
 
-    registry = all_rules()
-    findings: dict[tuple[object, ...], Finding] = {}
+    def plan_for(source: Source) -> _Plan:
+        chosen = settings_for(source) if settings_for else default
+        if id(chosen) not in plans:
+            plans[id(chosen)] = _Plan(chosen, index)
+        return plans[id(chosen)]
 
-    def add(finding: Finding) -> None:
-        findings.setdefault(
-            (finding.code, finding.file, finding.span, finding.message), finding
-        )
-
+    found: dict[tuple[object, ...], tuple[Finding, Manifest | None]] = {}
     for item in loaded:
+        for finding, manifest in plan_for(item.source).run(item):
+            found.setdefault(
+                (finding.code, finding.file, finding.span, finding.message), (finding, manifest)
+            )
+    by_source: dict[Source, list[tuple[Finding, Manifest | None]]] = {
+        item.source: [] for item in loaded
+    }
+    for finding, manifest in found.values():
+        by_source.setdefault(finding.source, []).append((finding, manifest))
+    manifests: dict[Source, list[Manifest]] = {item.source: item.manifests for item in loaded}
+    results: list[Finding] = []
+    for source, raw in by_source.items():
+        results.extend(plan_for(source).settle(source, raw, manifests.get(source, [])))
+    return sorted(results, key=Finding.sort_key)
+
+
+class _Plan:
+    """The rules one Settings enables, by kind, with their contexts."""
+
+    def __init__(self, settings: Settings, index: Index) -> None:
+        self.settings = settings
+        rules = settings.enabled()
+        self.enabled = {rule.code: rule for rule in rules}
+        base = Context(settings.trainer_version, index)
+        self.by_kind: dict[str, list[tuple[Rule, Context]]] = defaultdict(list)
+        for rule in rules:
+            options = settings.rule_options.get(rule.code) or (
+                rule.options() if rule.options else None
+            )
+            for kind in rule.kinds:
+                self.by_kind[kind].append((rule, replace(base, options=options)))
+
+    def run(self, item: Loaded) -> Iterator[tuple[Finding, Manifest | None]]:
+        """The findings of one input (some may land on objects of other inputs)."""
         for problem in item.problems:
-            if problem.code in enabled:
-                add(_from_load_problem(registry[problem.code], problem, item.source, settings))
+            if problem.code in self.enabled:
+                yield _from_load_problem(self.enabled[problem.code], problem, item.source), None
         for manifest in item.manifests:
-            for rule, context in by_kind.get(object_kind(manifest), ()):
+            for rule, context in self.by_kind.get(object_kind(manifest), ()):
                 assert rule.check is not None
                 for found in rule.check(manifest, context):
-                    add(_from_problem(rule, found, manifest, settings))
-    return sorted(findings.values(), key=Finding.sort_key)
+                    yield _from_problem(rule, found, manifest), found.manifest or manifest
+
+    def settle(
+        self,
+        source: Source,
+        raw: list[tuple[Finding, Manifest | None]],
+        manifests: list[Manifest],
+    ) -> list[Finding]:
+        """The findings a file shows: its rules only, severities set, suppressions applied,
+        plus the suppressions that silence nothing (TL090) or name no rule (TL091)."""
+        from trainlint import suppression
+
+        entries, invalid = suppression.comment_entries(source)
+        if self.settings.annotation_exemptions:
+            for manifest in manifests:
+                entries.extend(suppression.annotation_entries(manifest))
+        kept = [
+            finding for finding, manifest in raw
+            if finding.code in self.enabled
+            and not _silence(entries, finding.code, finding.span.line, manifest)
+        ]
+        meta = [
+            *(self._unused(entry) for entry in entries if not entry.used),
+            *(self._meta(INVALID_SUPPRESSION, item.message, source, item.span, ())
+              for item in invalid),
+        ]
+        # Only a file-wide or same-line comment can silence TL090/TL091 themselves.
+        comments = [entry for entry in entries if entry.scope != "object"]
+        kept.extend(
+            finding for finding in meta
+            if finding is not None and not _silence(comments, finding.code, finding.span.line, None)
+        )
+        return [self._severity(finding) for finding in kept]
+
+    def _unused(self, entry: suppression.Entry) -> Finding | None:
+        if entry.rule is None:
+            message = (
+                f"suppression names `{entry.selector}`, which is no rule's code or name: "
+                "it silences nothing (see `trainlint rules`)"
+            )
+            return self._meta(INVALID_SUPPRESSION, message, entry.source, entry.span, entry.path)
+        if entry.rule.code not in self.enabled or entry.rule.code in SUPPRESSION_CODES:
+            return None  # a rule not run here may well fire where it is enabled
+        where = {
+            "line": f"on line {entry.target}", "file": "in this file", "object": "on this object",
+        }[entry.scope]
+        message = (
+            f"unused suppression of {entry.rule.code} ({entry.rule.name}): it finds nothing "
+            f"{where}, so the suppression would hide a future finding unseen; remove it"
+        )
+        return self._meta(UNUSED_SUPPRESSION, message, entry.source, entry.span, entry.path)
+
+    def _meta(
+        self, code: str, message: str, source: Source, span: Span, path: Path
+    ) -> Finding | None:
+        rule = self.enabled.get(code)
+        if rule is None:
+            return None
+        return Finding(code, rule.name, rule.severity, message, rule.help, source, span, path, None)
+
+    def _severity(self, finding: Finding) -> Finding:
+        severity = self.settings.severities.get(finding.code, finding.severity)
+        return finding if severity == finding.severity else replace(finding, severity=severity)
 
 
-def _severity(rule: Rule, settings: Settings) -> Severity:
-    return settings.severities.get(rule.code, rule.severity)
+#: The codes of the suppression rules (declared in `trainlint.rules`).
+UNUSED_SUPPRESSION = "TL090"
+INVALID_SUPPRESSION = "TL091"
+SUPPRESSION_CODES = frozenset({UNUSED_SUPPRESSION, INVALID_SUPPRESSION})
 
 
-def _from_load_problem(
-    rule: Rule, problem: LoadProblem, source: Source, settings: Settings
-) -> Finding:
+def _silence(
+    entries: list[suppression.Entry], code: str, line: int, manifest: Manifest | None
+) -> bool:
+    """Whether any entry covers the finding; every entry that does is marked used."""
+    silenced = False
+    for entry in entries:
+        if entry.covers(code, line, manifest):
+            entry.used = silenced = True
+    return silenced
+
+
+def _from_load_problem(rule: Rule, problem: LoadProblem, source: Source) -> Finding:
     return Finding(
-        rule.code, rule.name, _severity(rule, settings), problem.message, rule.help,
+        rule.code, rule.name, rule.severity, problem.message, rule.help,
         source, problem.span, (), None,
     )
 
 
-def _from_problem(rule: Rule, problem: Problem, checked: Manifest, settings: Settings) -> Finding:
+def _from_problem(rule: Rule, problem: Problem, checked: Manifest) -> Finding:
     manifest = problem.manifest or checked
     metadata = mapping(manifest.body.get("metadata"))
     namespace = metadata.get("namespace")
@@ -197,7 +333,7 @@ def _from_problem(rule: Rule, problem: Problem, checked: Manifest, settings: Set
         namespace if isinstance(namespace, str) else None,
     )
     return Finding(
-        rule.code, rule.name, _severity(rule, settings), problem.message,
+        rule.code, rule.name, rule.severity, problem.message,
         problem.help or rule.help, manifest.source, manifest.span(problem.path),
         problem.path, ref,
     )

@@ -1,0 +1,37 @@
+from trainlint.rule import Severity, declare
+
+declare(
+    "TL091", "invalid-suppression", severity=Severity.WARNING,
+    fix="Name a rule by its code or name (`trainlint rules` lists them), or fix the syntax.",
+    doc="""## What it does
+    Reports a suppression that cannot work: a comment starting `# trainlint:` that is not
+    `disable=CODES` or `disable-file=CODES`, or a code or name in a comment or in the
+    `trainlint.dev/ignore` annotation that belongs to no rule.
+
+    ## Why is this bad?
+    A misspelt suppression silences nothing, so the finding it was meant for still
+    fails the build, or, worse, the intended exemption never reaches the webhook.
+
+    ## Example
+    ```yaml
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: TrainJob
+    metadata:
+      name: sft-run-1
+    spec:
+      runtimeRef:  # trainlint: disable=TL9999
+        name: torch-distributed
+    ```
+
+    Use instead:
+    ```yaml
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: TrainJob
+    metadata:
+      name: sft-run-1
+    spec:
+      runtimeRef:
+        name: torch-distributed
+    ```
+    """,
+)
