@@ -1,23 +1,22 @@
-"""The command line: `trainlint check`, `trainlint rule`, `trainlint rules`."""
+"""The command line: `trainlint check`, `trainlint config`, `trainlint rule`, `trainlint rules`."""
 
 from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
 from trainlint import __version__
+from trainlint.report import FORMATS
 
 if TYPE_CHECKING:
-    from trainlint.document import Loaded
+    from trainlint.document import Loaded, Source
     from trainlint.rule import Rule
 
-#: Extensions read when walking a folder; files named on the command line are always read.
-EXTENSIONS = (".yaml", ".yml", ".json")
 STDIN = "-"
 
 
@@ -27,43 +26,138 @@ def main() -> None:
     """Lint Kubeflow Trainer v2 manifests for the failures the cluster accepts silently."""
 
 
+class Failure(click.ClickException):
+    """A usage, configuration or output error: its message, and exit status 2."""
+
+    exit_code = 2
+
+
+_CONFIG_OPTIONS = (
+    click.option(
+        "--config", "config_file", metavar="PATH",
+        help="Use this configuration file for every input instead of searching for one.",
+    ),
+    click.option("--isolated", is_flag=True, help="Ignore every configuration file."),
+)
+
+
+def _config_options(command: Callable[..., None]) -> Callable[..., None]:
+    for option in reversed(_CONFIG_OPTIONS):
+        command = option(command)
+    return command
+
+
 @main.command()
 @click.argument("paths", nargs=-1, type=click.Path(path_type=str))
+@_config_options
 @click.option(
-    "--trainer-version", default="2.3", show_default=True, metavar="VERSION",
-    help="Trainer release the manifests target (2.0, 2.1, 2.2, 2.3).",
+    "--trainer-version", metavar="VERSION",
+    help="Trainer release the manifests target (2.0, 2.1, 2.2, 2.3) [default: 2.3].",
 )
 @click.option("--select", metavar="CODES", help="Comma-separated codes, prefixes or names to run.")
+@click.option("--extend-select", metavar="CODES", help="Codes to run on top of `select`.")
 @click.option("--ignore", metavar="CODES", help="Comma-separated codes, prefixes or names to skip.")
 @click.option(
-    "--output-format", type=click.Choice(["full", "concise", "json"]),
-    help="How findings are printed [default: full on a terminal, else concise].",
+    "--output-format", type=click.Choice(list(FORMATS)),
+    help="How findings are printed [default: github in GitHub Actions, full on a terminal, "
+    "else concise].",
 )
+@click.option(
+    "--output-file", type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the report to this file instead of standard output.",
+)
+@click.option("--statistics", is_flag=True, help="Print how many findings each rule has.")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
 @click.option("--stdin-filename", default="<stdin>", help="Name shown for input read from `-`.")
 def check(
-    paths: tuple[str, ...], trainer_version: str, select: str | None, ignore: str | None,
-    output_format: str | None, stdin_filename: str,
+    paths: tuple[str, ...], config_file: str | None, isolated: bool,
+    trainer_version: str | None, select: str | None, extend_select: str | None,
+    ignore: str | None, output_format: str | None, output_file: Path | None,
+    statistics: bool, exit_zero: bool, stdin_filename: str,
 ) -> None:
-    """Check files and folders (recursively: *.yaml, *.yml, *.json); `-` reads stdin."""
+    """Check files and folders (recursively: *.yaml, *.yml, *.json); `-` reads stdin.
+
+    Exit status: 0 clean, 1 findings at or above `fail-on`, 2 usage or configuration error.
+    """
+    from trainlint.config import ConfigError, Configuration, Resolver, discover
     from trainlint.engine import Settings, lint
-    from trainlint.report import renderer
-    from trainlint.rule import parse_version
+    from trainlint.report import Report, renderer
+
+    given = {
+        "trainer-version": trainer_version, "select": _split(select),
+        "extend-select": _split(extend_select), "ignore": _split(ignore),
+    }
+    overrides = {key: value for key, value in given.items() if value is not None}
+    inputs = []
+    where: dict[Source, tuple[Configuration, Path]] = {}
+    try:
+        resolver = Resolver(config_file, isolated=isolated, overrides=overrides)
+        for name in discover(paths or (".",), resolver):
+            loaded = _read(name, stdin_filename)
+            location = Path(stdin_filename if name == STDIN else name)
+            where[loaded.source] = (resolver.for_path(location), location)
+            inputs.append(loaded)
+    except ConfigError as error:
+        raise Failure(str(error)) from None
+
+    def settings_for(source: Source) -> Settings:
+        configuration, location = where[source]
+        return configuration.settings_for(location)
+
+    findings = lint(inputs, settings_for=settings_for)
+    fmt = output_format or (
+        "github" if os.environ.get("GITHUB_ACTIONS") == "true"
+        else "full" if sys.stdout.isatty() else "concise"
+    )
+    report = Report(
+        findings, [item.source.name for item in inputs],
+        color=_color(output_file is None and sys.stdout.isatty()),
+    )
+    if statistics:
+        from trainlint.report.statistics import render
+
+        text = render(report, as_json=fmt in {"json", "json-lines"})
+    else:
+        text = renderer(fmt)(report)
+    _write(text, output_file)
+    failed = any(settings_for(finding.source).fails([finding]) for finding in findings)
+    sys.exit(1 if failed and not exit_zero else 0)
+
+
+@main.command("config")
+@click.argument("path", default=".", type=click.Path(exists=True, path_type=Path))
+@_config_options
+def show_config(path: Path, config_file: str | None, isolated: bool) -> None:
+    """Print the configuration that applies to PATH (default: the working folder), and
+    where each value comes from."""
+    from trainlint.config import ConfigError, Resolver, describe
 
     try:
-        version = parse_version(trainer_version)
-    except ValueError as error:
-        raise click.BadParameter(str(error), param_hint="--trainer-version") from None
-    settings = Settings(
-        trainer_version=version,
-        select=_selectors(select, "--select") or ("ALL",),
-        ignore=_selectors(ignore, "--ignore"),
-    )
-    inputs = [_read(name, stdin_filename) for name in _discover(paths or (".",))]
-    findings = lint(inputs, settings)
-    fmt = output_format or ("full" if sys.stdout.isatty() else "concise")
-    color = fmt == "full" and sys.stdout.isatty() and "NO_COLOR" not in os.environ
-    click.echo(renderer(fmt)(findings, color=color), nl=False)
-    sys.exit(1 if findings else 0)
+        click.echo(describe(Resolver(config_file, isolated=isolated).for_path(path)), nl=False)
+    except ConfigError as error:
+        raise Failure(str(error)) from None
+
+
+def _split(value: str | None) -> list[str] | None:
+    return None if value is None else [part.strip() for part in value.split(",") if part.strip()]
+
+
+def _color(terminal: bool) -> bool:
+    """Color on a terminal; `NO_COLOR` turns it off, else `FORCE_COLOR` turns it on."""
+    if os.environ.get("NO_COLOR"):
+        return False
+    return bool(os.environ.get("FORCE_COLOR")) or terminal
+
+
+def _write(text: str, output_file: Path | None) -> None:
+    if output_file is None:
+        click.echo(text, nl=False)
+        return
+    try:
+        output_file.parent.mkdir(parents=True, exist_ok=True)
+        output_file.write_text(text, encoding="utf-8")
+    except OSError as error:
+        raise Failure(f"{output_file}: cannot write the report: {error.strerror}") from None
 
 
 @main.command("rule")
@@ -104,7 +198,8 @@ def list_rules(fmt: str) -> None:
     else:
         width = max(len(rule.name) for rule in rules)
         for rule in rules:
-            click.echo(f"{rule.code}  {rule.name:<{width}}  {rule.severity.value:<7}  {rule.releases}")
+            severity = rule.severity.value
+            click.echo(f"{rule.code}  {rule.name:<{width}}  {severity:<7}  {rule.releases}")
 
 
 def _rule_entry(rule: Rule) -> dict[str, str]:
@@ -114,35 +209,6 @@ def _rule_entry(rule: Rule) -> dict[str, str]:
         "releases": rule.releases, "summary": " ".join(what.split()).split(". ")[0].rstrip("."),
         "fix": rule.help or "",
     }
-
-
-def _selectors(value: str | None, option: str) -> tuple[str, ...]:
-    from trainlint.rule import all_rules, matches
-
-    selectors = tuple(part.strip() for part in (value or "").split(",") if part.strip())
-    for selector in selectors:
-        if not any(matches(rule, [selector]) for rule in all_rules().values()):
-            raise click.BadParameter(f"no rule matches {selector!r}", param_hint=option)
-    return selectors
-
-
-def _discover(paths: Sequence[str]) -> Iterator[str]:
-    """Named files as they are; folders walked for manifest files, hidden folders skipped."""
-    for name in paths:
-        if name == STDIN:
-            yield name
-            continue
-        path = Path(name)
-        if path.is_dir():
-            for root, folders, files in os.walk(path):
-                folders[:] = sorted(folder for folder in folders if not folder.startswith("."))
-                for file in sorted(files):
-                    if file.endswith(EXTENSIONS):
-                        yield os.path.join(root, file)
-        elif path.exists():
-            yield name
-        else:
-            raise click.BadParameter(f"{name}: no such file or folder", param_hint="PATHS")
 
 
 def _read(name: str, stdin_filename: str) -> Loaded:
@@ -162,6 +228,75 @@ def run() -> None:
     """Entry point: any unexpected error is a clear message and exit 2, never a traceback."""
     try:
         main()
-    except Exception as error:  # noqa: BLE001 - the last line of defence
+    except Exception as error:  # the last line of defence
         click.echo(f"trainlint: internal error: {type(error).__name__}: {error}", err=True)
         sys.exit(2)
+
+
+@main.command()
+@click.option("--host", default="0.0.0.0", show_default=True, help="Address to listen on.")
+@click.option("--port", default=9443, show_default=True, help="HTTPS port of `/validate`.")
+@click.option("--metrics-port", default=8080, show_default=True,
+              help="Plain-HTTP port of /healthz, /readyz and /metrics.")
+@click.option("--tls-cert", type=click.Path(dir_okay=False, path_type=Path),
+              help="Serving certificate (PEM), reloaded when the file changes.")
+@click.option("--tls-key", type=click.Path(dir_okay=False, path_type=Path),
+              help="Its private key (PEM).")
+@click.option("--self-signed", is_flag=True,
+              help="Generate a CA and a certificate for local use instead.")
+@click.option("--ca-out", type=click.Path(dir_okay=False, path_type=Path),
+              help="With --self-signed: where to write the CA to trust.")
+@click.option("--service-name", default="trainlint", show_default=True,
+              help="The webhook Service; the certificate must name <service>.<namespace>.svc.")
+@click.option("--namespace", default="trainlint-system", show_default=True,
+              help="The Service's namespace.")
+@click.option("--context-dir", type=click.Path(file_okay=False, exists=True, path_type=Path),
+              help="Read runtimes, PVCs and StorageClasses from manifests here (reloaded on "
+                   "change) instead of watching the cluster.")
+@click.option("--mode", type=click.Choice(["advise", "enforce"]), default="advise",
+              show_default=True, help="advise never denies; enforce denies on error findings.")
+@click.option("--config", "config_file", type=click.Path(dir_okay=False, exists=True),
+              help="A trainlint configuration file (rules, severities, options).")
+@click.option("--no-annotation-exemptions", is_flag=True,
+              help="Ignore the trainlint.dev/ignore annotation: tenants cannot exempt objects.")
+@click.option("--tls12", is_flag=True, help="Also accept TLS 1.2 (ECDHE with AEAD only).")
+@click.option("--lame-duck", default=5.0, show_default=True, metavar="SECONDS",
+              help="After SIGTERM, keep serving this long (not ready) before draining.")
+def serve(
+    host: str, port: int, metrics_port: int, tls_cert: Path | None, tls_key: Path | None,
+    self_signed: bool, ca_out: Path | None, service_name: str, namespace: str,
+    context_dir: Path | None, mode: str, config_file: str | None,
+    no_annotation_exemptions: bool, tls12: bool, lame_duck: float,
+) -> None:
+    """Run the validating admission webhook (needs the `serve` extra)."""
+    from dataclasses import replace
+
+    from trainlint.config import ConfigError, Resolver
+
+    if self_signed == (tls_cert is not None or tls_key is not None):
+        raise click.UsageError("give either --tls-cert and --tls-key, or --self-signed")
+    if not self_signed and (tls_cert is None or tls_key is None):
+        raise click.UsageError("--tls-cert and --tls-key go together")
+    try:
+        settings = Resolver(config_file, isolated=config_file is None).for_path(Path.cwd()).settings
+    except (ConfigError, ValueError) as error:
+        raise click.BadParameter(str(error), param_hint="--config") from None
+    try:
+        from trainlint import webhook
+        from trainlint.webhook.tls import CertificateError
+    except ImportError as error:
+        raise click.ClickException(
+            f"{error.name} is missing: install the webhook with `pip install 'trainlint[serve]'`"
+        ) from None
+    options = webhook.Options(
+        tls_cert=tls_cert, tls_key=tls_key, host=host, port=port, metrics_port=metrics_port,
+        mode=webhook.Mode(mode), service_name=service_name, namespace=namespace,
+        settings=replace(settings, annotation_exemptions=not no_annotation_exemptions),
+        allow_tls12=tls12, lame_duck=lame_duck,
+    )
+    try:
+        webhook.run(options, self_signed=self_signed, ca_out=ca_out, context_dir=context_dir)
+    except CertificateError as error:
+        raise click.ClickException(f"cannot serve: {error}") from None
+    except OSError as error:
+        raise click.ClickException(f"cannot serve: {error.strerror or error}") from None

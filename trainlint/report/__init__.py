@@ -3,17 +3,34 @@
 from __future__ import annotations
 
 import importlib
-from collections.abc import Sequence
-from typing import Protocol
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from trainlint.engine import Finding
+if TYPE_CHECKING:
+    from xml.etree import ElementTree as ET
+
+    from trainlint.engine import Finding
 
 #: Format name → module under `trainlint.report`.
-FORMATS = {"full": "full", "concise": "concise", "json": "json_format"}
+FORMATS = {
+    "full": "full", "concise": "concise", "grouped": "grouped", "json": "json_format",
+    "json-lines": "json_lines", "sarif": "sarif", "github": "github", "gitlab": "gitlab",
+    "junit": "junit", "checkstyle": "checkstyle",
+}
 
 
-class Renderer(Protocol):
-    def __call__(self, findings: Sequence[Finding], *, color: bool) -> str: ...
+@dataclass(frozen=True)
+class Report:
+    """What a format renders: the findings, every file that was checked, and the terminal."""
+
+    findings: Sequence[Finding]
+    #: Every input checked, clean or not, in the order read (junit and checkstyle list them).
+    files: Sequence[str] = ()
+    color: bool = False
+
+
+Renderer = Callable[[Report], str]
 
 
 def renderer(name: str) -> Renderer:
@@ -32,3 +49,51 @@ def summary(findings: Sequence[Finding]) -> str:
              for count, word in ((errors, "error"), (warnings, "warning")) if count]
     noun = "problem" if len(findings) == 1 else "problems"
     return f"Found {len(findings)} {noun} ({', '.join(parts)})."
+
+
+def paint(text: str, style: str, *, color: bool) -> str:
+    """`text` in an ANSI style when color is on."""
+    return f"\x1b[{STYLES[style]}m{text}\x1b[0m" if color else text
+
+
+STYLES = {
+    "error": "1;31", "warning": "1;33", "caret": "1;31", "gutter": "34", "help": "36",
+    "file": "1", "location": "2",
+}
+
+
+def fingerprints(findings: Sequence[Finding]) -> list[str]:
+    """A stable identity per finding: rule, file, object, key path and message, but no line
+    number, so moving a block does not make CI report it as new; repeats are numbered."""
+    import hashlib
+
+    from trainlint.document import dotted
+
+    seen: dict[str, int] = {}
+    result = []
+    for finding in findings:
+        ref = finding.object
+        parts = [finding.code, finding.file, dotted(finding.path), finding.message]
+        if ref is not None:
+            parts += [ref.kind, ref.namespace or "", ref.name]
+        digest = hashlib.sha256("\0".join(parts).encode()).hexdigest()
+        seen[digest] = seen.get(digest, 0) + 1
+        result.append(digest if seen[digest] == 1 else f"{digest}:{seen[digest]}")
+    return result
+
+
+def by_file(report: Report) -> dict[str, list[Finding]]:
+    """Every file checked with its findings (none for a clean file), in the order read."""
+    files: dict[str, list[Finding]] = {file: [] for file in report.files}
+    for finding in report.findings:
+        files.setdefault(finding.file, []).append(finding)
+    return files
+
+
+def xml(root: ET.Element) -> str:
+    from xml.etree import ElementTree
+
+    ElementTree.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ElementTree.tostring(
+        root, encoding="unicode"
+    ) + "\n"

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from trainlint.engine import Finding
-from trainlint.report import summary
+from trainlint.report import Report, summary
 
 
 def headline(finding: Finding) -> str:
@@ -16,6 +14,6 @@ def headline(finding: Finding) -> str:
     )
 
 
-def render(findings: Sequence[Finding], *, color: bool) -> str:
-    lines = [headline(finding) for finding in findings]
-    return "\n".join([*lines, summary(findings)]) + "\n"
+def render(report: Report) -> str:
+    lines = [headline(finding) for finding in report.findings]
+    return "\n".join([*lines, summary(report.findings)]) + "\n"

@@ -2,38 +2,36 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from trainlint.engine import Finding
-from trainlint.report import summary
+from trainlint.report import Report, paint, summary
 from trainlint.report.concise import headline
 
 CONTEXT_LINES = 2
-_STYLES = {"error": "1;31", "warning": "1;33", "caret": "1;31", "gutter": "34", "help": "36"}
 
 
-def render(findings: Sequence[Finding], *, color: bool) -> str:
-    def paint(text: str, style: str) -> str:
-        return f"\x1b[{_STYLES[style]}m{text}\x1b[0m" if color else text
-
+def render(report: Report) -> str:
+    color = report.color
     blocks = []
-    for finding in findings:
+    for finding in report.findings:
         lines = finding.source.text.splitlines()
         span = finding.span
-        block = [paint(headline(finding), finding.severity.value)]
+        block = [paint(headline(finding), finding.severity.value, color=color)]
         if 1 <= span.line <= len(lines):
             first = max(1, span.line - CONTEXT_LINES)
             width = len(str(span.line))
-            gutter = paint(" " * width + " |", "gutter")
+            gutter = paint(" " * width + " |", "gutter", color=color)
             block.append(gutter)
             for number in range(first, span.line + 1):
                 text = lines[number - 1]
-                block.append(paint(f"{number:>{width}} |", "gutter") + f" {text}".rstrip())
+                block.append(
+                    paint(f"{number:>{width}} |", "gutter", color=color) + f" {text}".rstrip()
+                )
             line = lines[span.line - 1]
             end = span.end_column if span.end_line == span.line else len(line) + 1
             carets = "^" * max(1, min(end, len(line) + 1) - span.column)
-            block.append(gutter + " " + " " * (span.column - 1) + paint(carets, "caret"))
+            pointer = " " * (span.column - 1) + paint(carets, "caret", color=color)
+            block.append(f"{gutter} {pointer}")
         if finding.help:
-            block.append(" " * (len(str(span.line)) + 1) + paint(f"= help: {finding.help}", "help"))
+            help_line = paint(f"= help: {finding.help}", "help", color=color)
+            block.append(" " * (len(str(span.line)) + 1) + help_line)
         blocks.append("\n".join(block))
-    return "\n\n".join([*blocks, summary(findings)]) + "\n"
+    return "\n\n".join([*blocks, summary(report.findings)]) + "\n"

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from typing import Any
 
 from trainlint.document import dotted
 from trainlint.engine import Finding
+from trainlint.report import Report
 
 
 def as_dict(finding: Finding) -> dict[str, Any]:
@@ -32,5 +32,5 @@ def as_dict(finding: Finding) -> dict[str, Any]:
     }
 
 
-def render(findings: Sequence[Finding], *, color: bool) -> str:
-    return json.dumps([as_dict(finding) for finding in findings], indent=2) + "\n"
+def render(report: Report) -> str:
+    return json.dumps([as_dict(finding) for finding in report.findings], indent=2) + "\n"

@@ -1,0 +1,511 @@
+"""Configuration files, and which files a run reads.
+
+A file's configuration is the nearest `.trainlint.toml`, `.trainlint.yaml` or
+`pyproject.toml` with a `[tool.trainlint]` table, walking up from its folder; files are
+never merged (as in ruff), and command-line options are a last layer on top. Paths in a
+configuration (`exclude`, `per-file-ignores`) are gitignore patterns relative to its folder.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+
+from trainlint.engine import Settings
+from trainlint.rule import Options, Severity, all_rules, find_rule, matches, parse_version
+
+if TYPE_CHECKING:
+    from pathspec import GitIgnoreSpec
+
+#: Looked for in each folder, in this order; the first one that configures trainlint wins.
+CONFIG_NAMES = (".trainlint.toml", ".trainlint.yaml", "pyproject.toml")
+#: Extensions read when walking a folder; files named on the command line are always read.
+EXTENSIONS = (".yaml", ".yml", ".json")
+#: Skipped when walking folders unless `exclude` says otherwise (hidden folders always are).
+DEFAULT_EXCLUDE = ("node_modules/", "venv/", "__pycache__/")
+DEFAULT = "default"
+COMMAND_LINE = "command line"
+
+
+class ConfigError(Exception):
+    """A configuration that cannot be used; the message names the file and the key."""
+
+
+def _kebab(name: str) -> str:
+    return name.replace("_", "-")
+
+
+def _selectors(values: list[str]) -> list[str]:
+    for value in values:
+        if not any(matches(rule, [value]) for rule in all_rules().values()):
+            raise ValueError(f"no rule matches {value!r} (see `trainlint rules`)")
+    return values
+
+
+class Keys(BaseModel):
+    """The keys one configuration layer may set; all optional, unknown keys refused."""
+
+    model_config = ConfigDict(extra="forbid", alias_generator=_kebab, frozen=True)
+
+    trainer_version: str | None = None
+    kubernetes_version: str | None = None
+    select: list[str] | None = None
+    extend_select: list[str] | None = None
+    ignore: list[str] | None = None
+    per_file_ignores: dict[str, list[str]] | None = None
+    exclude: list[str] | None = None
+    extend_exclude: list[str] | None = None
+    respect_gitignore: bool | None = None
+    severity: dict[str, Severity] | None = None
+    rules: dict[str, dict[str, Any]] | None = None
+    fail_on: Literal["warning", "error"] | None = None
+
+    @field_validator("trainer_version", "kubernetes_version", mode="before")
+    @classmethod
+    def _quoted(cls, value: object) -> object:
+        if isinstance(value, int | float):
+            raise ValueError(f"write the version as a string: \"{value}\", not {value}")
+        return value
+
+    @field_validator("trainer_version")
+    @classmethod
+    def _trainer_release(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        major, minor = parse_version(value)
+        return f"{major}.{minor}"
+
+    @field_validator("kubernetes_version")
+    @classmethod
+    def _kubernetes_release(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        match = re.fullmatch(r"v?1\.(\d{1,2})(?:\.\d+)?", value.strip())
+        if match is None:
+            raise ValueError(f"{value!r} is not a Kubernetes release like \"1.33\"")
+        return f"1.{int(match[1])}"
+
+    @field_validator("select", "extend_select", "ignore")
+    @classmethod
+    def _known(cls, value: list[str] | None) -> list[str] | None:
+        return None if value is None else _selectors(value)
+
+    @field_validator("per_file_ignores")
+    @classmethod
+    def _known_codes(cls, value: dict[str, list[str]] | None) -> dict[str, list[str]] | None:
+        for codes in (value or {}).values():
+            _selectors(codes)
+        return value
+
+    @field_validator("severity")
+    @classmethod
+    def _known_keys(cls, value: dict[str, Severity] | None) -> dict[str, Severity] | None:
+        _selectors(list(value or {}))
+        return value
+
+
+@dataclass(frozen=True)
+class Layer:
+    """The keys of one file (or of the command line) and where they came from."""
+
+    origin: str
+    keys: Keys
+    #: The folder patterns in this layer are relative to.
+    root: Path
+    #: Where each key is written, for messages (`pyproject.toml: tool.trainlint.`).
+    prefix: str = ""
+
+
+@dataclass(frozen=True)
+class Configuration:
+    """The configuration of a set of files: their Settings and how files are selected."""
+
+    path: Path | None
+    root: Path
+    settings: Settings
+    exclude: tuple[str, ...]
+    respect_gitignore: bool
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...]
+    #: key → (effective value, where it came from), for `trainlint config`.
+    values: dict[str, tuple[Any, str]]
+    _per_file: dict[tuple[str, ...], Settings] = field(default_factory=dict, repr=False)
+
+    @cached_property
+    def _exclude_spec(self) -> GitIgnoreSpec | None:
+        return _spec(self.exclude)
+
+    @cached_property
+    def _ignore_specs(self) -> list[tuple[GitIgnoreSpec, tuple[str, ...]]]:
+        specs = []
+        for pattern, codes in self.per_file_ignores:
+            spec = _spec([pattern])
+            if spec is not None:
+                specs.append((spec, codes))
+        return specs
+
+    def relative(self, path: Path) -> str | None:
+        """`path` relative to the configuration's folder, None when outside it."""
+        try:
+            return _absolute(path).relative_to(self.root).as_posix()
+        except ValueError:
+            return None
+
+    def excluded(self, path: Path, *, folder: bool = False) -> bool:
+        relative = self.relative(path)
+        if relative is None or self._exclude_spec is None:
+            return False
+        return self._exclude_spec.match_file(relative + "/" if folder else relative)
+
+    def settings_for(self, path: Path) -> Settings:
+        """The settings of one file: `per-file-ignores` added to `ignore`."""
+        relative = self.relative(path)
+        extra: tuple[str, ...] = ()
+        if relative is not None:
+            for spec, codes in self._ignore_specs:
+                if spec.match_file(relative):
+                    extra += codes
+        if not extra:
+            return self.settings
+        if extra not in self._per_file:
+            self._per_file[extra] = replace(self.settings, ignore=self.settings.ignore + extra)
+        return self._per_file[extra]
+
+
+def _spec(patterns: Sequence[str]) -> GitIgnoreSpec | None:
+    if not patterns:
+        return None
+    from pathspec import GitIgnoreSpec
+
+    return GitIgnoreSpec.from_lines(patterns)
+
+
+# --- reading files ---
+
+
+def read_layer(path: Path) -> Layer | None:
+    """The trainlint keys of a configuration file; None for a pyproject.toml without them."""
+    shown = _shown(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigError(f"{shown}: cannot read the configuration: {error}") from None
+    prefix = ""
+    if path.suffix == ".toml":
+        data = _toml(text, shown)
+        if path.name == "pyproject.toml":
+            table = data.get("tool", {})
+            if not isinstance(table, dict) or "trainlint" not in table:
+                return None
+            data, prefix = table["trainlint"], "tool.trainlint."
+    else:
+        data = _yaml(text, shown)
+    if not isinstance(data, dict):
+        raise ConfigError(f"{shown}: {prefix or 'the file'} must be a table of keys")
+    origin = f"{shown} [tool.trainlint]" if prefix else shown
+    return Layer(origin, validate(data, shown, prefix), path.parent.resolve(), prefix)
+
+
+def validate(data: dict[str, Any], where: str, prefix: str = "") -> Keys:
+    """`data` as Keys; every error names `where` and the key, and is raised as ConfigError."""
+    try:
+        return Keys.model_validate(data)
+    except ValidationError as error:
+        known = ", ".join(sorted(_kebab(name) for name in Keys.model_fields))
+        problems = []
+        for item in error.errors():
+            key = prefix + "".join(
+                f"[{part}]" if isinstance(part, int) else f".{part}" for part in item["loc"]
+            ).lstrip(".")
+            if item["type"] == "extra_forbidden":
+                message = f"unknown key (known: {known})"
+            else:
+                message = str(item["msg"]).removeprefix("Value error, ")
+            problems.append(f"{where}: {key}: {message}")
+        raise ConfigError("\n".join(problems)) from None
+
+
+def _toml(text: str, shown: str) -> dict[str, Any]:
+    import tomllib
+
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        match = re.search(r"\(at line (\d+), column (\d+)\)", str(error))
+        where = f"{shown}:{match[1]}:{match[2]}" if match else shown
+        detail = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(error))
+        raise ConfigError(f"{where}: invalid TOML: {detail}") from None
+
+
+def _yaml(text: str, shown: str) -> Any:
+    import yaml
+
+    try:
+        return yaml.safe_load(text) or {}
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark
+        where = f"{shown}:{mark.line + 1}:{mark.column + 1}" if mark else shown
+        raise ConfigError(f"{where}: invalid YAML: {error.problem}") from None
+    except yaml.YAMLError as error:
+        raise ConfigError(f"{shown}: invalid YAML: {error}") from None
+
+
+def _absolute(path: Path) -> Path:
+    """An absolute, normalised path; symbolic links are kept, as the user named them."""
+    return Path(os.path.normpath(Path.cwd() / path))
+
+
+def _shown(path: Path) -> str:
+    """A path as messages show it: relative to the working folder when inside it."""
+    try:
+        return _absolute(path).relative_to(Path.cwd()).as_posix()
+    except ValueError:
+        return str(path)
+
+
+# --- combining layers ---
+
+
+def resolve(path: Path | None, root: Path, layers: Sequence[Layer]) -> Configuration:
+    """Defaults, then each layer: lists that extend (`extend-select`, `ignore`,
+    `extend-exclude`) add up, tables merge by key, every other key is replaced."""
+    values: dict[str, tuple[Any, str]] = {
+        "trainer-version": ("2.3", DEFAULT), "kubernetes-version": ("1.33", DEFAULT),
+        "select": (["ALL"], DEFAULT), "extend-select": ([], DEFAULT), "ignore": ([], DEFAULT),
+        "per-file-ignores": ({}, DEFAULT), "exclude": (list(DEFAULT_EXCLUDE), DEFAULT),
+        "extend-exclude": ([], DEFAULT), "respect-gitignore": (True, DEFAULT),
+        "severity": ({}, DEFAULT), "rules": ({}, DEFAULT), "fail-on": ("warning", DEFAULT),
+    }
+    for layer in layers:
+        keys = layer.keys.model_dump(mode="json", exclude_none=True, by_alias=True)
+        for name, given in keys.items():
+            old, origin = values[name]
+            origin = layer.origin if origin == DEFAULT else f"{origin}, {layer.origin}"
+            if name in {"extend-select", "ignore", "extend-exclude"}:
+                values[name] = ([*old, *given], origin)
+            elif isinstance(given, dict):
+                values[name] = ({**old, **given}, origin)
+            else:
+                values[name] = (given, layer.origin)
+    options = {
+        code: _options(code, table, layers)
+        for code, table in _by_code(values["rules"][0]).items()
+    }
+    values["rules"] = (
+        {code: option.model_dump(mode="json", by_alias=True) for code, option in options.items()},
+        values["rules"][1],
+    )
+    value = {name: entry[0] for name, entry in values.items()}
+    severities = {}
+    for selector, severity in value["severity"].items():
+        for code, rule in all_rules().items():
+            if matches(rule, [selector]):
+                severities[code] = Severity(severity)
+    settings = Settings(
+        trainer_version=parse_version(value["trainer-version"]),
+        kubernetes_version=value["kubernetes-version"],
+        select=(*value["select"], *value["extend-select"]),
+        ignore=tuple(value["ignore"]),
+        severities=severities,
+        rule_options=options,
+        fail_on=Severity(value["fail-on"]),
+    )
+    return Configuration(
+        path, root, settings,
+        exclude=(*value["exclude"], *value["extend-exclude"]),
+        respect_gitignore=value["respect-gitignore"],
+        per_file_ignores=tuple(
+            (pattern, tuple(codes)) for pattern, codes in value["per-file-ignores"].items()
+        ),
+        values=values,
+    )
+
+
+def _by_code(tables: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {(getattr(find_rule(key), "code", None) or key): table for key, table in tables.items()}
+
+
+def _options(code: str, table: dict[str, Any], layers: Sequence[Layer]) -> Options:
+    """A rule's options table, validated by the rule's own model."""
+    layer = next(layer for layer in reversed(layers) if layer.keys.rules)
+    where = f"{layer.origin.removesuffix(' [tool.trainlint]')}: {layer.prefix}rules.{code}"
+    rule = find_rule(code)
+    if rule is None:
+        raise ConfigError(f"{where}: no rule has this code or name (see `trainlint rules`)")
+    if rule.options is None:
+        raise ConfigError(f"{where}: {rule.code} ({rule.name}) takes no options")
+    try:
+        return rule.options.model_validate(table)
+    except ValidationError as error:
+        problems = [
+            f"{where}.{'.'.join(str(part) for part in item['loc'])}: "
+            + str(item["msg"]).removeprefix("Value error, ")
+            for item in error.errors()
+        ]
+        raise ConfigError("\n".join(problems)) from None
+
+
+# --- finding each file's configuration ---
+
+
+class Resolver:
+    """Finds the configuration of each folder once, walking up to the nearest file."""
+
+    def __init__(
+        self, config: str | None = None, *, isolated: bool = False,
+        overrides: dict[str, Any] | None = None,
+    ) -> None:
+        keys = validate(overrides or {}, COMMAND_LINE, "--")
+        self._cli = [Layer(COMMAND_LINE, keys, Path.cwd())]
+        self._fixed: Configuration | None = None
+        if isolated:
+            self._fixed = resolve(None, Path.cwd(), self._cli)
+        elif config is not None:
+            path = Path(config)
+            layer = read_layer(path) if path.is_file() else None
+            if layer is None:
+                raise ConfigError(f"{config}: no trainlint configuration in this file")
+            self._fixed = resolve(path, layer.root, [layer, *self._cli])
+        self._folders: dict[Path, Configuration] = {}
+
+    def for_path(self, path: Path) -> Configuration:
+        """The configuration of a file or folder."""
+        if self._fixed is not None:
+            return self._fixed
+        absolute = _absolute(path)
+        folder = absolute if absolute.is_dir() else absolute.parent
+        walked = []
+        found: Configuration | None = None
+        for current in (folder, *folder.parents):
+            if current in self._folders:
+                found = self._folders[current]
+                break
+            walked.append(current)
+            found = self._read_folder(current)
+            if found is not None:
+                break
+        if found is None:
+            found = resolve(None, Path.cwd(), self._cli)
+        for current in walked:
+            self._folders[current] = found
+        return found
+
+    def _read_folder(self, folder: Path) -> Configuration | None:
+        for name in CONFIG_NAMES:
+            candidate = folder / name
+            if candidate.is_file():
+                layer = read_layer(candidate)
+                if layer is not None:
+                    return resolve(candidate, folder, [layer, *self._cli])
+        return None
+
+
+def describe(configuration: Configuration) -> str:
+    """The effective configuration as TOML, each key followed by where its value came from."""
+    source = _shown(configuration.path) if configuration.path else "no configuration file"
+    lines = [f"# trainlint configuration from {source}"]
+    for key, (value, origin) in configuration.values.items():
+        lines.append(f"{key} = {_toml_value(value)}  # {origin}")
+    return "\n".join(lines) + "\n"
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(item) for item in value) + "]"
+    if isinstance(value, dict):
+        entries = [f"{json.dumps(key)} = {_toml_value(item)}" for key, item in value.items()]
+        return "{ " + ", ".join(entries) + " }" if entries else "{}"
+    return str(value)
+
+
+def discover(paths: Sequence[str], resolver: Resolver) -> Iterator[str]:
+    """The files to read: named files unless excluded; folders walked for manifest files,
+    skipping hidden folders, excluded paths and, unless turned off, what git ignores."""
+    for name in paths:
+        path = Path(name)
+        if name == "-":
+            yield name
+        elif path.is_dir():
+            yield from _walk(path, resolver)
+        elif path.exists():
+            if not resolver.for_path(path).excluded(path):
+                yield name
+        else:
+            raise ConfigError(f"{name}: no such file or folder")
+
+
+def _walk(top: Path, resolver: Resolver) -> Iterator[str]:
+    ignores = _GitIgnores()
+    for root, folders, files in os.walk(top):
+        here = Path(root)
+        config = resolver.for_path(here)
+        specs = ignores.for_folder(here) if config.respect_gitignore else []
+        kept = []
+        for folder in sorted(folders):
+            path = here / folder
+            if not folder.startswith(".") and not resolver.for_path(path).excluded(
+                path, folder=True
+            ) and not _ignored(specs, path, folder=True):
+                kept.append(folder)
+        folders[:] = kept
+        for file in sorted(files):
+            path = here / file
+            if file.endswith(EXTENSIONS) and not config.excluded(path) and not _ignored(
+                specs, path
+            ):
+                yield str(path)
+
+
+class _GitIgnores:
+    """The `.gitignore` files that apply to each folder: those of the repository above the
+    walk (up to the folder holding `.git`) and those met on the way down."""
+
+    def __init__(self) -> None:
+        self._folders: dict[Path, list[tuple[Path, GitIgnoreSpec]]] = {}
+
+    def for_folder(self, folder: Path) -> list[tuple[Path, GitIgnoreSpec]]:
+        folder = _absolute(folder)
+        if folder not in self._folders:
+            above = folder.parent
+            inherited = (
+                self.for_folder(above)
+                if above in self._folders or (_in_repository(folder) and above != folder)
+                else []
+            )
+            own = folder / ".gitignore"
+            specs = list(inherited)
+            if own.is_file():
+                spec = _spec(own.read_text(encoding="utf-8", errors="replace").splitlines())
+                if spec is not None:
+                    specs.append((folder, spec))
+            self._folders[folder] = specs
+        return self._folders[folder]
+
+
+def _in_repository(folder: Path) -> bool:
+    """Whether `folder` is inside a git work tree but not its top (whose parent is outside)."""
+    return not (folder / ".git").exists() and any(
+        (parent / ".git").exists() for parent in folder.parents
+    )
+
+
+def _ignored(specs: list[tuple[Path, GitIgnoreSpec]], path: Path, *, folder: bool = False) -> bool:
+    """gitignore semantics: the deepest `.gitignore` with a matching pattern decides."""
+    absolute = _absolute(path)
+    for base, spec in reversed(specs):
+        relative = absolute.relative_to(base).as_posix() + ("/" if folder else "")
+        result = spec.check_file(relative)
+        if result.include is not None:
+            return bool(result.include)
+    return False

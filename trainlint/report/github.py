@@ -1,0 +1,30 @@
+"""GitHub Actions workflow commands: each finding becomes an annotation on the diff."""
+
+from __future__ import annotations
+
+from trainlint.report import Report
+
+
+def _data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _property(text: str) -> str:
+    return _data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def render(report: Report) -> str:
+    lines = []
+    for finding in report.findings:
+        span = finding.span
+        properties = ",".join(
+            f"{key}={_property(str(value))}"
+            for key, value in (
+                ("file", finding.file), ("line", span.line), ("col", span.column),
+                ("endLine", span.end_line), ("endColumn", span.end_column),
+                ("title", f"trainlint {finding.code} ({finding.name})"),
+            )
+        )
+        message = finding.message + (f"\nhelp: {finding.help}" if finding.help else "")
+        lines.append(f"::{finding.severity.value} {properties}::{_data(message)}\n")
+    return "".join(lines)

@@ -1,0 +1,92 @@
+"""SARIF 2.1.0, as GitHub code scanning reads it: exact regions, relative URIs under
+`%SRCROOT%`, rule help, and fingerprints that do not depend on line numbers."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path, PurePath
+from typing import Any
+from urllib.parse import quote
+
+from trainlint import __version__
+from trainlint.engine import Finding
+from trainlint.report import Report, fingerprints
+from trainlint.rule import Rule, all_rules
+
+SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+HOME = "https://trainlint.dev"
+#: Where each rule's documentation (the text of `trainlint rule CODE`) is published.
+RULE_DOCS = HOME + "/rules/{code}"
+
+
+def uri(file: str) -> str:
+    """A file as a URI relative to the working folder (the repository root in CI)."""
+    path = PurePath(file)
+    if path.is_absolute():
+        try:
+            path = path.relative_to(Path.cwd())
+        except ValueError:
+            return path.as_uri()
+    return quote(path.as_posix())
+
+
+def _rule(rule: Rule) -> dict[str, Any]:
+    what = rule.doc.split("## What it does", 1)[-1].split("##", 1)[0]
+    summary = " ".join(what.split())
+    return {
+        "id": rule.code,
+        "name": rule.name,
+        "shortDescription": {"text": summary.split(". ")[0].rstrip(".") + "."},
+        "fullDescription": {"text": summary},
+        "help": {"text": rule.help or summary, "markdown": rule.doc},
+        "helpUri": RULE_DOCS.format(code=rule.code.lower()),
+        "defaultConfiguration": {"level": rule.severity.value},
+        "properties": {"tags": ["kubeflow-trainer"]},
+    }
+
+
+def _result(finding: Finding, index: int, fingerprint: str) -> dict[str, Any]:
+    span = finding.span
+    return {
+        "ruleId": finding.code,
+        "ruleIndex": index,
+        "level": finding.severity.value,
+        "message": {"text": finding.message + (f" (help: {finding.help})" if finding.help else "")},
+        "locations": [{
+            "physicalLocation": {
+                "artifactLocation": {"uri": uri(finding.file), "uriBaseId": "%SRCROOT%"},
+                "region": {
+                    "startLine": span.line, "startColumn": span.column,
+                    "endLine": span.end_line, "endColumn": span.end_column,
+                },
+            },
+        }],
+        "partialFingerprints": {"trainlint/v1": fingerprint},
+    }
+
+
+def render(report: Report) -> str:
+    # Only the rules that have results: the file does not change when rules are added.
+    codes = sorted({finding.code for finding in report.findings})
+    registry = all_rules()
+    index = {code: position for position, code in enumerate(codes)}
+    log = {
+        "$schema": SCHEMA,
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {
+                "driver": {
+                    "name": "trainlint", "version": __version__, "informationUri": HOME,
+                    "rules": [_rule(registry[code]) for code in codes],
+                },
+            },
+            "results": [
+                _result(finding, index[finding.code], fingerprint)
+                for finding, fingerprint in zip(
+                    report.findings, fingerprints(report.findings), strict=True
+                )
+            ],
+            "columnKind": "unicodeCodePoints",
+        }],
+    }
+    return json.dumps(log, indent=2) + "\n"
