@@ -1,0 +1,259 @@
+"""AdmissionReview in, AdmissionReview out: the webhook's decision, free of any I/O.
+
+The engine is the same `lint()` the CLI runs; this module only turns the request into
+Manifests and the findings into what the API server accepts (a denial message that fits,
+warnings kubectl prints unchanged).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from trainlint.document import MAX_DEPTH, Loaded, Manifest, Source, dotted, mapping
+from trainlint.engine import TRAINER_GROUP, TRAINER_KINDS, Finding, Settings, lint
+from trainlint.rule import Severity
+from trainlint.webhook.store import ClusterSource, finding_key
+
+API_VERSION = "admission.k8s.io/v1"
+KIND = "AdmissionReview"
+#: What the API server shows of a denial without cutting it.
+MAX_MESSAGE = 1024
+#: Stricter than the API server (256 per warning, 4 KiB in all), so nothing is ever cut.
+MAX_WARNING = 120
+MAX_WARNINGS = 20
+MAX_WARNINGS_TOTAL = 4096
+OPERATIONS = frozenset({"CREATE", "UPDATE"})
+
+
+class Mode(StrEnum):
+    """`advise` never denies (errors become warnings); `enforce` denies on errors."""
+
+    ADVISE = "advise"
+    ENFORCE = "enforce"
+
+
+class BadReview(ValueError):
+    """The body is not an AdmissionReview v1 request: the answer is HTTP 400."""
+
+
+@dataclass(frozen=True, slots=True)
+class Review:
+    """The parts of an AdmissionReview request the decision depends on."""
+
+    uid: str
+    kind: str
+    operation: str
+    namespace: str
+    name: str
+    dry_run: bool
+    object: Any
+    #: The stored object on UPDATE, kept for rules that compare old and new.
+    old_object: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """The answer, plus what the log line and the metrics need."""
+
+    allowed: bool
+    message: str = ""
+    code: int = 200
+    warnings: tuple[str, ...] = ()
+    codes: tuple[str, ...] = ()
+    #: Why no rule ran (`skipped`, `unreadable`, `overloaded`, `timeout`...), or "" when they did.
+    reason: str = ""
+    findings: tuple[Finding, ...] = field(default=(), repr=False)
+
+    @property
+    def verdict(self) -> str:
+        if not self.allowed:
+            return "deny"
+        return "warn" if self.warnings else "allow"
+
+
+def parse(body: bytes) -> Review:
+    """Read an AdmissionReview v1 request; BadReview says what is wrong with it."""
+    try:
+        data = json.loads(body)
+    except (ValueError, RecursionError) as error:
+        raise BadReview(f"body is not JSON: {str(error)[:200]}") from None
+    if not isinstance(data, dict):
+        raise BadReview("body is not a JSON object")
+    if data.get("apiVersion") != API_VERSION or data.get("kind") != KIND:
+        raise BadReview(f"expected apiVersion {API_VERSION} and kind {KIND}")
+    request = data.get("request")
+    if not isinstance(request, dict):
+        raise BadReview("AdmissionReview has no `request` object")
+    uid = request.get("uid")
+    if not isinstance(uid, str) or not uid:
+        raise BadReview("request.uid is missing")
+    return Review(
+        uid=uid,
+        kind=_text(mapping(request.get("kind")).get("kind")),
+        operation=_text(request.get("operation")),
+        namespace=_text(request.get("namespace")),
+        name=_text(request.get("name")),
+        dry_run=request.get("dryRun") is True,
+        object=request.get("object"),
+        old_object=request.get("oldObject"),
+    )
+
+
+def needs_checking(review: Review) -> bool:
+    return review.operation in OPERATIONS and review.kind in TRAINER_KINDS
+
+
+def request_manifest(review: Review) -> Manifest | None:
+    """The object under review as a Manifest, namespace filled from the request; None if
+    it is not an object at all. Positions are never asked for, so the text is left empty."""
+    body = review.object
+    if not isinstance(body, dict):
+        return None
+    metadata = body.get("metadata")
+    if review.namespace and isinstance(metadata, dict) and not metadata.get("namespace"):
+        body = {**body, "metadata": {**metadata, "namespace": review.namespace}}
+    return Manifest(body, Source(f"admission:{review.uid}", ""))
+
+
+def decide(
+    review: Review,
+    settings: Settings,
+    mode: Mode,
+    context: Callable[[Manifest], Sequence[Manifest]] = lambda _: (),
+) -> Decision:
+    """Lint the object under review (with the cluster objects `context` returns) and decide.
+    The `trainlint.dev/ignore` annotation is honoured as `settings.annotation_exemptions` says."""
+    if not needs_checking(review):
+        return Decision(True, reason="skipped")
+    manifest = request_manifest(review)
+    if manifest is None or not _readable(manifest, review):
+        return unreadable(review, mode)
+    related = [Loaded(other.source, [other], []) for other in context(manifest)]
+    findings = lint([Loaded(manifest.source, [manifest], []), *related], settings)
+    return judge([f for f in findings if f.source is manifest.source or _caused_here(f)], mode)
+
+
+def _caused_here(finding: Finding) -> bool:
+    """A finding on a cluster object counts only if that object does not have it alone:
+    the runtime's own problems were reported when the runtime was admitted."""
+    source = finding.source
+    return not isinstance(source, ClusterSource) or finding_key(finding) not in source.intrinsic
+
+
+def _readable(manifest: Manifest, review: Review) -> bool:
+    return (
+        manifest.kind == review.kind
+        and manifest.api_version.startswith(f"{TRAINER_GROUP}/")
+        and isinstance(manifest.body.get("metadata"), dict)
+        and shallow(manifest.body)
+    )
+
+
+def shallow(value: object, limit: int = MAX_DEPTH) -> bool:
+    """Whether nesting stays within what a Kubernetes object has (rules recurse)."""
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            return False
+        if isinstance(item, dict):
+            stack.extend((child, depth + 1) for child in item.values())
+        elif isinstance(item, list):
+            stack.extend((child, depth + 1) for child in item)
+    return True
+
+
+def unreadable(review: Review, mode: Mode) -> Decision:
+    """An object the rules cannot read: a clear denial when enforcing, a warning otherwise."""
+    what = f"{review.kind} object" if review.kind else "object"
+    message = (
+        f"TL004: the {what} under review is not a {TRAINER_GROUP} object with metadata, "
+        "so no rule can check it"
+    )
+    return _refusal(message, mode, "unreadable", 400)
+
+
+def not_checked(review: Review, mode: Mode, why: str, reason: str) -> Decision:
+    """The rules did not run (overload, deadline): enforce fails closed, advise says so."""
+    del review  # the answer does not depend on the object, by design
+    return _refusal(f"trainlint: the object was not checked: {why}", mode, reason, 429)
+
+
+def _refusal(message: str, mode: Mode, reason: str, code: int) -> Decision:
+    if mode is Mode.ENFORCE:
+        return Decision(False, clip(message, MAX_MESSAGE), code, reason=reason)
+    return Decision(True, warnings=(clip(message, MAX_WARNING),), reason=reason)
+
+
+def judge(findings: Sequence[Finding], mode: Mode) -> Decision:
+    """Errors deny (enforce) or warn (advise); warnings always warn. Most severe first."""
+    ordered = sorted(findings, key=lambda f: (f.severity is not Severity.ERROR, f.code))
+    errors = [f for f in ordered if f.severity is Severity.ERROR]
+    codes = tuple(dict.fromkeys(f.code for f in ordered))
+    if mode is Mode.ENFORCE and errors:
+        rest = [f for f in ordered if f.severity is not Severity.ERROR]
+        return Decision(
+            False, deny_message(errors), 403, warning_lines(rest), codes, findings=tuple(ordered)
+        )
+    return Decision(True, warnings=warning_lines(ordered), codes=codes, findings=tuple(ordered))
+
+
+def deny_message(errors: Sequence[Finding]) -> str:
+    """`CODE: message (at path)`, then `and N more: CODES`, within 1 KiB."""
+    first = errors[0]
+    at = f" (at {dotted(first.path)})" if first.path else ""
+    more = ""
+    if len(errors) > 1:
+        others = ", ".join(dict.fromkeys(f.code for f in errors[1:]))
+        more = f"; and {len(errors) - 1} more: {others}"
+    head = printable(f"{first.code}: {first.message}{at}")
+    return clip(head, MAX_MESSAGE - len(more)) + clip(more, MAX_MESSAGE)
+
+
+def warning_lines(findings: Sequence[Finding]) -> tuple[str, ...]:
+    """One `CODE: message` per finding, deduplicated, within the API server's limits."""
+    lines = list(dict.fromkeys(clip(printable(f"{f.code}: {f.message}"), MAX_WARNING)
+                               for f in findings))
+    if len(lines) > MAX_WARNINGS:
+        hidden = len(lines) - (MAX_WARNINGS - 1)
+        lines = [*lines[: MAX_WARNINGS - 1], f"trainlint: {hidden} more findings not shown"]
+    kept: list[str] = []
+    total = 0
+    for line in lines:
+        if total + len(line) > MAX_WARNINGS_TOTAL:
+            break
+        kept.append(line)
+        total += len(line)
+    return tuple(kept)
+
+
+def printable(text: str) -> str:
+    """One line of printable characters: kubectl prints warnings as they come."""
+    return " ".join("".join(c if c.isprintable() else " " for c in text).split())
+
+
+def clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
+
+
+def response(uid: str, decision: Decision) -> dict[str, Any]:
+    """The AdmissionReview v1 answer: uid echoed, never a patch."""
+    answer: dict[str, Any] = {"uid": uid, "allowed": decision.allowed}
+    if not decision.allowed:
+        reason = "Forbidden" if decision.code == 403 else "TooManyRequests" if (
+            decision.code == 429) else "BadRequest"
+        answer["status"] = {
+            "status": "Failure", "code": decision.code, "reason": reason,
+            "message": decision.message,
+        }
+    if decision.warnings:
+        answer["warnings"] = list(decision.warnings)
+    return {"apiVersion": API_VERSION, "kind": KIND, "response": answer}
+
+
+def _text(value: object) -> str:
+    return value if isinstance(value, str) else ""

@@ -1,0 +1,422 @@
+"""The HTTPS server: aiohttp on an explicit SSLContext, probes and metrics on a plain port.
+
+Every request gets an AdmissionReview or a 4xx; nothing here answers 5xx or shows a
+traceback. The rules run inline for ordinary objects (they take well under a millisecond)
+and in a worker thread, bounded by the API server's deadline, for large ones.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import re
+import signal
+import ssl
+import time
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+from trainlint.engine import Settings
+from trainlint.rule import all_rules
+from trainlint.webhook import admission, tls
+from trainlint.webhook.admission import BadReview, Decision, Mode, Review
+from trainlint.webhook.metrics import Metrics
+from trainlint.webhook.sources import ContextSource
+from trainlint.webhook.store import KINDS, Store
+
+log = logging.getLogger("trainlint.webhook")
+
+#: The API server sends objects up to 3 MiB (etcd's limit is 1.5 MiB, plus the old object).
+MAX_BODY = 3 * 1024 * 1024
+#: Bodies above this are checked in a worker thread, so the deadline can still be kept.
+INLINE_BODY = 64 * 1024
+#: The API server's default and maximum webhook timeouts.
+DEFAULT_TIMEOUT = 10.0
+MAX_TIMEOUT = 30.0
+#: Event-loop lag above which requests are answered without running the rules.
+SHED_LAG = 0.05
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)")
+_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+@dataclass
+class Options:
+    """What `trainlint serve` is told on its command line."""
+
+    tls_cert: Path | None = None
+    tls_key: Path | None = None
+    host: str = "0.0.0.0"
+    port: int = 9443
+    metrics_port: int = 8080
+    mode: Mode = Mode.ADVISE
+    settings: Settings = field(default_factory=Settings)
+    service_name: str = "trainlint"
+    namespace: str = "trainlint-system"
+    allow_tls12: bool = False
+    #: Seconds of serving after SIGTERM while endpoints drop the pod, then of draining.
+    lame_duck: float = 5.0
+    drain: float = 10.0
+    cert_poll: float = 5.0
+    header_timeout: float = 10.0
+    keepalive: float = 130.0
+
+    @property
+    def dns_name(self) -> str:
+        return f"{self.service_name}.{self.namespace}.svc"
+
+
+def deadline_budget(value: str | None) -> float:
+    """`?timeout=3s` (a Go duration) → seconds to answer in, leaving room for the reply."""
+    seconds = DEFAULT_TIMEOUT
+    if value and _DURATION.fullmatch(value.replace("µs", "us")) is None:
+        value = None
+    if value:
+        seconds = sum(float(n) * _UNITS[u] for n, u in _DURATION.findall(value))
+    seconds = min(max(seconds, 0.0), MAX_TIMEOUT)
+    return seconds - min(seconds * 0.2, 0.5)
+
+
+class LagMonitor:
+    """How late the event loop runs: the queue a new request waits in, as it grows."""
+
+    def __init__(self, interval: float = 0.01) -> None:
+        self.interval = interval
+        self._expected = time.monotonic()
+        self._last = 0.0
+
+    @property
+    def lag(self) -> float:
+        return max(self._last, time.monotonic() - self._expected)
+
+    async def run(self) -> None:
+        while True:
+            self._expected = time.monotonic() + self.interval
+            await asyncio.sleep(self.interval)
+            self._last = max(0.0, time.monotonic() - self._expected)
+
+
+class Webhook:
+    """The `/validate` handler and its collaborators."""
+
+    def __init__(self, options: Options, store: Store, metrics: Metrics) -> None:
+        self.options = options
+        self.store = store
+        self.metrics = metrics
+        self.monitor = LagMonitor()
+        self.pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="trainlint-large")
+        self.large = asyncio.Semaphore(4)
+        self.shutting_down = False
+
+    async def validate(self, request: web.Request) -> web.Response:
+        started = time.monotonic()
+        deadline = started + deadline_budget(request.query.get("timeout"))
+        self.metrics.in_flight.inc()
+        try:
+            return await self._validate(request, started, deadline)
+        finally:
+            self.metrics.in_flight.dec()
+            self.metrics.latency.observe(time.monotonic() - started)
+
+    async def _validate(
+        self, request: web.Request, started: float, deadline: float
+    ) -> web.Response:
+        if request.content_type != "application/json":
+            return self._refuse(
+                415, "unsupported_media_type", "Content-Type must be application/json"
+            )
+        if request.content_length is not None and request.content_length > MAX_BODY:
+            return self._refuse(413, "too_large", f"body over {MAX_BODY} bytes", close=True)
+        try:
+            body = await asyncio.wait_for(read_body(request), max(deadline - time.monotonic(), 0))
+        except _TooLarge:
+            return self._refuse(413, "too_large", f"body over {MAX_BODY} bytes", close=True)
+        except (TimeoutError, ConnectionError):
+            return self._refuse(408, "slow_body", "body not received in time", close=True)
+        try:
+            review = admission.parse(body)
+        except BadReview as error:
+            return self._refuse(400, "bad_request", str(error))
+        decision = await self.decide(review, len(body), deadline)
+        self._record(review, decision, started)
+        data = json.dumps(admission.response(review.uid, decision), separators=(",", ":"))
+        return web.Response(body=data.encode(), content_type="application/json")
+
+    async def decide(self, review: Review, size: int, deadline: float) -> Decision:
+        """Inline when small; in a worker bounded by the deadline when large; not at all
+        (a fast, honest answer) when the loop is too far behind or workers are all busy."""
+        mode = self.options.mode
+        if not admission.needs_checking(review):
+            return Decision(True, reason="skipped")
+        busy = size > INLINE_BODY and self.large.locked()
+        if self.monitor.lag > SHED_LAG or busy:
+            return admission.not_checked(review, mode, "trainlint is overloaded; retry",
+                                         "overloaded")
+        try:
+            if size <= INLINE_BODY:
+                return self._decide(review)
+            async with self.large:
+                loop = asyncio.get_running_loop()
+                work = loop.run_in_executor(self.pool, self._decide, review)
+                return await asyncio.wait_for(work, max(deadline - time.monotonic(), 0))
+        except TimeoutError:
+            return admission.not_checked(
+                review, mode, "the check did not finish before the API server's deadline",
+                "timeout")
+        except Exception:  # a rule crashed on an input nobody foresaw
+            log.exception("rule evaluation failed for %s", review.uid)
+            return admission.not_checked(review, mode, "internal error in trainlint", "internal")
+
+    def _decide(self, review: Review) -> Decision:
+        return admission.decide(
+            review, self.options.settings, self.options.mode, self.store.context_for
+        )
+
+    def _record(self, review: Review, decision: Decision, started: float) -> None:
+        self.metrics.count(review.kind, review.operation, decision.verdict)
+        if decision.reason and decision.reason != "skipped":
+            self.metrics.errors.labels(decision.reason).inc()
+        for code in decision.codes:
+            self.metrics.findings.labels(code).inc()
+        log.info(json.dumps({
+            "uid": review.uid, "kind": review.kind, "namespace": review.namespace,
+            "name": review.name, "operation": review.operation, "dryRun": review.dry_run,
+            "decision": decision.verdict, "codes": list(decision.codes),
+            "reason": decision.reason or None,
+            "duration_ms": round((time.monotonic() - started) * 1000, 3),
+        }))
+
+    def _refuse(
+        self, status: int, reason: str, message: str, *, close: bool = False
+    ) -> web.Response:
+        self.metrics.errors.labels(reason).inc()
+        response = web.Response(status=status, text=f"trainlint: {message}\n")
+        if close:
+            response.force_close()
+        return response
+
+    def ready(self) -> bool:
+        return not self.shutting_down and all(self.store.synced.values())
+
+    async def healthz(self, _: web.Request) -> web.Response:
+        return web.Response(text="ok\n")
+
+    async def readyz(self, _: web.Request) -> web.Response:
+        if self.ready():
+            return web.Response(text="ok\n")
+        waiting = [kind for kind, synced in self.store.synced.items() if not synced]
+        why = "shutting down" if self.shutting_down else f"caches not synced: {', '.join(waiting)}"
+        return web.Response(status=503, text=f"not ready: {why}\n")
+
+    async def metrics_page(self, _: web.Request) -> web.Response:
+        for kind, count in self.store.sizes().items():
+            self.metrics.cache_objects.labels(kind).set(count)
+            self.metrics.cache_synced.labels(kind).set(1 if self.store.synced[kind] else 0)
+        response = web.Response(body=generate_latest(self.metrics.registry))
+        response.headers["Content-Type"] = CONTENT_TYPE_LATEST
+        return response
+
+
+class _TooLarge(Exception):
+    pass
+
+
+async def read_body(request: web.Request) -> bytes:
+    """The body, refused as soon as it passes MAX_BODY (chunked bodies have no length)."""
+    chunks = []
+    size = 0
+    async for chunk in request.content.iter_chunked(64 * 1024):
+        size += len(chunk)
+        if size > MAX_BODY:
+            raise _TooLarge
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+@web.middleware
+async def never_5xx(
+    request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+) -> web.StreamResponse:
+    """The last line of defence: an unexpected error is a 400 and a log line, not a 500."""
+    try:
+        return await handler(request)
+    except web.HTTPException:
+        raise
+    except Exception:
+        log.exception("unexpected error on %s", request.path)
+        return web.Response(status=400, text="trainlint: the request could not be handled\n")
+
+
+class _HeaderDeadline(asyncio.Protocol):
+    """Wraps aiohttp's protocol: a request whose headers take longer than the header
+    timeout closes the connection (slow clients cannot hold sockets open). Idle keep-alive
+    connections are aiohttp's own, with its longer keep-alive timeout."""
+
+    def __init__(self, inner: Any, timeout: float) -> None:
+        self.inner = inner
+        self.timeout = timeout
+        self.timer: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport
+        self.inner.connection_made(transport)
+
+    def data_received(self, data: bytes) -> None:
+        self.inner.data_received(data)
+        waiting = not self.inner._messages and not self.inner._request_in_progress
+        if waiting and self.timer is None:
+            self.timer = asyncio.get_running_loop().call_later(self.timeout, self._expire)
+        elif not waiting and self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+
+    def _expire(self) -> None:
+        self.timer = None
+        if not self.inner._messages and not self.inner._request_in_progress:
+            self.transport.close()
+
+    def eof_received(self) -> bool | None:
+        result: bool | None = self.inner.eof_received()
+        return result
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+        self.inner.connection_lost(exc)
+
+    def pause_writing(self) -> None:
+        self.inner.pause_writing()
+
+    def resume_writing(self) -> None:
+        self.inner.resume_writing()
+
+
+class _Factory:
+    """aiohttp's server object, handing out header-guarded protocols."""
+
+    def __init__(self, server: web.Server, timeout: float) -> None:
+        self._server = server
+        self._timeout = timeout
+
+    def __call__(self) -> _HeaderDeadline:
+        return _HeaderDeadline(self._server(), self._timeout)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._server, name)
+
+
+class _GuardedRunner(web.AppRunner):
+    def __init__(self, app: web.Application, header_timeout: float, **kwargs: Any) -> None:
+        super().__init__(app, **kwargs)
+        self._header_timeout = header_timeout
+
+    async def _make_server(self) -> web.Server:
+        server = await super()._make_server()
+        return _Factory(server, self._header_timeout)  # type: ignore[return-value]  # a proxy
+
+
+class Server:
+    """One webhook server: HTTPS `/validate`, plain-HTTP probes and metrics, background tasks."""
+
+    def __init__(self, options: Options, source: ContextSource) -> None:
+        self.options = options
+        self.source = source
+        self.metrics = Metrics()
+        all_rules()  # import every rule now, not on the first request
+        self.store = Store(options.settings)
+        self.webhook = Webhook(options, self.store, self.metrics)
+        if options.tls_cert is None or options.tls_key is None:
+            raise tls.CertificateError("a certificate and its key are required")
+        tls.require_name(tls.read_certificate(options.tls_cert), options.dns_name)
+        self.context = tls.server_context(
+            options.tls_cert, options.tls_key, allow_tls12=options.allow_tls12
+        )
+        self.reloader = tls.Reloader(
+            self.context, options.tls_cert, options.tls_key, options.dns_name
+        )
+        self.metrics.certificate_expiry.set(self.reloader.expires)
+        self._tasks: list[asyncio.Task[None]] = []
+        self._runners: list[web.AppRunner] = []
+        self.port = 0
+        self.metrics_port = 0
+
+    async def start(self) -> None:
+        webhook = self.webhook
+        app = web.Application(client_max_size=MAX_BODY, middlewares=[never_5xx])
+        app.router.add_post("/validate", webhook.validate)
+        probes = web.Application(middlewares=[never_5xx])
+        probes.router.add_get("/healthz", webhook.healthz)
+        probes.router.add_get("/readyz", webhook.readyz)
+        probes.router.add_get("/metrics", webhook.metrics_page)
+        main = _GuardedRunner(
+            app, self.options.header_timeout, access_log=None,
+            keepalive_timeout=self.options.keepalive, shutdown_timeout=self.options.drain,
+        )
+        side = web.AppRunner(probes, access_log=None, shutdown_timeout=1.0)
+        for runner in (main, side):
+            await runner.setup()
+            self._runners.append(runner)
+        site = web.TCPSite(main, self.options.host, self.options.port, ssl_context=self.context,
+                           backlog=1024, reuse_address=True)
+        probe_site = web.TCPSite(side, self.options.host, self.options.metrics_port,
+                                 reuse_address=True)
+        await site.start()
+        await probe_site.start()
+        self.port, self.metrics_port = site.port, probe_site.port
+        for job in (self.source.run(self.store), webhook.monitor.run(), self._poll_certificate()):
+            self._tasks.append(asyncio.create_task(job))
+
+    async def _poll_certificate(self) -> None:
+        while True:
+            await asyncio.sleep(self.options.cert_poll)
+            try:
+                if self.reloader.poll():
+                    self.metrics.certificate_expiry.set(self.reloader.expires)
+                    log.info(json.dumps({"event": "certificate-reloaded",
+                                         "expires": self.reloader.expires}))
+            except tls.CertificateError as error:
+                log.warning(json.dumps({"event": "certificate-not-reloaded",
+                                        "error": str(error)}))
+
+    async def stop(self, lame_duck: float | None = None) -> None:
+        """Lame duck (not ready, still serving), then stop accepting and drain."""
+        self.webhook.shutting_down = True
+        await asyncio.sleep(self.options.lame_duck if lame_duck is None else lame_duck)
+        for runner in reversed(self._runners):
+            await runner.cleanup()
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        self.webhook.pool.shutdown(wait=False, cancel_futures=True)
+
+
+async def serve_forever(options: Options, source: ContextSource,
+                        started: Callable[[Server], None] | None = None) -> None:
+    """Run until SIGTERM or SIGINT, then shut down gracefully."""
+    server = Server(options, source)
+    await server.start()
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    log.info(json.dumps({"event": "serving", "port": server.port,
+                         "metrics_port": server.metrics_port, "mode": options.mode.value,
+                         "kinds": list(KINDS)}))
+    if started is not None:
+        started(server)
+    await stop.wait()
+    log.info(json.dumps({"event": "shutting-down", "lame_duck_seconds": options.lame_duck}))
+    await server.stop()
+
+
+def client_context(ca: Path) -> ssl.SSLContext:
+    """What the API server does: verify the chain and the service name."""
+    context = ssl.create_default_context(cafile=str(ca))
+    context.set_alpn_protocols(["http/1.1"])
+    return context

@@ -1,0 +1,106 @@
+"""The cluster as the rules see it: runtimes, claims and storage classes held in memory.
+
+Both context sources (the watch-backed cluster caches and `--context-dir`) fill one Store;
+a request only reads it, so no API call ever sits on the request path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from trainlint.document import Loaded, Manifest, Source, dotted, mapping
+from trainlint.engine import RUNTIME_KINDS, Finding, Index, Settings, lint, object_kind
+
+#: The kinds a request may need, in the order their caches are reported.
+KINDS = ("TrainingRuntime", "ClusterTrainingRuntime", "PersistentVolumeClaim", "StorageClass")
+CLUSTER_SCOPED = frozenset({"ClusterTrainingRuntime", "StorageClass"})
+Key = tuple[str, str]
+
+
+@dataclass(eq=False)
+class ClusterSource(Source):
+    """A cached object's source, with the findings the object has on its own."""
+
+    intrinsic: frozenset[tuple[str, str, str]] = field(default=frozenset())
+
+
+def finding_key(finding: Finding) -> tuple[str, str, str]:
+    return finding.code, dotted(finding.path), finding.message
+
+
+class Store:
+    """Objects by kind and (namespace, name); a kind is `synced` once fully listed."""
+
+    def __init__(self, settings: Settings) -> None:
+        self._settings = settings
+        self._objects: dict[str, dict[Key, Manifest]] = {kind: {} for kind in KINDS}
+        self.synced: dict[str, bool] = dict.fromkeys(KINDS, False)
+        self._refs = Index(())
+
+    def replace(self, kind: str, bodies: Iterable[dict[str, Any]]) -> None:
+        """A full listing: everything of the kind, swapped in at once."""
+        fresh: dict[Key, Manifest] = {}
+        for body in bodies:
+            manifest = self._manifest(kind, body)
+            fresh[self._key(kind, manifest)] = manifest
+        self._objects[kind] = fresh
+        self.synced[kind] = True
+
+    def put(self, kind: str, body: dict[str, Any]) -> None:
+        manifest = self._manifest(kind, body)
+        self._objects[kind][self._key(kind, manifest)] = manifest
+
+    def delete(self, kind: str, body: dict[str, Any]) -> None:
+        self._objects[kind].pop(self._key(kind, Manifest(body, Source("", ""))), None)
+
+    def sizes(self) -> dict[str, int]:
+        return {kind: len(objects) for kind, objects in self._objects.items()}
+
+    def get(self, kind: str, namespace: str, name: str) -> Manifest | None:
+        return self._objects[kind].get(("" if kind in CLUSTER_SCOPED else namespace, name))
+
+    def context_for(self, manifest: Manifest) -> list[Manifest]:
+        """What the rules may ask about `manifest`: a TrainJob's runtime, the claims it or
+        its runtime names, and the storage classes."""
+        if object_kind(manifest) != "TrainJob":
+            return []
+        kind, namespace, name = self._refs.runtime_key(manifest)
+        runtime = self.get(kind, namespace, name) if kind in RUNTIME_KINDS else None
+        related = [runtime] if runtime is not None else []
+        names = [*claim_names(manifest.body), *(claim_names(runtime.body) if runtime else ())]
+        for claim_name in dict.fromkeys(names):
+            claim = self.get("PersistentVolumeClaim", manifest.namespace, claim_name)
+            if claim is not None:
+                related.append(claim)
+        related.extend(self._objects["StorageClass"].values())
+        return related
+
+    def _manifest(self, kind: str, body: dict[str, Any]) -> Manifest:
+        metadata = {k: v for k, v in mapping(body.get("metadata")).items() if k != "managedFields"}
+        body = {**body, "metadata": metadata}
+        source_name = f"{kind}/{metadata.get('namespace', '')}/{metadata.get('name', '')}"
+        manifest = Manifest(body, ClusterSource(source_name, ""))
+        if kind in RUNTIME_KINDS:
+            own = lint([Loaded(manifest.source, [manifest], [])], self._settings)
+            intrinsic = frozenset(finding_key(finding) for finding in own)
+            manifest = Manifest(body, ClusterSource(source_name, "", intrinsic=intrinsic))
+        return manifest
+
+    @staticmethod
+    def _key(kind: str, manifest: Manifest) -> Key:
+        return "" if kind in CLUSTER_SCOPED else manifest.namespace, manifest.name
+
+
+def claim_names(value: object) -> Iterator[str]:
+    """Every `claimName` in an object, wherever the volumes sit."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key == "claimName" and isinstance(item, str):
+                yield item
+            else:
+                yield from claim_names(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from claim_names(item)

@@ -1,0 +1,163 @@
+"""TLS for the webhook: strict server contexts, the service-name check, hot reload, and a
+self-signed CA for local use."""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import ipaddress
+import ssl
+from dataclasses import dataclass
+from pathlib import Path
+
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+#: TLS 1.2 suites allowed when 1.2 is opted in: forward-secret and AEAD only.
+TLS12_CIPHERS = "ECDHE+AESGCM:ECDHE+CHACHA20"
+
+
+class CertificateError(ValueError):
+    """The certificate cannot serve the webhook (unreadable, or for another name)."""
+
+
+def service_names(service: str, namespace: str) -> list[str]:
+    """The names the API server may dial: it verifies `<service>.<namespace>.svc`."""
+    return [service, f"{service}.{namespace}", f"{service}.{namespace}.svc",
+            f"{service}.{namespace}.svc.cluster.local"]
+
+
+def server_context(cert: Path, key: Path, *, allow_tls12: bool = False) -> ssl.SSLContext:
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2 if allow_tls12 else ssl.TLSVersion.TLSv1_3
+    context.set_ciphers(TLS12_CIPHERS)
+    context.options |= ssl.OP_NO_COMPRESSION | ssl.OP_NO_RENEGOTIATION
+    context.set_alpn_protocols(["http/1.1"])
+    load(context, cert, key)
+    return context
+
+
+def load(context: ssl.SSLContext, cert: Path, key: Path) -> None:
+    try:
+        context.load_cert_chain(cert, key)
+    except (OSError, ssl.SSLError) as error:
+        raise CertificateError(f"cannot load {cert} and {key}: {error}") from None
+
+
+def read_certificate(path: Path) -> x509.Certificate:
+    try:
+        return x509.load_pem_x509_certificate(path.read_bytes())
+    except (OSError, ValueError) as error:
+        raise CertificateError(f"cannot read the certificate {path}: {error}") from None
+
+
+def require_name(certificate: x509.Certificate, name: str) -> None:
+    """Refuse a certificate the API server would reject for `name`."""
+    try:
+        san = certificate.extensions.get_extension_for_class(x509.SubjectAlternativeName)
+    except x509.ExtensionNotFound:
+        raise CertificateError("the certificate has no subjectAltName extension") from None
+    names = san.value.get_values_for_type(x509.DNSName)
+    if name not in names:
+        raise CertificateError(
+            f"the certificate is for {', '.join(names) or 'no DNS name'}, not {name}: "
+            "the API server would refuse every call"
+        )
+
+
+def expiry(certificate: x509.Certificate) -> float:
+    return certificate.not_valid_after_utc.timestamp()
+
+
+class Reloader:
+    """Watches the mounted certificate files and loads a changed pair into the live context:
+    new connections get the new certificate, open ones keep theirs, none is dropped."""
+
+    def __init__(self, context: ssl.SSLContext, cert: Path, key: Path, name: str) -> None:
+        self.context = context
+        self.cert = cert
+        self.key = key
+        self.name = name
+        self._digest = self._read_digest()
+        self.expires = expiry(read_certificate(cert))
+
+    def _read_digest(self) -> bytes:
+        try:
+            return hashlib.sha256(self.cert.read_bytes() + self.key.read_bytes()).digest()
+        except OSError:
+            return b""
+
+    def poll(self) -> bool:
+        """Load the files if they changed and are a valid pair for the name; True if loaded.
+        A half-written pair (Secret update in progress) is retried on the next poll."""
+        digest = self._read_digest()
+        if not digest or digest == self._digest:
+            return False
+        certificate = read_certificate(self.cert)
+        require_name(certificate, self.name)
+        load(self.context, self.cert, self.key)
+        self._digest = digest
+        self.expires = expiry(certificate)
+        return True
+
+
+@dataclass(frozen=True)
+class SelfSigned:
+    """Files written by `generate`: the CA to trust, and the serving pair."""
+
+    ca: Path
+    cert: Path
+    key: Path
+
+
+def generate(folder: Path, names: list[str], *, days: int = 30) -> SelfSigned:
+    """A throwaway CA and a leaf for `names` (plus localhost, 127.0.0.1 and ::1)."""
+    now = datetime.datetime.now(datetime.UTC)
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "trainlint local CA")])
+    ca = (
+        _builder(ca_name, ca_name, ca_key.public_key(), now, days)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+        .add_extension(x509.KeyUsage(False, False, False, False, False, True, True, False, False),
+                       critical=True)
+        .sign(ca_key, hashes.SHA256())
+    )
+    key = ec.generate_private_key(ec.SECP256R1())
+    alt: list[x509.GeneralName] = [x509.DNSName(name) for name in [*names, "localhost"]]
+    alt += [x509.IPAddress(ipaddress.ip_address(ip)) for ip in ("127.0.0.1", "::1")]
+    leaf = (
+        _builder(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, names[0])]), ca_name,
+                 key.public_key(), now, days)
+        .add_extension(x509.SubjectAlternativeName(alt), critical=False)
+        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]),
+                       critical=False)
+        .sign(ca_key, hashes.SHA256())
+    )
+    folder.mkdir(parents=True, exist_ok=True)
+    files = SelfSigned(folder / "ca.crt", folder / "tls.crt", folder / "tls.key")
+    files.ca.write_bytes(ca.public_bytes(serialization.Encoding.PEM))
+    files.cert.write_bytes(leaf.public_bytes(serialization.Encoding.PEM))
+    files.key.touch(mode=0o600)
+    files.key.write_bytes(key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    ))
+    return files
+
+
+def _builder(
+    subject: x509.Name, issuer: x509.Name, public_key: ec.EllipticCurvePublicKey,
+    now: datetime.datetime, days: int,
+) -> x509.CertificateBuilder:
+    return (
+        x509.CertificateBuilder()
+        .subject_name(subject)
+        .issuer_name(issuer)
+        .public_key(public_key)
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=days))
+    )
