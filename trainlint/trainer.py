@@ -234,3 +234,71 @@ def _add_volumes(pod: TrainerPod, pod_spec: dict[str, Any], manifest: Manifest, 
     for index, volume in mappings(pod_spec.get("volumes")):
         if isinstance(volume.get("name"), str):
             pod.volumes[volume["name"]] = Value(volume, At(manifest, (*path, "volumes", index)))
+
+
+# --- admission parity: what the Trainer webhooks look at ---
+
+#: From v2.3 a runtime with this label bypasses the runtime webhooks entirely.
+WEBHOOK_VALIDATION_LABEL = "trainer.kubeflow.org/webhook-validation"
+#: The `mlPolicy` keys that select a framework plugin, in the order the API lists them.
+FRAMEWORKS = ("torch", "mpi", "jax", "xgboost", "flux")
+PATCH_JOBS: Path = ("trainingRuntimeSpec", "template", "spec", "replicatedJobs")
+
+
+def framework(runtime: Manifest) -> str | None:
+    """The framework plugin a runtime selects (`torch`, `mpi`...), or None."""
+    policy = mapping(dig(runtime.body, "spec", "mlPolicy"))
+    return next((name for name in FRAMEWORKS if name in policy), None)
+
+
+def runtime_verdict(runtime: Manifest, version: tuple[int, int], detail: str) -> str:
+    """What the runtime webhooks do with a runtime they should deny with `detail`.
+
+    They validate a TrainingRuntime on create only, and from v2.3 skip any runtime with the
+    opt-out label; trainlint checks all of these the same way."""
+    labels = mapping(dig(runtime.body, "metadata", "labels"))
+    if version >= (2, 3) and labels.get(WEBHOOK_VALIDATION_LABEL) == "disabled":
+        return (
+            f"no webhook stops it because the runtime carries `{WEBHOOK_VALIDATION_LABEL}: "
+            f'disabled` (it would deny it with "{detail}")'
+        )
+    verdict = f'the Trainer webhook denies it ("{detail}")'
+    if runtime.kind == "TrainingRuntime":
+        verdict += ", but only on create: an update of a TrainingRuntime is never checked"
+    return verdict
+
+
+def container_names(job: dict[str, Any], kind: str = "containers") -> set[str]:
+    """Names of the `containers` (or `initContainers`) of a replicatedJob's pod."""
+    return {
+        container["name"] for _, container in mappings(dig(job, *POD_SPEC, kind))
+        if isinstance(container.get("name"), str)
+    }
+
+
+def override_targets(job: Manifest) -> Iterator[tuple[Path, str]]:
+    """(path of the name, job name) of every job an override or patch targets."""
+    spec = mapping(job.body.get("spec"))
+    for field_name in ("podSpecOverrides", "podTemplateOverrides"):
+        for index, override in mappings(spec.get(field_name)):
+            for target_index, target in mappings(override.get("targetJobs")):
+                if isinstance(target.get("name"), str):
+                    yield (
+                        ("spec", field_name, index, "targetJobs", target_index, "name"),
+                        target["name"],
+                    )
+    for index, patch in mappings(spec.get("runtimePatches")):
+        for job_index, patched in mappings(dig(patch, *PATCH_JOBS)):
+            if isinstance(patched.get("name"), str):
+                path: Path = ("spec", "runtimePatches", index, *PATCH_JOBS, job_index, "name")
+                yield path, patched["name"]
+
+
+#: The command that makes the torch plugin treat a TrainJob as a torchtune fine-tune.
+TORCHTUNE_COMMAND = ["tune", "run"]
+
+
+def is_torchtune(job: Manifest, runtime: Manifest) -> bool:
+    """Whether the torch plugin applies its torchtune checks and recipes to this TrainJob."""
+    command = dig(job.body, "spec", "trainer", "command")
+    return framework(runtime) == "torch" and command == TORCHTUNE_COMMAND
