@@ -1,0 +1,314 @@
+"""One walk of an object against its schema tree, collecting every schema problem.
+
+The schema rules (TL005–TL009) each report their own kind of issue from the same walk:
+the result for the last object is kept, so the walk runs once per object, not per rule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from trainlint.document import Manifest, Path, dotted
+from trainlint.engine import Context
+from trainlint.model.k8s import DEFAULT_KUBERNETES_VERSION, converter, resolve_version
+from trainlint.model.schema import Model, Node, tree
+from trainlint.rule import Problem, TrainerVersion, format_version
+
+TRAINER_API = "trainer.kubeflow.org/v1alpha1"
+WRONG_TYPE, UNKNOWN, OTHER_RELEASE, INVALID, REQUIRED = (
+    "TL005", "TL006", "TL007", "TL008", "TL009",
+)
+#: Kubernetes objects of a run that are checked whole: kind → (apiVersion, definition).
+CORE_OBJECTS = {
+    "PersistentVolumeClaim": ("v1", "io.k8s.api.core.v1.PersistentVolumeClaim"),
+    "StorageClass": ("storage.k8s.io/v1", "io.k8s.api.storage.v1.StorageClass"),
+}
+SCHEMA_KINDS = frozenset({"TrainJob", "TrainingRuntime", "ClusterTrainingRuntime", *CORE_OBJECTS})
+
+
+@dataclass(frozen=True, slots=True)
+class Issue:
+    code: str
+    path: Path
+    message: str
+
+
+def kubernetes_version(ctx: Context) -> str:
+    """The Kubernetes release whose schemas check core types (`--kubernetes-version`)."""
+    return str(getattr(ctx, "kubernetes_version", None) or DEFAULT_KUBERNETES_VERSION)
+
+
+def root(kind: str, api_version: str, release: TrainerVersion, kubernetes: str) -> Node | None:
+    """The schema of an object, or None when trainlint has none for its kind and version."""
+    if kind in CORE_OBJECTS:
+        wanted, definition = CORE_OBJECTS[kind]
+        if api_version != wanted:
+            return None
+        return converter(resolve_version(kubernetes)).definition(definition, embedded=False)
+    if api_version != TRAINER_API:
+        return None
+    model: type[Model]
+    if kind == "TrainJob":
+        from trainlint.model.trainjob import TrainJob as model
+    else:
+        from trainlint.model.runtime import TrainingRuntime as model
+    return tree(model, release)
+
+
+_last: tuple[Manifest, TrainerVersion, str, list[Issue]] | None = None
+
+
+def issues(manifest: Manifest, ctx: Context) -> list[Issue]:
+    """Every schema issue of `manifest` under the context's releases (cached for the last
+    object, which all schema rules ask about in turn)."""
+    global _last  # noqa: PLW0603 - a one-entry cache shared by the schema rules
+    kubernetes = kubernetes_version(ctx)
+    if (
+        _last is not None and _last[0] is manifest and _last[1] == ctx.trainer_version
+        and _last[2] == kubernetes
+    ):
+        return _last[3]
+    node = root(manifest.kind, manifest.api_version, ctx.trainer_version, kubernetes)
+    found: list[Issue] = []
+    if node is not None:
+        walker = _Walker(manifest.kind, ctx.trainer_version, resolve_version(kubernetes), found)
+        walker.walk(manifest.body, node, [], core=manifest.kind in CORE_OBJECTS)
+    _last = (manifest, ctx.trainer_version, kubernetes, found)
+    return found
+
+
+def problems(manifest: Manifest, ctx: Context, code: str) -> Iterator[Problem]:
+    """The Problems of one schema rule: the issues of the walk that carry its code."""
+    for issue in issues(manifest, ctx):
+        if issue.code == code:
+            yield Problem(issue.path, issue.message)
+
+
+_JSON_TYPES = {
+    "object": "object", "map": "object", "array": "array", "string": "string",
+    "integer": "integer", "number": "number", "boolean": "boolean",
+    "int-or-string": "integer or string", "quantity": "string or number",
+}
+
+
+def json_type(value: object) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object" if isinstance(value, dict) else type(value).__name__
+
+
+#: The Python types (as the loader builds them) that each schema type accepts; `bool` is
+#: an `int` in Python, so types are compared exactly.
+_FITS: dict[str, tuple[type, ...]] = {
+    "object": (dict,), "map": (dict,), "array": (list,), "string": (str,), "boolean": (bool,),
+    "integer": (int,), "int-or-string": (int, str), "number": (int, float),
+    "quantity": (int, float, str),
+}
+
+
+def _fits(value: object, kind: str) -> bool:
+    return type(value) in _FITS[kind]
+
+
+class _Walker:
+    def __init__(self, kind: str, release: TrainerVersion, kubernetes: str, out: list[Issue]):
+        self.kind = kind
+        self.release = release
+        self.kubernetes = kubernetes
+        self.converter = converter(kubernetes)
+        self.out = out
+
+    def schema_name(self, core: bool) -> str:
+        if core:
+            return f"Kubernetes {self.kubernetes}"
+        return f"Trainer {format_version(self.release)}"
+
+    def walk(self, value: Any, node: Node, path: list[str | int], core: bool) -> None:
+        if node.type == "core":
+            node, core = self.converter.definition(node.definition, node.embedded), True
+        kind = node.type
+        if kind == "any":
+            return
+        if value is None:
+            if not node.nullable:
+                self.null(path, core)
+            return
+        if not _fits(value, kind):
+            self.wrong_type(value, node, path)
+            return
+        if kind == "object":
+            self.mapping(value, node, path, core)
+        elif kind == "array":
+            self.limits(len(value), node.min_items, node.max_items, path, "items")
+            assert node.items is not None
+            for index, item in enumerate(value):
+                path.append(index)
+                self.walk(item, node.items, path, core)
+                path.pop()
+        elif kind == "map":
+            assert node.items is not None
+            for key, item in value.items():
+                path.append(key)
+                self.walk(item, node.items, path, core)
+                path.pop()
+        else:
+            self.scalar(value, node, path)
+
+    def mapping(self, value: dict[str, Any], node: Node, path: list[str | int], core: bool) -> None:
+        fields = node.fields
+        for key, item in value.items():
+            child = fields.get(key)
+            if child is None:
+                if not node.open and item is not None:  # a null unknown key loses nothing
+                    self.unknown(key, node, path, core)
+                continue
+            path.append(key)
+            self.walk(item, child, path, core)
+            path.pop()
+        for key in node.required:
+            if key not in value:
+                self.missing(key, path)
+        if node.min_properties and len(value) < node.min_properties:
+            self.add(INVALID, path, f"`{self.where(path)}` is empty: the API server rejects the "
+                     f"{self.kind} (`should have at least {node.min_properties} properties`); "
+                     "fill it in or remove it")
+
+    # --- findings ---
+
+    def add(self, code: str, path: list[str | int], message: str) -> None:
+        self.out.append(Issue(code, tuple(path), message))
+
+    def where(self, path: list[str | int]) -> str:
+        return dotted(tuple(path)) or "the object"
+
+    def null(self, path: list[str | int], core: bool) -> None:
+        self.add(WRONG_TYPE, path, f"`{self.where(path)}` is null: the API server drops it as if "
+                 "it were not written; remove it or give it a value")
+
+    def wrong_type(self, value: Any, node: Node, path: list[str | int]) -> None:
+        expected, found = _JSON_TYPES[node.type], json_type(value)
+        advice = f"write it as {'an' if expected[0] in 'aeiou' else 'a'} {expected}"
+        if isinstance(value, str) and node.type in ("integer", "number", "boolean"):
+            advice = "write it without quotes" if _parses(value, node.type) else advice
+        if node.note:
+            advice = node.note
+        self.add(WRONG_TYPE, path, f"`{self.where(path)}` must be of type {expected}, not "
+                 f"{found}: the API server rejects the {self.kind}; {advice}")
+
+    def unknown(self, key: str, node: Node, path: list[str | int], core: bool) -> None:
+        where = self.where(path)
+        released = node.elsewhere.get(key)
+        if released is not None:
+            advice = released.advice(self.release) or (
+                "remove it, or check which Trainer release the cluster runs (`trainer-version`)"
+            )
+            self.add(OTHER_RELEASE, [*path, key],
+                     f"`{key}` in `{where}` exists in Trainer {released.describe()}, not in "
+                     f"{format_version(self.release)}: the API server prunes it silently, so "
+                     f"it has no effect; {advice}")
+            return
+        message = (f"unknown field `{key}` in `{where}` ({self.schema_name(core)} schema): the "
+                   "API server prunes it silently, so it has no effect; ")
+        guess = suggest(key, [*node.fields, *node.elsewhere])
+        if guess is None:
+            message += "remove it or fix its name"
+        else:
+            message += f"did you mean `{guess}`?"
+            other = node.elsewhere.get(guess)
+            if other is not None:
+                message += f" (it exists in Trainer {other.describe()}"
+                advice = other.advice(self.release)
+                message += f"; {advice})" if advice else ")"
+        self.add(UNKNOWN, [*path, key], message)
+
+    def missing(self, key: str, path: list[str | int]) -> None:
+        where = self.where(path)
+        field = f"{dotted(tuple(path))}.{key}".lstrip(".")
+        self.add(REQUIRED, path, f"`{where}` has no `{key}`: the API server rejects the "
+                 f"{self.kind} (`{field}: Required value`); add `{key}`")
+
+    def scalar(self, value: Any, node: Node, path: list[str | int]) -> None:
+        if node.enum is not None and value not in node.enum:
+            allowed = ", ".join(f'"{item}"' for item in node.enum)
+            guess = suggest(str(value), [str(item) for item in node.enum])
+            advice = f"did you mean `{guess}`?" if guess is not None else "use one of them"
+            self.add(INVALID, path, f"`{self.where(path)}` is `{value}`: the API server rejects "
+                     f'the {self.kind} (`Unsupported value: "{value}": supported values: '
+                     f"{allowed}`); {advice}")
+        if isinstance(value, str):
+            self.limits(len(value), node.min_length, node.max_length, path, "characters")
+        elif isinstance(value, int) and not isinstance(value, bool):
+            if node.minimum is not None and value < node.minimum:
+                self.add(INVALID, path, f"`{self.where(path)}` is {value}: the API server rejects "
+                         f"the {self.kind} (`should be greater than or equal to {node.minimum}`)"
+                         f"; use {node.minimum} or more")
+            if node.maximum is not None and value > node.maximum:
+                self.add(INVALID, path, f"`{self.where(path)}` is {value}: the API server rejects "
+                         f"the {self.kind} (`should be less than or equal to {node.maximum}`); "
+                         f"use {node.maximum} or less")
+
+    def limits(
+        self, size: int, low: int | None, high: int | None, path: list[str | int], unit: str
+    ) -> None:
+        where = self.where(path)
+        wording = "items" if unit == "items" else "chars long"
+        if low is not None and size < low:
+            self.add(INVALID, path, f"`{where}` has {size} {unit}: the API server rejects the "
+                     f"{self.kind} (`should have at least {low} {wording}`); give it at least "
+                     f"{low}")
+        if high is not None and size > high:
+            limit = f"must have at most {high} items" if unit == "items" else (
+                f"may not be more than {high} bytes")
+            self.add(INVALID, path, f"`{where}` has {size} {unit}: the API server rejects the "
+                     f"{self.kind} (`Too many: {size}: {limit}`)" if unit == "items" else
+                     f"`{where}` has {size} {unit}: the API server rejects the {self.kind} "
+                     f"(`Too long: {limit}`)")
+
+
+def _parses(text: str, kind: str) -> bool:
+    if kind == "boolean":
+        return text.lower() in ("true", "false")
+    try:
+        float(text) if kind == "number" else int(text)
+    except ValueError:
+        return False
+    return True
+
+
+def suggest(word: str, candidates: list[str]) -> str | None:
+    """The candidate closest to `word` by edit distance, when close enough to be a typo."""
+    lowered = word.lower()
+    best, best_distance = None, max(1, len(word) // 4) + 1
+    for candidate in candidates:
+        if candidate.lower() == lowered:
+            return candidate
+        distance = _distance(lowered, candidate.lower(), best_distance)
+        if distance < best_distance:
+            best, best_distance = candidate, distance
+    return best
+
+
+def _distance(left: str, right: str, bound: int) -> int:
+    """Levenshtein distance, or `bound` once it is certain to reach it."""
+    if abs(len(left) - len(right)) >= bound:
+        return bound
+    previous = list(range(len(right) + 1))
+    for row, char in enumerate(left, start=1):
+        current = [row]
+        for column, other in enumerate(right, start=1):
+            current.append(min(previous[column] + 1, current[column - 1] + 1,
+                               previous[column - 1] + (char != other)))
+        if min(current) >= bound:
+            return bound
+        previous = current
+    return previous[-1]

@@ -1,0 +1,137 @@
+"""Kubernetes types (Pod and Job templates, PVCs, StorageClasses...) from kubernetes-validate's
+OpenAPI schemas, turned into schema `Node`s so that one walk checks an object end to end.
+
+The schemas are read from the kubernetes-validate package data without importing it (its
+import pulls in jsonschema, ~120 ms): the definitions use only `type`, `properties`,
+`additionalProperties`, `items`, `required`, `enum`, `$ref` and a `oneOf` for
+int-or-string and quantities, which the walker checks directly. Each definition is
+converted once per Kubernetes version, when an object first needs it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from trainlint.model.schema import Node, Type, tree
+from trainlint.rule import RELEASES
+
+DEFAULT_KUBERNETES_VERSION = "1.33"
+OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+
+
+def _schemas_dir() -> Path:
+    spec = importlib.util.find_spec("kubernetes_validate")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("kubernetes-validate is not installed")
+    return Path(next(iter(spec.submodule_search_locations))) / "kubernetes-json-schema"
+
+
+def versions() -> list[str]:
+    """The Kubernetes versions whose schemas are installed, oldest first (`1.33`)."""
+    found = {
+        str(match[1]) for entry in _schemas_dir().iterdir()
+        if (match := re.fullmatch(r"v(\d+\.\d+)\.\d+-local-strict", entry.name))
+    }
+    return sorted(found, key=lambda text: tuple(int(part) for part in text.split(".")))
+
+
+def resolve_version(wanted: str) -> str:
+    """The newest installed schema version not newer than `wanted` (as kubernetes-validate
+    chooses); ValueError when `wanted` is older than every installed one."""
+    match = re.fullmatch(r"v?(\d+)\.(\d+)(?:\.\d+)?", wanted.strip())
+    if not match:
+        raise ValueError(f"not a Kubernetes version: {wanted!r} (expected e.g. 1.33)")
+    target = (int(match[1]), int(match[2]))
+    known = [text for text in versions() if tuple(map(int, text.split("."))) <= target]
+    if not known:
+        raise ValueError(f"no schemas for Kubernetes {wanted} (oldest: {versions()[0]})")
+    return known[-1]
+
+
+@cache
+def _definitions(version: str) -> dict[str, Any]:
+    path = _schemas_dir() / f"v{version}.0-local-strict" / "_definitions.json"
+    with path.open(encoding="utf-8") as file:
+        definitions: dict[str, Any] = json.load(file)["$defs"]
+    return definitions
+
+
+class Converter:
+    """Definitions of one Kubernetes version as Nodes, converted on first use."""
+
+    def __init__(self, version: str) -> None:
+        self.version = version
+        self._nodes: dict[tuple[str, bool], Node] = {}
+
+    def definition(self, name: str, embedded: bool) -> Node:
+        """The Node of a definition; inside a custom resource (`embedded`), object metadata
+        keeps only what the CRD keeps."""
+        key = (name, embedded)
+        node = self._nodes.get(key)
+        if node is None:
+            if embedded and name == OBJECT_META:
+                from trainlint.model.common import EmbeddedMeta
+
+                node = tree(EmbeddedMeta, RELEASES[0])
+            else:
+                node = Node("any")
+                self._nodes[key] = node  # before filling: definitions may be recursive
+                self._fill(node, _definitions(self.version)[name], embedded)
+            self._nodes[key] = node
+        return node
+
+    def _convert(self, schema: dict[str, Any], embedded: bool) -> Node:
+        if "$ref" in schema:
+            return self.definition(schema["$ref"].rsplit("/", 1)[-1], embedded)
+        node = Node("any")
+        self._fill(node, schema, embedded)
+        return node
+
+    def _fill(self, node: Node, schema: dict[str, Any], embedded: bool) -> None:
+        if "oneOf" in schema:
+            choices = {kind for choice in schema["oneOf"] for kind in _types(choice)}
+            node.type = "int-or-string" if "integer" in choices else "quantity"
+            node.nullable = "null" in choices
+            return
+        kinds = _types(schema)
+        node.nullable = "null" in kinds
+        main = next((kind for kind in kinds if kind != "null"), "any")
+        node.type = _TYPES.get(main, "any")
+        if "enum" in schema:
+            node.enum = tuple(value for value in schema["enum"] if value is not None)
+        if node.type == "array":
+            node.items = self._convert(schema.get("items") or {}, embedded)
+        elif node.type == "object":
+            extra = schema.get("additionalProperties")
+            properties = schema.get("properties")
+            if properties is None and isinstance(extra, dict):
+                node.type, node.items = "map", self._convert(extra, embedded)
+                return
+            node.fields = {
+                key: self._convert(value, embedded) for key, value in (properties or {}).items()
+            }
+            node.open = extra is not False
+            node.required = tuple(schema.get("required", ()))
+
+
+_TYPES: dict[str, Type] = {
+    "object": "object", "array": "array", "string": "string", "integer": "integer",
+    "number": "number", "boolean": "boolean",
+}
+
+
+def _types(schema: dict[str, Any]) -> list[str]:
+    kind = schema.get("type")
+    if kind is None:
+        return ["object"] if "properties" in schema else []
+    return [kind] if isinstance(kind, str) else list(kind)
+
+
+@cache
+def converter(version: str) -> Converter:
+    return Converter(version)

@@ -1,0 +1,51 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from trainlint.document import Manifest
+from trainlint.engine import Context
+from trainlint.model.check import REQUIRED, SCHEMA_KINDS, problems
+from trainlint.rule import Problem, Severity, rule
+
+
+@rule(
+    REQUIRED, "missing-required-field", kinds=set(SCHEMA_KINDS), severity=Severity.ERROR,
+    fix="Add the field the schema requires.",
+)
+def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
+    """## What it does
+    Flags mappings that lack a field their schema requires: `spec.runtimeRef` of a
+    TrainJob, `name` and `template` of a replicatedJob, `name` and `action` of a failure
+    policy rule, `containers` of a pod spec, `manager` of a runtime patch. The finding is
+    on the mapping that should hold the field.
+
+    ## Why is this bad?
+    The API server rejects the object (`Required value`). Inside a runtime the rejection
+    comes only when the runtime is applied, long after the TrainJobs that use it were
+    written.
+
+    ## Example
+    ```yaml
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: TrainJob
+    metadata:
+      name: sft-run-1
+    spec:
+      trainer:
+        numNodes: 2
+    ```
+
+    Use instead:
+    ```yaml
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: TrainJob
+    metadata:
+      name: sft-run-1
+    spec:
+      runtimeRef:
+        name: torch-distributed
+      trainer:
+        numNodes: 2
+    ```
+    """
+    yield from problems(manifest, ctx, REQUIRED)

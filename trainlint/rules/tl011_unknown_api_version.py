@@ -1,0 +1,66 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from trainlint.document import Manifest
+from trainlint.engine import TRAINER_KINDS, Context
+from trainlint.model.check import TRAINER_API
+from trainlint.rule import Problem, Severity, rule
+
+#: Groups users reach for by mistake, and why they are wrong.
+KNOWN_WRONG = {
+    "kubeflow.org": "the Training Operator v1 group (PyTorchJob, TFJob...), which has no {kind}",
+}
+
+
+@rule(
+    "TL011", "unknown-api-version", kinds={"", *TRAINER_KINDS}, severity=Severity.ERROR,
+    fix=f"Use `apiVersion: {TRAINER_API}`.",
+)
+def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
+    """## What it does
+    Flags TrainJobs, TrainingRuntimes and ClusterTrainingRuntimes whose `apiVersion` is not
+    `trainer.kubeflow.org/v1alpha1`, the only version any Trainer v2 release serves:
+    `trainer.kubeflow.org/v1`, or `kubeflow.org/v1` from the Training Operator v1.
+
+    ## Why is this bad?
+    The API server knows no such kind in that version and rejects the object ("no matches
+    for kind"); no other check of trainlint applies to it either.
+
+    ## Example
+    ```yaml
+    apiVersion: kubeflow.org/v1
+    kind: TrainJob
+    metadata:
+      name: sft-run-1
+    spec:
+      runtimeRef:
+        name: torch-distributed
+    ```
+
+    Use instead:
+    ```yaml
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: TrainJob
+    metadata:
+      name: sft-run-1
+    spec:
+      runtimeRef:
+        name: torch-distributed
+    ```
+    """
+    kind, version = manifest.kind, manifest.api_version
+    if kind not in TRAINER_KINDS or not version or version == TRAINER_API:
+        return
+    group = version.rsplit("/", 1)[0] if "/" in version else ""
+    if group == "trainer.kubeflow.org":
+        why = f"Trainer serves `{kind}` only as `{TRAINER_API}`"
+    elif group in KNOWN_WRONG:
+        why = f"`{version}` is " + KNOWN_WRONG[group].format(kind=kind)
+    else:
+        why = f"`{kind}` belongs to `{TRAINER_API}`"
+    yield Problem(
+        ("apiVersion",),
+        f"`apiVersion: {version}` for a {kind}: {why}, so the API server rejects it "
+        f'(no matches for kind "{kind}" in version "{version}"); use `{TRAINER_API}`',
+    )
