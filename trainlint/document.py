@@ -154,8 +154,13 @@ def dig(value: object, *path: str | int) -> Any:
 
 
 def dotted(path: Path) -> str:
-    """`("spec", "replicatedJobs", 0, "name")` → `spec.replicatedJobs[0].name`."""
-    return "".join(f"[{key}]" if isinstance(key, int) else f".{key}" for key in path).lstrip(".")
+    """`("spec", "replicatedJobs", 0, "name")` → `spec.replicatedJobs[0].name`; keys that
+    hold dots or slashes (labels) are bracketed, as Kubernetes prints them:
+    `metadata.labels[trainer.kubeflow.org/trainjob-ancestor-step]`."""
+    return "".join(
+        f"[{key}]" if isinstance(key, int) or "." in key or "/" in key else f".{key}"
+        for key in path
+    ).lstrip(".")
 
 
 def string(value: object) -> str:

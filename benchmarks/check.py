@@ -1,0 +1,119 @@
+"""End-to-end speed of `trainlint check` against the bare C-parse rate of the same bytes.
+
+    python3 benchmarks/check.py [--runs 5] [--quick]
+
+Prints a table: medians of `--runs` runs, documents per second, and each figure's ratio to
+the floor measured in the same run (libyaml composing every document with line/column
+marks, in-process, no rules). Start-up and peak RSS are measured on real subprocesses.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from functools import partial
+from pathlib import Path
+
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from corpus import DEFAULT_DIR, write_files, write_stream
+
+TRAINLINT = shutil.which("trainlint") or "trainlint"
+
+
+def median_seconds(action: Callable[[], object], runs: int) -> float:
+    times = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        action()
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
+def compose_floor(paths: Sequence[Path]) -> int:
+    """Compose every document of every file with libyaml: the floor no checker beats."""
+    count = 0
+    for path in paths:
+        for _ in yaml.compose_all(path.read_bytes(), Loader=yaml.CSafeLoader):
+            count += 1
+    return count
+
+
+def run(arguments: Sequence[str]) -> int:
+    """Run trainlint; return its peak RSS in KiB (exit 0 or 1 both mean it checked)."""
+    process = subprocess.Popen(
+        [TRAINLINT, *arguments], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    _, status, usage = os.wait4(process.pid, 0)
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode not in (0, 1):
+        message = process.stderr.read().decode() if process.stderr else ""
+        raise SystemExit(f"trainlint {' '.join(arguments)} failed: {message}")
+    return usage.ru_maxrss
+
+
+def row(label: str, seconds: float, documents: int, floor: float, rss: int | None = None) -> str:
+    rate = documents / seconds
+    memory = f"{rss / 1024:8.0f} MB" if rss is not None else " " * 11
+    return f"{label:<44} {seconds * 1000:9.0f} ms {rate:9.0f} docs/s {floor / rate:6.2f}x  {memory}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--quick", action="store_true", help="1,000 files only")
+    args = parser.parse_args()
+    corpus = DEFAULT_DIR
+    sizes = [1_000] if args.quick else [1_000, 10_000]
+    for size in sizes:
+        if not (corpus / f"files-{size}").exists():
+            write_files(corpus / f"files-{size}", size)
+    stream = corpus / "stream-10000.yaml"
+    if not stream.exists():
+        write_stream(stream, 10_000)
+    one = corpus / "files-1000" / "000" / "manifest-00000.yaml"
+
+    print(f"{'what':<44} {'median':>12} {'rate':>16} {'floor/rate':>7}  {'peak RSS':>11}")
+    for size in sizes:
+        folder = corpus / f"files-{size}"
+        paths = sorted(folder.rglob("*.yaml"))
+        documents = compose_floor(paths)
+        floor_seconds = median_seconds(partial(compose_floor, paths), args.runs)
+        floor_rate = documents / floor_seconds
+        print(row(f"C compose floor, {size:,} files", floor_seconds, documents, floor_rate))
+        for label, extra in (("--jobs 1", ["--jobs", "1"]), ("--jobs 2", ["--jobs", "2"])):
+            command = ["check", "--no-cache", *extra, str(folder)]
+            rss = run(command)
+            seconds = median_seconds(partial(run, command), args.runs)
+            print(row(f"trainlint check {label}, cold, {size:,} files", seconds, documents,
+                      floor_rate, rss))
+        warm = ["check", "--cache-dir", str(corpus / ".cache"), str(folder)]
+        run(warm)
+        seconds = median_seconds(partial(run, warm), args.runs)
+        print(row(f"trainlint check, warm cache, {size:,} files", seconds, documents,
+                  floor_rate, run(warm)))
+
+    documents = compose_floor([stream])
+    floor_seconds = median_seconds(partial(compose_floor, [stream]), args.runs)
+    command = ["check", "--no-cache", "--jobs", "1", str(stream)]
+    seconds = median_seconds(partial(run, command), args.runs)
+    print(row("C compose floor, one 10,000-document file", floor_seconds, documents,
+              documents / floor_seconds))
+    print(row("trainlint check, one 10,000-document file", seconds, documents,
+              documents / floor_seconds, run(command)))
+
+    for label, command in (("trainlint --version", ["--version"]),
+                           ("trainlint check one.yaml", ["check", "--no-cache", str(one)])):
+        seconds = median_seconds(partial(run, command), max(args.runs, 20))
+        print(f"{label:<44} {seconds * 1000:9.0f} ms (median of {max(args.runs, 20)})")
+
+
+if __name__ == "__main__":
+    main()
