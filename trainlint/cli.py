@@ -151,7 +151,7 @@ def _color(terminal: bool) -> bool:
 
 def _write(text: str, output_file: Path | None) -> None:
     if output_file is None:
-        click.echo(text, nl=False)
+        click.echo(text, nl=False, color=True)  # color was decided already: never strip it
         return
     try:
         output_file.parent.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,180 @@
+"""Every output format: golden files over the broken fine-tune example, and the contracts
+each consumer (GitHub, GitLab, JUnit and Checkstyle readers) relies on."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from xml.etree import ElementTree
+
+import pytest
+
+from tests.conftest import ROOT, SHARED, UPDATE, lint_text
+from trainlint.document import Source, Span
+from trainlint.engine import Finding
+from trainlint.report import FORMATS, Report, fingerprints, renderer
+from trainlint.rule import Severity
+
+GOLDEN = ROOT / "fixtures" / "report"
+EXAMPLE = "examples/finetune-broken"
+#: The rules that fire on the example today: new rules do not churn these files.
+CODES = "TL201,TL202,TL301,TL302,TL401,TL402"
+CLEAN_ENV = {
+    key: value for key, value in os.environ.items()
+    if key not in {"GITHUB_ACTIONS", "NO_COLOR", "FORCE_COLOR"}
+}
+
+
+def trainlint(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", "from trainlint.cli import run; run()", *args],
+        cwd=ROOT, env=env or CLEAN_ENV, capture_output=True, text=True, check=False,
+    )
+
+
+def example_report(fmt: str, *extra: str, env: dict[str, str] | None = None) -> str:
+    result = trainlint(
+        "check", "--isolated", "--select", CODES, "--output-format", fmt, *extra, EXAMPLE, env=env
+    )
+    assert result.returncode == 1, result.stderr
+    assert result.stderr == ""
+    return result.stdout
+
+
+def check_golden(name: str, text: str) -> None:
+    path = GOLDEN / name
+    if UPDATE:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    assert path.exists(), f"{path} is missing: run with TRAINLINT_UPDATE_FIXTURES=1"
+    assert text == path.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("fmt", list(FORMATS))
+def test_golden(fmt: str) -> None:
+    check_golden(f"finetune-broken.{fmt}.expected", example_report(fmt))
+
+
+def test_golden_full_in_color() -> None:
+    text = example_report("full", env={**CLEAN_ENV, "FORCE_COLOR": "1"})
+    assert "\x1b[1;31m" in text
+    check_golden("finetune-broken.full-color.expected", text)
+
+
+def test_golden_statistics() -> None:
+    check_golden("finetune-broken.statistics.expected", example_report("concise", "--statistics"))
+
+
+def test_sarif_is_valid_and_fits_github_code_scanning() -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    schema_path = SHARED / "schemas" / "sarif-schema-2.1.0.json"
+    if not schema_path.exists():
+        pytest.skip(f"{schema_path} is absent: the SARIF schema lives beside the checkout in CI")
+    log = json.loads(example_report("sarif"))
+    schema = json.loads(schema_path.read_text())
+    jsonschema.validators.validator_for(schema)(schema).validate(log)
+
+    (run,) = log["runs"]
+    rules = run["tool"]["driver"]["rules"]
+    assert [rule["id"] for rule in rules] == sorted(CODES.split(","))
+    for rule in rules:
+        assert rule["help"]["text"] and rule["help"]["markdown"].startswith("## What it does")
+        assert rule["helpUri"] == f"https://trainlint.dev/rules/{rule['id'].lower()}"
+    results = run["results"]
+    assert len(results) == 7
+    first = results[0]
+    assert rules[first["ruleIndex"]]["id"] == first["ruleId"] == "TL401"
+    assert first["level"] == "warning"
+    location = first["locations"][0]["physicalLocation"]
+    assert location["artifactLocation"] == {
+        "uri": "examples/finetune-broken/runtime.yaml", "uriBaseId": "%SRCROOT%",
+    }
+    assert location["region"] == {
+        "startLine": 20, "startColumn": 13, "endLine": 20, "endColumn": 17,
+    }
+    assert {result["level"] for result in results} == {"error", "warning"}
+    prints = [result["partialFingerprints"]["trainlint/v1"] for result in results]
+    assert len(set(prints)) == len(prints)
+
+
+def test_sarif_uri_is_relative_and_escaped() -> None:
+    from trainlint.report.sarif import uri
+
+    assert uri(str(Path.cwd() / "deploy" / "a b.yaml")) == "deploy/a%20b.yaml"
+    assert uri("charts/x#1.yaml") == "charts/x%231.yaml"
+    assert uri("/elsewhere/x.yaml") == "file:///elsewhere/x.yaml"
+
+
+def _finding(
+    message: str, *, file: str = "a.yaml", line: int = 3, code: str = "TL301"
+) -> Finding:
+    return Finding(
+        code, "ephemeral-checkpoint-volume", Severity.ERROR, message, None,
+        Source(file, "x: 1\n"), Span(line, 5, line, 9), ("spec",), None,
+    )
+
+
+def test_github_commands_escape_data_and_properties() -> None:
+    text = renderer("github")(Report([_finding("50% done,\nnext: x", file="dir,1/a:b.yaml")]))
+    assert text == (
+        "::error file=dir%2C1/a%3Ab.yaml,line=3,col=5,endLine=3,endColumn=9,"
+        "title=trainlint TL301 (ephemeral-checkpoint-volume)::50%25 done,%0Anext: x\n"
+    )
+
+
+def test_gitlab_fingerprints_survive_line_moves_and_stay_unique() -> None:
+    moved = fingerprints([_finding("m", line=3)]) == fingerprints([_finding("m", line=40)])
+    assert moved
+    twice = fingerprints([_finding("m"), _finding("m", line=9)])
+    assert twice[1] == f"{twice[0]}:2"
+    other = fingerprints([_finding("m", file="b.yaml")])
+    assert other[0] != twice[0]
+    issues = json.loads(renderer("gitlab")(Report([_finding("m")])))
+    assert issues[0]["severity"] == "major"
+    assert issues[0]["location"]["positions"]["begin"] == {"line": 3, "column": 5}
+
+
+def test_junit_has_a_case_per_file_and_rule_and_a_passing_case_per_clean_file() -> None:
+    findings = [_finding("one", line=3), _finding("two", line=7), _finding("x", code="TL302")]
+    text = renderer("junit")(Report(findings, files=["a.yaml", "clean.yaml"]))
+    root = ElementTree.fromstring(text)
+    assert root.attrib["tests"] == "3" and root.attrib["failures"] == "2"
+    cases = root.findall("./testsuite/testcase")
+    assert [(case.attrib["classname"], case.attrib["name"]) for case in cases] == [
+        ("a.yaml", "TL301 ephemeral-checkpoint-volume"),
+        ("a.yaml", "TL302 ephemeral-checkpoint-volume"),
+        ("clean.yaml", "trainlint"),
+    ]
+    failure = cases[0].find("failure")
+    assert failure is not None and failure.attrib["message"] == "2 problems of TL301"
+    assert failure.text == "a.yaml:3:5: one\na.yaml:7:5: two"
+    assert cases[2].find("failure") is None
+
+
+def test_checkstyle_escapes_markup_and_lists_clean_files() -> None:
+    text = renderer("checkstyle")(Report([_finding('a <b> & "c"')], files=["a.yaml", "ok.yaml"]))
+    root = ElementTree.fromstring(text)
+    files = root.findall("file")
+    assert [element.attrib["name"] for element in files] == ["a.yaml", "ok.yaml"]
+    error = files[0].find("error")
+    assert error is not None
+    assert error.attrib == {
+        "line": "3", "column": "5", "severity": "error", "message": 'a <b> & "c"',
+        "source": "trainlint.TL301.ephemeral-checkpoint-volume",
+    }
+
+
+def test_json_lines_carry_the_json_objects() -> None:
+    findings = lint_text((ROOT / EXAMPLE / "runtime.yaml").read_text())
+    lines = renderer("json-lines")(Report(findings)).splitlines()
+    assert [json.loads(line) for line in lines] == json.loads(renderer("json")(Report(findings)))
+    assert renderer("json-lines")(Report([])) == ""
+
+
+def test_text_formats_on_a_clean_run() -> None:
+    for fmt in ("full", "concise", "grouped"):
+        assert renderer(fmt)(Report([])) == "All checks passed.\n"
+    assert json.loads(renderer("sarif")(Report([])))["runs"][0]["results"] == []
