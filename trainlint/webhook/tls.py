@@ -116,7 +116,9 @@ def generate(folder: Path, names: list[str], *, days: int = 30) -> SelfSigned:
     """A throwaway CA and a leaf for `names` (plus localhost, 127.0.0.1 and ::1)."""
     now = datetime.datetime.now(datetime.UTC)
     ca_key = ec.generate_private_key(ec.SECP256R1())
-    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "trainlint local CA")])
+    # A unique name per CA: clients trusting an old and a new CA pick the right one.
+    unique = f"trainlint local CA {x509.random_serial_number():x}"[:64]
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, unique)])
     ca = (
         _builder(ca_name, ca_name, ca_key.public_key(), now, days)
         .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)

@@ -1,0 +1,466 @@
+"""The webhook end to end: a real TLS server on 127.0.0.1, driven by an HTTPS client that
+dials like the API server (HTTP/1.1 keep-alive, the service name verified against a CA,
+`?timeout=`), every answer checked with a port of the API server's own checks."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from tests.conftest import ROOT, UPDATE
+from tests.test_webhook_helpers import (
+    SERVICE,
+    ApiServerConnection,
+    Loop,
+    get,
+    recorded_warnings,
+    verify_admission_response,
+)
+from trainlint.document import UNKNOWN_SPAN, Source
+from trainlint.engine import Finding, Settings
+from trainlint.rule import Severity
+from trainlint.webhook import admission, tls
+from trainlint.webhook.admission import Mode
+from trainlint.webhook.server import MAX_BODY, Options, Server, deadline_budget
+from trainlint.webhook.sources import DirectorySource
+from trainlint.webhook.store import ClusterSource, Store
+
+FIXTURES = ROOT / "fixtures" / "admission-review"
+CONTEXT = FIXTURES / "context"
+REVIEWS = sorted(path for path in FIXTURES.glob("*.json") if ".expected" not in path.name)
+
+
+@pytest.fixture(scope="module")
+def certs(tmp_path_factory: pytest.TempPathFactory) -> tls.SelfSigned:
+    return tls.generate(tmp_path_factory.mktemp("tls"), tls.service_names("trainlint",
+                                                                          "trainlint-system"))
+
+
+@pytest.fixture(scope="module")
+def loop() -> Iterator[Loop]:
+    running = Loop()
+    yield running
+    running.close()
+
+
+def options(certs: tls.SelfSigned, mode: Mode = Mode.ENFORCE, **changes: object) -> Options:
+    base = Options(tls_cert=certs.cert, tls_key=certs.key, host="127.0.0.1", port=0,
+                   metrics_port=0, mode=mode, lame_duck=0, drain=1, cert_poll=0.05)
+    return replace(base, **changes)  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="module")
+def servers(loop: Loop, certs: tls.SelfSigned) -> Iterator[dict[Mode, Server]]:
+    started = {mode: loop.start(options(certs, mode), DirectorySource(CONTEXT))
+               for mode in Mode}
+    deadline = time.monotonic() + 5
+    while not all(server.webhook.ready() for server in started.values()):
+        assert time.monotonic() < deadline, "context never synced"
+        time.sleep(0.02)
+    yield started
+    for server in started.values():
+        loop.run(server.stop(0))
+
+
+def ask(server: Server, ca: Path, body: bytes, **kwargs: str) -> tuple[int, bytes]:
+    connection = ApiServerConnection(server.port, ca)
+    try:
+        return connection.review(body, **kwargs)
+    finally:
+        connection.close()
+
+
+@pytest.mark.parametrize("path", REVIEWS, ids=[path.stem for path in REVIEWS])
+def test_fixture_reviews(path: Path, servers: dict[Mode, Server], certs: tls.SelfSigned) -> None:
+    """Each recorded review, in both modes, answers as its `.expected.json` says."""
+    body = path.read_bytes()
+    uid = json.loads(body)["request"]["uid"]
+    answers = {}
+    for mode, server in servers.items():
+        status, reply = ask(server, certs.ca, body)
+        assert status == 200
+        response = verify_admission_response(uid, json.loads(reply))
+        warnings = response.get("warnings", [])
+        assert recorded_warnings(warnings) == warnings, "the API server would cut a warning"
+        assert all(len(w) <= 120 and w.isprintable() for w in warnings)
+        if not response["allowed"]:
+            assert mode is Mode.ENFORCE
+            assert response["status"]["code"] in {403, 400}
+            assert len(response["status"]["message"]) <= 1024
+            assert response["status"]["message"][:2] == "TL"
+        answers[mode.value] = json.loads(reply)
+    expected = path.with_suffix(".expected.json")
+    if UPDATE or not expected.exists():
+        expected.write_text(json.dumps(answers, indent=2) + "\n")
+    assert answers == json.loads(expected.read_text())
+
+
+def test_dry_run_gets_the_same_decision(servers: dict[Mode, Server], certs: tls.SelfSigned) -> None:
+    create = json.loads((FIXTURES / "trainjob-create-env-override.json").read_text())
+    dry = json.loads((FIXTURES / "trainjob-dryrun-env-override.json").read_text())
+    assert dry["request"]["dryRun"] is True
+    server = servers[Mode.ENFORCE]
+    first = json.loads(ask(server, certs.ca, json.dumps(create).encode())[1])["response"]
+    second = json.loads(ask(server, certs.ca, json.dumps(dry).encode())[1])["response"]
+    assert first.pop("uid") != second.pop("uid")
+    assert first == second
+    assert first["allowed"] is False
+
+
+def test_deny_message_and_warnings_stay_within_limits() -> None:
+    """Many findings: the most severe first, then `and N more`; warnings capped and clean."""
+    source = Source("admission:x", "")
+
+    def finding(code: str, severity: Severity, message: str) -> Finding:
+        return Finding(code, "name", severity, message, None, source, UNKNOWN_SPAN,
+                       ("spec", "trainer"), None)
+
+    findings = [finding(f"TL4{index:02d}", Severity.WARNING, f"w{index}\n" + "x" * 300)
+                for index in range(30)]
+    findings += [finding(f"TL2{index:02d}", Severity.ERROR, f"e{index} " + "y" * 2000)
+                 for index in range(5)]
+    denied = admission.judge(findings, Mode.ENFORCE)
+    assert not denied.allowed and denied.code == 403
+    assert denied.message.startswith("TL200: e0 ")
+    assert denied.message.endswith("; and 4 more: TL201, TL202, TL203, TL204")
+    assert len(denied.message) <= 1024
+    advised = admission.judge(findings, Mode.ADVISE)
+    assert advised.allowed
+    assert advised.warnings[0].startswith("TL200: e0")
+    assert len(advised.warnings) == 20
+    assert advised.warnings[-1] == "trainlint: 16 more findings not shown"
+    assert sum(map(len, advised.warnings)) <= 4096
+    assert all(len(w) <= 120 and w.isprintable() for w in advised.warnings)
+    assert recorded_warnings(list(advised.warnings)) == list(advised.warnings)
+
+
+def test_exemption_annotation_can_be_turned_off() -> None:
+    body = (FIXTURES / "trainjob-create-exempted.json").read_bytes()
+    review = admission.parse(body)
+    store = Store(Settings())
+    DirectorySource(CONTEXT).load_into(store)
+    assert admission.decide(review, Settings(), Mode.ENFORCE, store.context_for).allowed
+    strict = Settings(annotation_exemptions=False)
+    refused = admission.decide(review, strict, Mode.ENFORCE, store.context_for)
+    assert not refused.allowed
+    assert refused.message.startswith("TL202")
+
+
+@pytest.mark.parametrize(
+    ("body", "content_type", "status"),
+    [
+        (b"{}", "text/plain", 415),
+        (b"not json", "application/json", 400),
+        (b"[1, 2]", "application/json", 400),
+        (b'{"apiVersion": "admission.k8s.io/v1beta1", "kind": "AdmissionReview"}',
+         "application/json", 400),
+        (b'{"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {}}',
+         "application/json", 400),
+        (b"[" * 100_000 + b"]" * 100_000, "application/json", 400),
+        (b"\xff\xfe\x00", "application/json", 400),
+    ],
+    ids=["wrong-type", "not-json", "array", "v1beta1", "no-uid", "deep", "binary"],
+)
+def test_hostile_bodies_get_a_4xx(
+    body: bytes, content_type: str, status: int, servers: dict[Mode, Server],
+    certs: tls.SelfSigned,
+) -> None:
+    got, reply = ask(servers[Mode.ENFORCE], certs.ca, body, content_type=content_type)
+    assert got == status
+    assert b"Traceback" not in reply and reply.startswith(b"trainlint: ")
+
+
+def test_oversized_body_is_refused_before_it_is_read(
+    servers: dict[Mode, Server], certs: tls.SelfSigned
+) -> None:
+    connection = ApiServerConnection(servers[Mode.ENFORCE].port, certs.ca)
+    connection.putrequest("POST", "/validate?timeout=3s")
+    connection.putheader("Content-Type", "application/json")
+    connection.putheader("Content-Length", str(MAX_BODY + 1))
+    connection.endheaders()  # not one byte of the body is sent
+    response = connection.getresponse()
+    assert response.status == 413
+    connection.close()
+    chunked = ApiServerConnection(servers[Mode.ENFORCE].port, certs.ca)
+    chunks = (b"x" * 65536 for _ in range(MAX_BODY // 65536 + 2))
+    chunked.request("POST", "/validate", chunks, {"Content-Type": "application/json"},
+                    encode_chunked=True)
+    assert chunked.getresponse().status == 413
+    chunked.close()
+
+
+def test_object_the_rules_cannot_read_is_denied_clearly_or_warned() -> None:
+    body = (FIXTURES / "trainjob-create-unreadable.json").read_bytes()
+    review = admission.parse(body)
+    enforced = admission.decide(review, Settings(), Mode.ENFORCE)
+    assert not enforced.allowed and enforced.message.startswith("TL004: ")
+    advised = admission.decide(review, Settings(), Mode.ADVISE)
+    assert advised.allowed and advised.warnings[0].startswith("TL004: ")
+
+
+def test_other_operations_and_kinds_are_allowed_untouched() -> None:
+    review = json.loads((FIXTURES / "trainjob-create-env-override.json").read_text())
+    review["request"]["operation"] = "DELETE"
+    decision = admission.decide(admission.parse(json.dumps(review).encode()), Settings(),
+                                Mode.ENFORCE)
+    assert decision.allowed and not decision.warnings
+
+
+def test_update_keeps_the_old_object() -> None:
+    review = admission.parse((FIXTURES / "trainjob-update-rwo-multi-node.json").read_bytes())
+    assert review.operation == "UPDATE"
+    assert review.old_object["spec"]["trainer"]["numNodes"] == 1
+
+
+def test_runtime_from_context_is_used_and_its_own_findings_are_not_charged() -> None:
+    """TL302 appears only with the cached runtime and PVC; the runtime's own findings
+    (reported when it was admitted) do not land on the TrainJob."""
+    review = admission.parse((FIXTURES / "trainjob-update-rwo-multi-node.json").read_bytes())
+    store = Store(Settings())
+    DirectorySource(CONTEXT).load_into(store)
+    with_context = admission.decide(review, Settings(), Mode.ENFORCE, store.context_for)
+    assert not with_context.allowed and with_context.message.startswith("TL302: ")
+    runtime = store.get("ClusterTrainingRuntime", "", "torch-ckpt")
+    assert runtime is not None
+    del runtime.body["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["metadata"]
+    store.put("ClusterTrainingRuntime", runtime.body)
+    broken = store.get("ClusterTrainingRuntime", "", "torch-ckpt")
+    assert broken is not None and isinstance(broken.source, ClusterSource)
+    assert broken.source.intrinsic  # the runtime has findings of its own...
+    decision = admission.decide(review, Settings(), Mode.ENFORCE, store.context_for)
+    # ...which stay off the TrainJob's answer; TL201 here is the TrainJob's own finding
+    assert {finding.file for finding in decision.findings} == {f"admission:{review.uid}"}
+
+
+def test_deadline_budget_reads_go_durations() -> None:
+    assert deadline_budget("3s") == pytest.approx(2.5)
+    assert deadline_budget("1s") == pytest.approx(0.8)
+    assert deadline_budget("1m") == pytest.approx(29.5)  # capped at the API server's 30 s
+    assert deadline_budget("1500ms") == pytest.approx(1.2)
+    assert deadline_budget("nonsense") == pytest.approx(9.5)
+    assert deadline_budget(None) == pytest.approx(9.5)
+
+
+def test_slow_check_is_answered_before_the_deadline(
+    loop: Loop, certs: tls.SelfSigned, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A large object whose check outlives `?timeout=1s` still gets an answer in time."""
+    server = loop.start(options(certs), DirectorySource(CONTEXT))
+    real = server.webhook._decide
+
+    def slow(review: admission.Review) -> admission.Decision:
+        time.sleep(2)
+        return real(review)
+
+    monkeypatch.setattr(server.webhook, "_decide", slow)
+    review = json.loads((FIXTURES / "trainjob-create-clean.json").read_text())
+    review["request"]["object"]["metadata"]["annotations"]["pad"] = "x" * 100_000
+    started = time.monotonic()
+    status, reply = ask(server, certs.ca, json.dumps(review).encode(), timeout="1s")
+    took = time.monotonic() - started
+    assert status == 200 and took < 1.0
+    response = verify_admission_response(review["request"]["uid"], json.loads(reply))
+    assert response["allowed"] is False
+    assert "deadline" in response["status"]["message"]
+    loop.run(server.stop(0))
+
+
+def test_tls_policy_and_service_name(certs: tls.SelfSigned, servers: dict[Mode, Server],
+                                     tmp_path: Path) -> None:
+    old = ssl.create_default_context(cafile=str(certs.ca))
+    old.maximum_version = ssl.TLSVersion.TLSv1_2
+    connection = ApiServerConnection(servers[Mode.ENFORCE].port, certs.ca, context=old)
+    with pytest.raises(ssl.SSLError):
+        connection.review(b"{}")
+    other = tls.generate(tmp_path, ["elsewhere"])
+    with pytest.raises(tls.CertificateError, match=r"not trainlint\.trainlint-system\.svc"):
+        Server(options(certs, tls_cert=other.cert, tls_key=other.key), DirectorySource(CONTEXT))
+
+
+def test_probes_and_metrics(servers: dict[Mode, Server], certs: tls.SelfSigned) -> None:
+    server = servers[Mode.ENFORCE]
+    ask(server, certs.ca, (FIXTURES / "trainjob-create-env-override.json").read_bytes())
+    assert get(server.metrics_port, "/healthz") == (200, "ok\n")
+    assert get(server.metrics_port, "/readyz") == (200, "ok\n")
+    status, page = get(server.metrics_port, "/metrics")
+    assert status == 200
+    for line in (
+        'trainlint_webhook_requests_total{decision="deny",kind="TrainJob",operation="CREATE"}',
+        'trainlint_webhook_findings_total{rule="TL202"}',
+        'trainlint_webhook_cache_synced{kind="StorageClass"} 1.0',
+        'trainlint_webhook_cache_objects{kind="ClusterTrainingRuntime"} 2.0',
+        "trainlint_webhook_request_duration_seconds_bucket",
+        "trainlint_webhook_in_flight_requests",
+        "trainlint_webhook_certificate_expiry_timestamp_seconds",
+    ):
+        assert line in page
+
+
+def test_one_json_log_line_per_decision_without_the_object(
+    servers: dict[Mode, Server], certs: tls.SelfSigned, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level("INFO", logger="trainlint.webhook")
+    body = (FIXTURES / "trainjob-create-env-override.json").read_bytes()
+    ask(servers[Mode.ENFORCE], certs.ca, body)
+    lines = [json.loads(r.getMessage()) for r in caplog.records if '"uid"' in r.getMessage()]
+    assert len(lines) == 1
+    line = lines[0]
+    assert {k: line[k] for k in ("kind", "namespace", "name", "operation", "decision")} == {
+        "kind": "TrainJob", "namespace": "team-a", "name": "sft-env", "operation": "CREATE",
+        "decision": "deny"}
+    assert "TL202" in line["codes"] and "NCCL_DEBUG" not in json.dumps(line)
+
+
+def test_readyz_waits_for_the_context(loop: Loop, certs: tls.SelfSigned) -> None:
+    class Never:
+        async def run(self, store: Store) -> None:
+            await asyncio.Event().wait()
+
+    server = loop.start(options(certs), Never())
+    status, text = get(server.metrics_port, "/readyz")
+    assert status == 503 and "caches not synced" in text
+    loop.run(server.stop(0))
+
+
+def test_slow_headers_are_cut_off(loop: Loop, certs: tls.SelfSigned) -> None:
+    server = loop.start(options(certs, header_timeout=0.3), DirectorySource(CONTEXT))
+    raw = socket.create_connection(("127.0.0.1", server.port), 5)
+    sock = ssl.create_default_context(cafile=str(certs.ca)).wrap_socket(
+        raw, server_hostname=SERVICE)
+    sock.sendall(b"POST /validate HTTP/1.1\r\nHost: x\r\n")  # and never the rest
+    started = time.monotonic()
+    assert sock.recv(1024) == b""  # closed by the server
+    assert time.monotonic() - started < 3
+    sock.close()
+    loop.run(server.stop(0))
+
+
+def test_certificate_rotation_under_load(loop: Loop, tmp_path: Path) -> None:
+    """Swap the mounted files while clients keep sending: no request fails, and new
+    connections get the new certificate."""
+    first = tls.generate(tmp_path / "a", tls.service_names("trainlint", "trainlint-system"))
+    second = tls.generate(tmp_path / "b", tls.service_names("trainlint", "trainlint-system"))
+    live = tmp_path / "live"
+    live.mkdir()
+    shutil.copy(first.cert, live / "tls.crt")
+    shutil.copy(first.key, live / "tls.key")
+    bundle = tmp_path / "bundle.crt"
+    bundle.write_bytes(first.ca.read_bytes() + second.ca.read_bytes())
+    mounted = tls.SelfSigned(bundle, live / "tls.crt", live / "tls.key")
+    server = loop.start(options(mounted), DirectorySource(CONTEXT))
+    body = (FIXTURES / "trainjob-create-clean.json").read_bytes()
+    failures: list[str] = []
+    served = [0]
+    stop = threading.Event()
+
+    def client(keep_alive: bool) -> None:
+        connection = ApiServerConnection(server.port, bundle)
+        while not stop.is_set():
+            try:
+                status, _ = connection.review(body)
+                if status != 200:
+                    failures.append(str(status))
+                served[0] += 1
+            except (OSError, ssl.SSLError) as error:
+                failures.append(repr(error))
+            if not keep_alive:
+                connection.close()
+                connection = ApiServerConnection(server.port, bundle)
+        connection.close()
+
+    threads = [threading.Thread(target=client, args=(index % 2 == 0,)) for index in range(4)]
+    for thread in threads:
+        thread.start()
+    time.sleep(0.5)
+    # As the kubelet updates a Secret volume: new files, swapped in with a rename.
+    for name, source in (("tls.key.new", second.key), ("tls.crt.new", second.cert)):
+        shutil.copy(source, live / name)
+    (live / "tls.key.new").replace(live / "tls.key")
+    (live / "tls.crt.new").replace(live / "tls.crt")
+    time.sleep(0.8)
+    stop.set()
+    for thread in threads:
+        thread.join(10)
+    assert failures == []
+    assert served[0] > 20
+    fresh = ApiServerConnection(server.port, second.ca)  # trusts only the new CA
+    assert fresh.review(body)[0] == 200
+    fresh.close()
+    loop.run(server.stop(0))
+
+
+def test_sigterm_lame_duck_then_exit(tmp_path: Path) -> None:
+    """The real command: ready, SIGTERM → not ready but still answering, then exit 0."""
+    ports = []
+    for _ in range(2):
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            ports.append(probe.getsockname()[1])
+    ca = tmp_path / "ca.crt"
+    process = subprocess.Popen(
+        [sys.executable, "-c", "from trainlint.cli import run; run()", "serve",
+         "--self-signed", "--ca-out", str(ca), "--host", "127.0.0.1",
+         "--port", str(ports[0]), "--metrics-port", str(ports[1]),
+         "--context-dir", str(CONTEXT), "--mode", "enforce", "--lame-duck", "1"],
+        stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        deadline = time.monotonic() + 15
+        while True:
+            try:
+                if get(ports[1], "/readyz")[0] == 200:
+                    break
+            except OSError:
+                pass
+            assert time.monotonic() < deadline, "never became ready"
+            time.sleep(0.05)
+        process.send_signal(signal.SIGTERM)
+        time.sleep(0.2)
+        assert get(ports[1], "/readyz")[0] == 503
+        body = (FIXTURES / "trainjob-create-env-override.json").read_bytes()
+        connection = ApiServerConnection(ports[0], ca)
+        status, reply = connection.review(body)
+        assert status == 200 and json.loads(reply)["response"]["allowed"] is False
+        connection.close()
+        assert process.wait(10) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+        _, stderr = process.communicate()
+    assert "Traceback" not in stderr and '"event": "shutting-down"' in stderr
+
+
+def test_check_and_version_do_not_import_the_webhook_stack(tmp_path: Path) -> None:
+    code = (
+        "import sys\nfrom click.testing import CliRunner\nfrom trainlint.cli import main\n"
+        f"CliRunner().invoke(main, ['check', {str(CONTEXT)!r}])\n"
+        "CliRunner().invoke(main, ['--version'])\n"
+        "heavy = [m for m in ('aiohttp', 'prometheus_client', 'kubernetes_asyncio',"
+        " 'cryptography', 'trainlint.webhook') if m in sys.modules]\n"
+        "print(heavy)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            check=True, cwd=tmp_path)
+    assert result.stdout.strip() == "[]"
+
+
+def test_serve_needs_a_certificate_choice() -> None:
+    from trainlint.cli import main
+
+    result = CliRunner().invoke(main, ["serve"])
+    assert result.exit_code == 2
+    assert "--tls-cert and --tls-key, or --self-signed" in result.output

@@ -1,0 +1,127 @@
+"""What the webhook tests share: a server on loopback in its own event loop thread, an HTTPS
+client that dials like the API server, and a port of the API server's response checks."""
+
+from __future__ import annotations
+
+import asyncio
+import http.client
+import socket
+import ssl
+import threading
+from collections.abc import Coroutine
+from pathlib import Path
+from typing import Any, TypeVar
+
+from trainlint.webhook.server import Options, Server, client_context
+from trainlint.webhook.sources import ContextSource
+
+T = TypeVar("T")
+SERVICE = "trainlint.trainlint-system.svc"
+
+
+class Loop:
+    """An event loop in a daemon thread: the server runs there, the test drives it."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+
+    def run(self, coroutine: Coroutine[Any, Any, T], timeout: float = 10) -> T:
+        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(timeout)
+
+    def start(self, options: Options, source: ContextSource) -> Server:
+        async def start() -> Server:
+            server = Server(options, source)
+            await server.start()
+            return server
+
+        return self.run(start())
+
+    def close(self) -> None:
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(5)
+
+
+class ApiServerConnection(http.client.HTTPSConnection):
+    """Dials 127.0.0.1 but verifies the certificate for the service name, as the API
+    server verifies `<service>.<namespace>.svc`; HTTP/1.1 keep-alive."""
+
+    def __init__(self, port: int, ca: Path, *, context: ssl.SSLContext | None = None,
+                 timeout: float = 5) -> None:
+        super().__init__(SERVICE, port, context=context or client_context(ca), timeout=timeout)
+
+    def connect(self) -> None:
+        sock = socket.create_connection(("127.0.0.1", self.port), self.timeout)
+        assert self._context is not None  # type: ignore[attr-defined]  # set by __init__
+        self.sock = self._context.wrap_socket(sock, server_hostname=self.host)  # type: ignore[attr-defined]
+
+    def review(self, body: bytes, *, timeout: str = "3s",
+               content_type: str = "application/json") -> tuple[int, bytes]:
+        self.request("POST", f"/validate?timeout={timeout}", body,
+                     {"Content-Type": content_type})
+        response = self.getresponse()
+        return response.status, response.read()
+
+
+def get(port: int, path: str) -> tuple[int, str]:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+    try:
+        connection.request("GET", path)
+        response = connection.getresponse()
+        return response.status, response.read().decode()
+    finally:
+        connection.close()
+
+
+# --- the API server's checks (k8s.io/apiserver admission/plugin/webhook/request and
+# endpoints/filters/warning.go), ported so a test fails where the API server would ---
+
+TOTAL_WARNING_RUNES = 4 * 1024
+WARNING_RUNES = 256
+
+
+def verify_admission_response(uid: str, answer: Any) -> dict[str, Any]:
+    """VerifyAdmissionResponse for admission.k8s.io/v1, validating webhook."""
+    assert isinstance(answer, dict), "webhook response was not an object"
+    assert answer.get("apiVersion") == "admission.k8s.io/v1" and answer.get(
+        "kind") == "AdmissionReview", (
+        f"expected webhook response of admission.k8s.io/v1, Kind=AdmissionReview, got {answer}"
+    )
+    response = answer.get("response")
+    assert isinstance(response, dict), "webhook response was absent"
+    assert response.get("uid") == uid, f"expected response.uid={uid!r}, got {response.get('uid')!r}"
+    assert "patchType" not in response, "validating webhook may not return response.patchType"
+    assert not response.get("patch"), "validating webhook may not return response.patch"
+    assert isinstance(response.get("allowed"), bool)
+    for warning in response.get("warnings") or []:
+        assert isinstance(warning, str)
+    return response
+
+
+def recorded_warnings(warnings: list[str]) -> list[str]:
+    """What kubectl receives: the API server's warning recorder (dedup, then truncation
+    once the total passes 4 KiB, then dropping)."""
+    kept: list[str] = []
+    seen: set[str] = set()
+    written = 0
+    truncating = False
+    for text in warnings:
+        if not text or text in seen or (truncating and written >= TOTAL_WARNING_RUNES):
+            continue
+        seen.add(text)
+        shown = _truncate(text) if truncating else text
+        if truncating and written + len(shown) > TOTAL_WARNING_RUNES:
+            break
+        kept.append(shown)
+        written += len(shown)
+        if written > TOTAL_WARNING_RUNES and not truncating:
+            truncating = True
+            kept = [_truncate(item) for item in kept]
+            written = sum(len(item) for item in kept)
+    return kept
+
+
+def _truncate(text: str) -> str:
+    return text if len(text) <= WARNING_RUNES else text[:WARNING_RUNES] + "..."
+
