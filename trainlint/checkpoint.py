@@ -7,13 +7,19 @@ not checkpointing, and the checkpoint rules stay silent for it.
 
 from __future__ import annotations
 
+import posixpath
 import re
 import shlex
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
+from trainlint.document import Manifest, dig
 from trainlint.rule import Options
 from trainlint.trainer import At, TrainerPod, Value
+
+if TYPE_CHECKING:
+    from trainlint.engine import Context
 
 #: Volume types whose data does not outlive the pod (or the node).
 EPHEMERAL = ("emptyDir", "ephemeral", "hostPath")
@@ -125,3 +131,28 @@ def storage(pod: TrainerPod, path: str) -> Storage:
 def first_on(manifest: object, *places: At | None) -> At | None:
     """The first place that is in `manifest`: where a TrainJob contributed to a problem."""
     return next((at for at in places if at is not None and at.manifest is manifest), None)
+
+
+def claim_name(pod: TrainerPod, where: Storage) -> str | None:
+    """The PVC a `persistentVolumeClaim` storage mounts, by name."""
+    volume = pod.volumes.get(where.volume or "")
+    if where.kind != "persistentVolumeClaim" or volume is None:
+        return None
+    name = dig(volume.value, "persistentVolumeClaim", "claimName")
+    return name if isinstance(name, str) and name else None
+
+
+def path_on_volume(where: Storage, path: str) -> str:
+    """Where `path` lands inside the volume, through the mount's `subPath`."""
+    mount = where.mount.value if where.mount else {}
+    relative = path[len(where.mount_path or ""):]
+    sub_path = mount.get("subPath") if isinstance(mount.get("subPath"), str) else ""
+    return posixpath.normpath(f"/{sub_path}/{relative}")
+
+
+def claim_namespaces(manifest: Manifest, ctx: Context) -> list[str]:
+    """Where a manifest's PVCs are looked up: its own namespace, or for a
+    ClusterTrainingRuntime the namespaces of the TrainJobs of the run that use it."""
+    if manifest.kind != "ClusterTrainingRuntime":
+        return [manifest.namespace]
+    return sorted({job.namespace for job in ctx.trainjobs_using(manifest)})

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from trainlint.document import Manifest, Path, dig, mapping, mappings, sequence
+
+if TYPE_CHECKING:
+    from trainlint.engine import Context
 
 ANCESTOR_LABEL = "trainer.kubeflow.org/trainjob-ancestor-step"
 TRAINER = "trainer"
@@ -65,7 +68,9 @@ def trainer_job(runtime: Manifest) -> tuple[int, dict[str, Any]] | None:
 
 def named(items: object, name: str) -> tuple[int, dict[str, Any]] | None:
     """The first mapping of a list whose `name` is `name`."""
-    return next(((index, item) for index, item in mappings(items) if item.get("name") == name), None)
+    return next(
+        ((index, item) for index, item in mappings(items) if item.get("name") == name), None
+    )
 
 
 def override_containers(job: Manifest) -> Iterator[tuple[Path, dict[str, Any], list[str]]]:
@@ -213,7 +218,9 @@ def _mount_names(container: dict[str, Any]) -> set[str]:
     }
 
 
-def _add_container(pod: TrainerPod, container: dict[str, Any], manifest: Manifest, path: Path) -> None:
+def _add_container(
+    pod: TrainerPod, container: dict[str, Any], manifest: Manifest, path: Path
+) -> None:
     for index, variable in mappings(container.get("env")):
         if isinstance(variable.get("name"), str):
             pod.env[variable["name"]] = Value(variable, At(manifest, (*path, "env", index)))
@@ -294,6 +301,51 @@ def override_targets(job: Manifest) -> Iterator[tuple[Path, str]]:
                 yield path, patched["name"]
 
 
+# --- the silent-failure catalogue ---
+
+#: The JobSet spec inside a runtime.
+JOBSET: Path = JOBS[:-1]
+#: Frameworks whose nodes rendezvous at `<trainjob>-node-0-0.<trainjob>`.
+RENDEZVOUS_FRAMEWORKS = frozenset({"torch", "jax", "xgboost"})
+
+
+def jobset(runtime: Manifest) -> dict[str, Any]:
+    return mapping(dig(runtime.body, *JOBSET))
+
+
+def pod_specs(runtime: Manifest) -> Iterator[tuple[Path, dict[str, Any], dict[str, Any]]]:
+    """(path of the pod spec, replicatedJob, pod spec) of every replicatedJob."""
+    for index, job in replicated_jobs(runtime):
+        yield (*JOBS, index, *POD_SPEC), job, mapping(dig(job, *POD_SPEC))
+
+
+def job_metadata_path(index: int, job: dict[str, Any]) -> Path:
+    """Where a replicatedJob's labels belong: its `template.metadata`, or `template`."""
+    has_metadata = dig(job, "template", "metadata") is not None
+    return (*JOBS, index, "template", *(("metadata",) if has_metadata else ()))
+
+
+def trainer_container(runtime: Manifest) -> tuple[Path, dict[str, Any]] | None:
+    """(path, container) of the `node` container of the job labelled `trainer`."""
+    for index, job in replicated_jobs(runtime):
+        if ancestor(job) == TRAINER:
+            pod_path = (*JOBS, index, *POD_SPEC)
+            found = named(dig(job, *POD_SPEC, "containers"), "node")
+            return ((*pod_path, "containers", found[0]), found[1]) if found else None
+    return None
+
+
+def pod_for(manifest: Manifest, ctx: Context) -> TrainerPod | None:
+    """The trainer pod a rule judges: a TrainJob's over its runtime, or a runtime's own."""
+    if manifest.kind == "TrainJob":
+        return trainjob_pod(manifest, ctx.runtime_for(manifest), ctx.trainer_version)
+    return runtime_pod(manifest)
+
+
+def is_count(value: object) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 #: The command that makes the torch plugin treat a TrainJob as a torchtune fine-tune.
 TORCHTUNE_COMMAND = ["tune", "run"]
 
@@ -302,3 +354,9 @@ def is_torchtune(job: Manifest, runtime: Manifest) -> bool:
     """Whether the torch plugin applies its torchtune checks and recipes to this TrainJob."""
     command = dig(job.body, "spec", "trainer", "command")
     return framework(runtime) == "torch" and command == TORCHTUNE_COMMAND
+
+
+def command_items(manifest: Manifest, ctx: Context) -> list[Value]:
+    """The items of the trainer's effective `command` and `args`, each with its origin."""
+    pod = pod_for(manifest, ctx)
+    return [*pod.command, *pod.args] if pod is not None else []

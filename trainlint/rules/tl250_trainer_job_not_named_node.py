@@ -1,0 +1,95 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from trainlint.document import Manifest
+from trainlint.engine import Context
+from trainlint.rule import Problem, Severity, rule
+from trainlint.trainer import (
+    JOBS,
+    RENDEZVOUS_FRAMEWORKS,
+    TRAINER,
+    ancestor,
+    framework,
+    replicated_jobs,
+)
+
+
+@rule(
+    "TL250", "trainer-job-not-named-node",
+    kinds={"TrainingRuntime", "ClusterTrainingRuntime"}, severity=Severity.ERROR,
+    fix="Name the trainer replicatedJob `node`.",
+)
+def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
+    """## What it does
+    Flags a torch, JAX or XGBoost runtime whose job labelled
+    `trainer.kubeflow.org/trainjob-ancestor-step: trainer` is not named `node`.
+
+    ## Why is this bad?
+    These plugins hard-code the rendezvous host as `<trainjob>-node-0-0.<trainjob>`
+    (`PET_MASTER_ADDR`, `JAX_COORDINATOR_ADDRESS`, `DMLC_TRACKER_URI`). JobSet names pods
+    after their replicatedJob, so with any other job name that host never exists: every
+    node waits for a master that cannot be resolved until the rendezvous times out.
+
+    ## Example
+    ```yaml
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: ClusterTrainingRuntime
+    metadata:
+      name: torch-custom
+    spec:
+      mlPolicy:
+        torch: {}
+      template:
+        spec:
+          replicatedJobs:
+            - name: trainer
+              template:
+                metadata:
+                  labels:
+                    trainer.kubeflow.org/trainjob-ancestor-step: trainer
+                spec:
+                  template:
+                    spec:
+                      containers:
+                        - name: node
+                          image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
+    ```
+
+    Use instead:
+    ```yaml
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: ClusterTrainingRuntime
+    metadata:
+      name: torch-custom
+    spec:
+      mlPolicy:
+        torch: {}
+      template:
+        spec:
+          replicatedJobs:
+            - name: node
+              template:
+                metadata:
+                  labels:
+                    trainer.kubeflow.org/trainjob-ancestor-step: trainer
+                spec:
+                  template:
+                    spec:
+                      containers:
+                        - name: node
+                          image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
+    ```
+    """
+    plugin = framework(runtime)
+    if plugin not in RENDEZVOUS_FRAMEWORKS:
+        return
+    for index, job in replicated_jobs(runtime):
+        name = job.get("name")
+        if ancestor(job) == TRAINER and isinstance(name, str) and name != "node":
+            yield Problem(
+                (*JOBS, index, "name"),
+                f"the {plugin} trainer job is named `{name}`, but the rendezvous host is always "
+                "`<trainjob>-node-0-0.<trainjob>`: no pod has that name, so the nodes cannot "
+                "reach the master and hang until the rendezvous times out",
+            )

@@ -1,0 +1,108 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from trainlint.document import Manifest
+from trainlint.engine import Context
+from trainlint.rule import Problem, Severity, rule
+from trainlint.trainer import ANCESTOR_LABEL, JOBS, TRAINER, ancestor, replicated_jobs
+
+
+@rule(
+    "TL253", "several-trainer-jobs",
+    kinds={"TrainingRuntime", "ClusterTrainingRuntime"}, severity=Severity.ERROR,
+    fix="Label exactly one replicatedJob as the trainer.",
+)
+def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
+    """## What it does
+    Flags every replicatedJob labelled `trainer.kubeflow.org/trainjob-ancestor-step:
+    trainer` after the first one.
+
+    ## Why is this bad?
+    The controller gives the node count, `env` and the framework variables (`PET_*`...) to
+    the first trainer job only, but the TrainJob's image, command and args to all of them:
+    an MPI worker labelled like its launcher loses its sshd command, and the other jobs
+    run with a wrong world size.
+
+    ## Example
+    ```yaml
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: ClusterTrainingRuntime
+    metadata:
+      name: mpi-custom
+    spec:
+      mlPolicy:
+        mpi: {}
+      template:
+        spec:
+          replicatedJobs:
+            - name: launcher
+              template:
+                metadata:
+                  labels:
+                    trainer.kubeflow.org/trainjob-ancestor-step: trainer
+                spec:
+                  template:
+                    spec:
+                      containers:
+                        - name: node
+                          image: mpioperator/mpi-pi
+            - name: node
+              template:
+                metadata:
+                  labels:
+                    trainer.kubeflow.org/trainjob-ancestor-step: trainer
+                spec:
+                  template:
+                    spec:
+                      containers:
+                        - name: node
+                          image: mpioperator/mpi-pi
+    ```
+
+    Use instead:
+    ```yaml
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: ClusterTrainingRuntime
+    metadata:
+      name: mpi-custom
+    spec:
+      mlPolicy:
+        mpi: {}
+      template:
+        spec:
+          replicatedJobs:
+            - name: launcher
+              template:
+                metadata:
+                  labels:
+                    trainer.kubeflow.org/trainjob-ancestor-step: trainer
+                spec:
+                  template:
+                    spec:
+                      containers:
+                        - name: node
+                          image: mpioperator/mpi-pi
+            - name: node
+              template:
+                spec:
+                  template:
+                    spec:
+                      containers:
+                        - name: node
+                          image: mpioperator/mpi-pi
+    ```
+    """
+    first = None
+    for index, job in replicated_jobs(runtime):
+        if ancestor(job) != TRAINER:
+            continue
+        if first is None:
+            first = job.get("name")
+            continue
+        yield Problem(
+            (*JOBS, index, "template", "metadata", "labels", ANCESTOR_LABEL),
+            f"job `{job.get('name')}` is a second trainer job (after `{first}`): the TrainJob's "
+            "image, command and args replace its own, while numNodes, env and the framework "
+            f"variables go to `{first}` only",
+        )

@@ -1,0 +1,91 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from trainlint.document import Manifest, dig
+from trainlint.engine import Context
+from trainlint.rule import Problem, Severity, rule
+from trainlint.trainer import RENDEZVOUS_FRAMEWORKS, framework, runtime_pod
+
+
+@rule(
+    "TL254", "trainjob-without-trainer",
+    kinds={"TrainJob"}, severity=Severity.ERROR,
+    fix="Add `spec.trainer` (even just `numNodes`) so that the framework variables are set.",
+)
+def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
+    """## What it does
+    Flags a TrainJob without `spec.trainer` whose runtime runs torch, JAX or XGBoost on
+    more than one node (`mlPolicy.numNodes`), or uses the Flux policy.
+
+    ## Why is this bad?
+    The framework plugins inject `PET_*`, `JAX_*` or `DMLC_*` and the rendezvous port only
+    when `spec.trainer` is set. Without it the nodes get no rendezvous settings: they
+    fail to meet or train as independent single-node runs. The Flux plugin reads
+    `spec.trainer.command` unguarded, and the reconcile fails.
+
+    ## Example
+    ```yaml
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: ClusterTrainingRuntime
+    metadata:
+      name: torch-multi
+    spec:
+      mlPolicy:
+        numNodes: 2
+        torch: {}
+      template:
+        spec:
+          replicatedJobs:
+            - name: node
+              template:
+                metadata:
+                  labels:
+                    trainer.kubeflow.org/trainjob-ancestor-step: trainer
+                spec:
+                  template:
+                    spec:
+                      containers:
+                        - name: node
+                          image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
+    ---
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: TrainJob
+    metadata:
+      name: run
+    spec:
+      runtimeRef:
+        name: torch-multi
+    ```
+
+    Use instead:
+    ```yaml
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: TrainJob
+    metadata:
+      name: run
+    spec:
+      runtimeRef:
+        name: torch-multi
+      trainer:
+        numNodes: 2
+    ```
+    """
+    runtime = ctx.runtime_for(job)
+    if runtime is None or isinstance(dig(job.body, "spec", "trainer"), dict):
+        return
+    plugin = framework(runtime)
+    pod = runtime_pod(runtime)
+    if plugin == "flux":
+        consequence = "the Flux plugin reads `spec.trainer.command` and the reconcile fails"
+    elif plugin in RENDEZVOUS_FRAMEWORKS and pod is not None and pod.nodes > 1:
+        consequence = (
+            f"its {pod.nodes} nodes get no {plugin} rendezvous variables, so they never meet "
+            "or train as independent single-node runs"
+        )
+    else:
+        return
+    yield Problem(
+        ("spec",),
+        f"this TrainJob has no `spec.trainer` on {runtime.describe()}: {consequence}",
+    )

@@ -1,0 +1,107 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from trainlint.document import Manifest, Path, dig, mapping, mappings
+from trainlint.engine import Context
+from trainlint.rule import Problem, Severity, rule
+from trainlint.trainer import pod_specs, trainer_container
+
+
+def _extended(name: str) -> bool:
+    """Extended resources (`nvidia.com/gpu`): domain-prefixed, outside `kubernetes.io`."""
+    domain = name.split("/", 1)[0] if "/" in name else ""
+    return bool(domain) and domain != "kubernetes.io" and not domain.endswith(".kubernetes.io")
+
+
+def _mismatches(requests: dict[str, Any], limits: dict[str, Any]) -> Iterator[tuple[str, str]]:
+    """(resource, what is wrong) for extended resources whose request is not its limit."""
+    for name, amount in requests.items():
+        if not _extended(name):
+            continue
+        if name not in limits:
+            yield name, "is requested without a limit"
+        elif str(limits[name]) != str(amount):
+            yield name, f"is requested as {amount} but limited to {limits[name]}"
+
+
+def _message(name: str, what: str) -> str:
+    return (
+        f"extended resource `{name}` {what}: the API server rejects the pods (requests must "
+        "equal limits for resources that cannot be overcommitted), so the Job is never "
+        "created and the TrainJob shows only an event"
+    )
+
+
+@rule(
+    "TL262", "extended-resource-limit-mismatch",
+    kinds={"TrainingRuntime", "ClusterTrainingRuntime", "TrainJob"}, severity=Severity.ERROR,
+    fix="Set extended resources such as `nvidia.com/gpu` in `limits` (requests default to them).",
+)
+def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
+    """## What it does
+    Flags extended resources (`nvidia.com/gpu`, `amd.com/gpu`...) that are requested
+    without a limit, or whose request differs from the limit: in any container of a
+    runtime, or in a TrainJob's `resourcesPerNode` (from v2.3 merged over the runtime's
+    trainer container, as the controller does).
+
+    ## Why is this bad?
+    Extended resources cannot be overcommitted: the API server rejects a pod whose
+    request is not equal to its limit. Trainer accepts the TrainJob, and the failure
+    shows only as an event when the Job's pods are created.
+
+    ## Example
+    ```yaml
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: TrainJob
+    metadata:
+      name: run
+    spec:
+      runtimeRef:
+        name: torch-distributed
+      trainer:
+        resourcesPerNode:
+          requests:
+            nvidia.com/gpu: 1
+    ```
+
+    Use instead:
+    ```yaml
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: TrainJob
+    metadata:
+      name: run
+    spec:
+      runtimeRef:
+        name: torch-distributed
+      trainer:
+        resourcesPerNode:
+          limits:
+            nvidia.com/gpu: 1
+    ```
+    """
+    if manifest.kind != "TrainJob":
+        for pod_path, _, pod_spec in pod_specs(manifest):
+            for kind in ("initContainers", "containers"):
+                for index, container in mappings(pod_spec.get(kind)):
+                    resources = mapping(container.get("resources"))
+                    path: Path = (*pod_path, kind, index, "resources", "requests")
+                    for name, what in _mismatches(
+                        mapping(resources.get("requests")), mapping(resources.get("limits"))
+                    ):
+                        yield Problem((*path, name), _message(name, what))
+        return
+    given = mapping(dig(manifest.body, "spec", "trainer", "resourcesPerNode"))
+    requests, limits = mapping(given.get("requests")), mapping(given.get("limits"))
+    runtime = ctx.runtime_for(manifest)
+    found = trainer_container(runtime) if runtime is not None else None
+    if found is not None and ctx.trainer_version >= (2, 3):
+        own = mapping(found[1].get("resources"))
+        requests = {**mapping(own.get("requests")), **requests}
+        limits = {**mapping(own.get("limits")), **limits}
+    path = ("spec", "trainer", "resourcesPerNode")
+    for name, what in _mismatches(requests, limits):
+        part = "requests" if name in mapping(given.get("requests")) else "limits"
+        if name in mapping(given.get(part)):
+            yield Problem((*path, part, name), _message(name, what))

@@ -1,0 +1,84 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from trainlint.document import Manifest, dig, mapping
+from trainlint.engine import Context
+from trainlint.rule import Problem, Severity, rule
+from trainlint.trainer import WEBHOOK_VALIDATION_LABEL
+
+
+@rule(
+    "TL270", "webhook-validation-disabled",
+    kinds={"TrainingRuntime", "ClusterTrainingRuntime"}, severity=Severity.WARNING, since="2.3",
+    fix=f"Remove the `{WEBHOOK_VALIDATION_LABEL}` label from runtimes you write yourself.",
+)
+def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
+    """## What it does
+    From v2.3, flags a runtime labelled `trainer.kubeflow.org/webhook-validation: disabled`.
+
+    ## Why is this bad?
+    The label makes the runtime webhooks skip the object entirely. The built-in runtimes
+    carry it, so a runtime copied from one inherits it: a trainer job without its `node`
+    container or with `replicas: 2` is then accepted and fails silently later.
+
+    ## Example
+    ```yaml
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: ClusterTrainingRuntime
+    metadata:
+      name: my-torch
+      labels:
+        trainer.kubeflow.org/webhook-validation: disabled
+    spec:
+      mlPolicy:
+        torch: {}
+      template:
+        spec:
+          replicatedJobs:
+            - name: node
+              template:
+                metadata:
+                  labels:
+                    trainer.kubeflow.org/trainjob-ancestor-step: trainer
+                spec:
+                  template:
+                    spec:
+                      containers:
+                        - name: node
+                          image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
+    ```
+
+    Use instead:
+    ```yaml
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: ClusterTrainingRuntime
+    metadata:
+      name: my-torch
+    spec:
+      mlPolicy:
+        torch: {}
+      template:
+        spec:
+          replicatedJobs:
+            - name: node
+              template:
+                metadata:
+                  labels:
+                    trainer.kubeflow.org/trainjob-ancestor-step: trainer
+                spec:
+                  template:
+                    spec:
+                      containers:
+                        - name: node
+                          image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
+    ```
+    """
+    labels = mapping(dig(runtime.body, "metadata", "labels"))
+    if labels.get(WEBHOOK_VALIDATION_LABEL) == "disabled":
+        yield Problem(
+            ("metadata", "labels", WEBHOOK_VALIDATION_LABEL),
+            f"`{WEBHOOK_VALIDATION_LABEL}: disabled` makes the runtime webhooks skip this "
+            f"{runtime.kind}: mistakes they would deny (a trainer job without its `node` "
+            "container, `replicas` other than 1) are accepted and fail silently later",
+        )

@@ -1,0 +1,107 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from trainlint.document import Manifest, dig, mapping
+from trainlint.engine import Context
+from trainlint.rule import Problem, Severity, rule
+from trainlint.trainer import pod_specs
+
+#: What sets each gang plugin's scheduler when the runtime does not.
+FALLBACK = {
+    "coscheduling": "and nothing else sets it",
+    "volcano": "and only a Volcano admission webhook on the cluster could set it",
+}
+
+
+@rule(
+    "TL272", "gang-scheduling-without-scheduler-name",
+    kinds={"TrainingRuntime", "ClusterTrainingRuntime"}, severity=Severity.WARNING,
+    fix="Set `schedulerName` in every replicatedJob's pod template to the gang scheduler.",
+)
+def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
+    """## What it does
+    Flags a `podGroupPolicy` (`coscheduling`, or `volcano` from v2.1) when some
+    replicatedJob's pod template sets no `schedulerName`.
+
+    ## Why is this bad?
+    The gang plugins create a PodGroup but never set the pods' scheduler. Pods without
+    `schedulerName` go to the default scheduler, which ignores PodGroups: nodes start one
+    by one and a partial gang holds GPUs while it waits for the rest.
+
+    ## Example
+    ```yaml
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: ClusterTrainingRuntime
+    metadata:
+      name: torch-gang
+    spec:
+      mlPolicy:
+        torch: {}
+      podGroupPolicy:
+        coscheduling:
+          scheduleTimeoutSeconds: 120
+      template:
+        spec:
+          replicatedJobs:
+            - name: node
+              template:
+                metadata:
+                  labels:
+                    trainer.kubeflow.org/trainjob-ancestor-step: trainer
+                spec:
+                  template:
+                    spec:
+                      containers:
+                        - name: node
+                          image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
+    ```
+
+    Use instead:
+    ```yaml
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: ClusterTrainingRuntime
+    metadata:
+      name: torch-gang
+    spec:
+      mlPolicy:
+        torch: {}
+      podGroupPolicy:
+        coscheduling:
+          scheduleTimeoutSeconds: 120
+      template:
+        spec:
+          replicatedJobs:
+            - name: node
+              template:
+                metadata:
+                  labels:
+                    trainer.kubeflow.org/trainjob-ancestor-step: trainer
+                spec:
+                  template:
+                    spec:
+                      schedulerName: scheduler-plugins-scheduler
+                      containers:
+                        - name: node
+                          image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
+    ```
+    """
+    policy = mapping(dig(runtime.body, "spec", "podGroupPolicy"))
+    plugins = [name for name in FALLBACK if name in policy]
+    if "volcano" in plugins and ctx.trainer_version < (2, 1):
+        plugins.remove("volcano")
+    if not plugins:
+        return
+    missing = [
+        str(job.get("name")) for _, job, pod_spec in pod_specs(runtime)
+        if not pod_spec.get("schedulerName")
+    ]
+    if missing:
+        plugin = plugins[0]
+        yield Problem(
+            ("spec", "podGroupPolicy", plugin),
+            f"`podGroupPolicy.{plugin}` creates a PodGroup, but the pods of "
+            f"{', '.join(f'`{name}`' for name in missing)} set no `schedulerName` "
+            f"{FALLBACK[plugin]}: the default scheduler ignores the PodGroup and starts the "
+            "nodes one by one, without gang scheduling",
+        )

@@ -1,0 +1,150 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from trainlint.checkpoint import (
+    CheckpointOptions,
+    checkpoint_dirs,
+    claim_name,
+    claim_namespaces,
+    first_on,
+    storage,
+)
+from trainlint.document import Manifest, dig
+from trainlint.engine import Context
+from trainlint.rule import Problem, Severity, rule
+from trainlint.trainer import pod_for
+
+
+class LocalStorageOptions(CheckpointOptions):
+    """Checkpoint recognition, plus the provisioners whose volumes live on one node."""
+
+    local_provisioners: tuple[str, ...] = (
+        "kubernetes.io/no-provisioner", "rancher.io/local-path", "topolvm.io",
+        "topolvm.cybozu.com", "openebs.io/local", "local.csi.openebs.io",
+    )
+
+
+@rule(
+    "TL303", "checkpoint-on-node-local-storage",
+    kinds={"TrainingRuntime", "ClusterTrainingRuntime", "TrainJob"}, severity=Severity.WARNING,
+    fix="Put checkpoints on a network StorageClass (NFS, CephFS, a cloud file store).",
+    options=LocalStorageOptions,
+)
+def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
+    """## What it does
+    Follows the trainer's checkpoint directory to its PVC (or `volumeClaimPolicies`
+    template) and that claim's StorageClass, and flags a node-local provisioner
+    (`kubernetes.io/no-provisioner`, `rancher.io/local-path`, TopoLVM, OpenEBS local).
+    Only PVCs and StorageClasses among the inputs are judged.
+
+    ## Why is this bad?
+    A node-local volume exists on one node only. The pods that mount it are pinned to
+    that node: a multi-node job cannot share it, and when the node fails or is drained
+    the checkpoint is stranded and the restarted run stays Pending or starts from step 0.
+
+    ## Options
+    `local-provisioners`: provisioners treated as node-local. `env-name-parts`,
+    `env-names`, `flags`: how a checkpoint directory is recognised.
+
+    ## Example
+    ```yaml
+    apiVersion: storage.k8s.io/v1
+    kind: StorageClass
+    metadata:
+      name: local-path
+    provisioner: rancher.io/local-path
+    ---
+    apiVersion: v1
+    kind: PersistentVolumeClaim
+    metadata:
+      name: train-ckpt
+    spec:
+      storageClassName: local-path
+      accessModes: [ReadWriteOnce]
+      resources:
+        requests:
+          storage: 100Gi
+    ---
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: TrainingRuntime
+    metadata:
+      name: torch-ckpt
+    spec:
+      mlPolicy:
+        torch: {}
+      template:
+        spec:
+          replicatedJobs:
+            - name: node
+              template:
+                metadata:
+                  labels:
+                    trainer.kubeflow.org/trainjob-ancestor-step: trainer
+                spec:
+                  template:
+                    spec:
+                      containers:
+                        - name: node
+                          image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
+                          env:
+                            - name: CKPT_DIR
+                              value: /mnt/ckpt
+                          volumeMounts:
+                            - name: ckpt
+                              mountPath: /mnt/ckpt
+                      volumes:
+                        - name: ckpt
+                          persistentVolumeClaim:
+                            claimName: train-ckpt
+    ```
+
+    Use instead:
+    ```yaml
+    apiVersion: storage.k8s.io/v1
+    kind: StorageClass
+    metadata:
+      name: nfs
+    provisioner: nfs.csi.k8s.io
+    ---
+    apiVersion: v1
+    kind: PersistentVolumeClaim
+    metadata:
+      name: train-ckpt
+    spec:
+      storageClassName: nfs
+      accessModes: [ReadWriteMany]
+      resources:
+        requests:
+          storage: 100Gi
+    ```
+    """
+    pod = pod_for(manifest, ctx)
+    if pod is None:
+        return
+    namespaces = claim_namespaces(manifest, ctx)
+    for directory in checkpoint_dirs(pod, ctx.options):
+        where = storage(pod, directory.path)
+        classes: list[tuple[object, str]] = []
+        claim = claim_name(pod, where)
+        for namespace in namespaces if claim else []:
+            found = ctx.claim(namespace, str(claim))
+            if found is not None:
+                classes.append((dig(found.body, "spec", "storageClassName"), f"PVC `{claim}`"))
+        template = pod.claim_templates.get(where.volume or "")
+        if where.kind == "volumeClaimPolicies" and template is not None:
+            name = dig(template.value, "spec", "storageClassName")
+            classes.append((name, f"the `{where.volume}` volumeClaimPolicies template"))
+        mount_at = where.mount.at if where.mount else None
+        at = first_on(manifest, where.volume_at, mount_at, directory.at)
+        for class_name, described in classes:
+            storage_class = ctx.storage_class(class_name) if isinstance(class_name, str) else None
+            provisioner = dig(storage_class.body, "provisioner") if storage_class else None
+            if at is not None and provisioner in ctx.options.local_provisioners:
+                yield Problem(
+                    at.path,
+                    f"checkpoint-dir `{directory.path}` is on {described}, StorageClass "
+                    f"`{class_name}` ({provisioner}), which lives on one node: the pods are "
+                    "pinned there, and if that node goes the checkpoint is stranded",
+                )
+                break

@@ -1,0 +1,162 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from trainlint.document import Manifest, dig, mapping, mappings
+from trainlint.engine import Context
+from trainlint.rule import Problem, Severity, rule
+from trainlint.trainer import ancestor, named, pod_specs, runtime_pod
+
+INITIALIZERS = ("dataset-initializer", "model-initializer")
+
+
+def _lasting(pod_spec: dict[str, Any], templates: set[str], mount_names: set[str]) -> set[str]:
+    """What outlives the initializer pod among the mounted volumes: `pvc:<claim>` or
+    `template:<name>`."""
+    found = set()
+    for name in mount_names:
+        volume = named(pod_spec.get("volumes"), name)
+        claim = dig(volume[1], "persistentVolumeClaim", "claimName") if volume else None
+        if isinstance(claim, str):
+            found.add(f"pvc:{claim}")
+        elif volume is None and name in templates:
+            found.add(f"template:{name}")
+    return found
+
+
+def _mounted(container: dict[str, Any]) -> set[str]:
+    return {str(mount.get("name")) for _, mount in mappings(container.get("volumeMounts"))}
+
+
+@rule(
+    "TL304", "initializer-output-not-shared",
+    kinds={"TrainingRuntime", "ClusterTrainingRuntime"}, severity=Severity.WARNING,
+    fix="Mount one PVC (or volumeClaimPolicies template) in the initializer and the trainer.",
+)
+def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
+    """## What it does
+    Flags a dataset or model initializer whose container writes to no persistent volume
+    (PVC or `volumeClaimPolicies` template) that the trainer job also mounts: an
+    `emptyDir`, or no volume at all.
+
+    ## Why is this bad?
+    The initializer runs in its own pod. What it downloads onto a pod-local volume is
+    gone when it completes, so the trainer starts without the dataset or the model and
+    fails, or trains on whatever the image contains.
+
+    ## Example
+    ```yaml
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: TrainingRuntime
+    metadata:
+      name: torch-with-init
+    spec:
+      mlPolicy:
+        torch: {}
+      template:
+        spec:
+          replicatedJobs:
+            - name: dataset-initializer
+              template:
+                metadata:
+                  labels:
+                    trainer.kubeflow.org/trainjob-ancestor-step: dataset-initializer
+                spec:
+                  template:
+                    spec:
+                      containers:
+                        - name: dataset-initializer
+                          image: ghcr.io/kubeflow/trainer/dataset-initializer
+            - name: node
+              dependsOn:
+                - name: dataset-initializer
+                  status: Complete
+              template:
+                metadata:
+                  labels:
+                    trainer.kubeflow.org/trainjob-ancestor-step: trainer
+                spec:
+                  template:
+                    spec:
+                      containers:
+                        - name: node
+                          image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
+    ```
+
+    Use instead:
+    ```yaml
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: TrainingRuntime
+    metadata:
+      name: torch-with-init
+    spec:
+      mlPolicy:
+        torch: {}
+      template:
+        spec:
+          volumeClaimPolicies:
+            - templates:
+                - metadata:
+                    name: initializer
+                  spec:
+                    accessModes: [ReadWriteOnce]
+                    resources:
+                      requests:
+                        storage: 20Gi
+          replicatedJobs:
+            - name: dataset-initializer
+              template:
+                metadata:
+                  labels:
+                    trainer.kubeflow.org/trainjob-ancestor-step: dataset-initializer
+                spec:
+                  template:
+                    spec:
+                      containers:
+                        - name: dataset-initializer
+                          image: ghcr.io/kubeflow/trainer/dataset-initializer
+                          volumeMounts:
+                            - name: initializer
+                              mountPath: /workspace
+            - name: node
+              dependsOn:
+                - name: dataset-initializer
+                  status: Complete
+              template:
+                metadata:
+                  labels:
+                    trainer.kubeflow.org/trainjob-ancestor-step: trainer
+                spec:
+                  template:
+                    spec:
+                      containers:
+                        - name: node
+                          image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
+                          volumeMounts:
+                            - name: initializer
+                              mountPath: /workspace
+    ```
+    """
+    trainer = runtime_pod(runtime)
+    if trainer is None:
+        return
+    templates = set(trainer.claim_templates)
+    trainer_spec = mapping(dig(trainer.pod_at.manifest.body, *trainer.pod_at.path))
+    shared = _lasting(trainer_spec, templates, trainer.mounted)
+    for pod_path, job, pod_spec in pod_specs(runtime):
+        kind = ancestor(job) if ancestor(job) in INITIALIZERS else job.get("name")
+        if kind not in INITIALIZERS or job.get("name") == trainer.job_name:
+            continue
+        container = named(pod_spec.get("containers"), str(kind))
+        if container is None:
+            continue
+        if _lasting(pod_spec, templates, _mounted(container[1])) & shared:
+            continue
+        yield Problem(
+            (*pod_path, "containers", container[0]),
+            f"the `{kind}` container writes to no persistent volume that trainer job "
+            f"`{trainer.job_name}` also mounts: what it downloads is lost with its pod, so "
+            "the trainer never sees it",
+        )
+

@@ -1,0 +1,109 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from trainlint.document import Manifest, dig, mappings
+from trainlint.engine import Context
+from trainlint.rule import Problem, Severity, rule
+from trainlint.trainer import pod_specs
+
+
+@rule(
+    "TL305", "fixed-claim-in-cluster-runtime",
+    kinds={"ClusterTrainingRuntime"}, severity=Severity.WARNING,
+    fix="Use `volumeClaimPolicies` (v2.2+) for a PVC per TrainJob, or let each TrainJob add "
+    "its own PVC through its overrides or patches.",
+)
+def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
+    """## What it does
+    Flags `persistentVolumeClaim.claimName` in the pod templates of a
+    ClusterTrainingRuntime (each claim once).
+
+    ## Why is this bad?
+    A ClusterTrainingRuntime serves TrainJobs in every namespace, and a claim name is
+    resolved in the TrainJob's namespace. Every run in a namespace shares the one PVC,
+    so concurrent runs overwrite each other's data and checkpoints; in a namespace
+    without that PVC the pods stay Pending.
+
+    ## Example
+    ```yaml
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: ClusterTrainingRuntime
+    metadata:
+      name: torch-shared
+    spec:
+      mlPolicy:
+        torch: {}
+      template:
+        spec:
+          replicatedJobs:
+            - name: node
+              template:
+                metadata:
+                  labels:
+                    trainer.kubeflow.org/trainjob-ancestor-step: trainer
+                spec:
+                  template:
+                    spec:
+                      containers:
+                        - name: node
+                          image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
+                          volumeMounts:
+                            - name: workspace
+                              mountPath: /workspace
+                      volumes:
+                        - name: workspace
+                          persistentVolumeClaim:
+                            claimName: workspace
+    ```
+
+    Use instead:
+    ```yaml
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: ClusterTrainingRuntime
+    metadata:
+      name: torch-shared
+    spec:
+      mlPolicy:
+        torch: {}
+      template:
+        spec:
+          volumeClaimPolicies:
+            - templates:
+                - metadata:
+                    name: workspace
+                  spec:
+                    accessModes: [ReadWriteOnce]
+                    resources:
+                      requests:
+                        storage: 50Gi
+          replicatedJobs:
+            - name: node
+              template:
+                metadata:
+                  labels:
+                    trainer.kubeflow.org/trainjob-ancestor-step: trainer
+                spec:
+                  template:
+                    spec:
+                      containers:
+                        - name: node
+                          image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
+                          volumeMounts:
+                            - name: workspace
+                              mountPath: /workspace
+    ```
+    """
+    seen: set[str] = set()
+    for pod_path, _, pod_spec in pod_specs(runtime):
+        for index, volume in mappings(pod_spec.get("volumes")):
+            claim = dig(volume, "persistentVolumeClaim", "claimName")
+            if not isinstance(claim, str) or claim in seen:
+                continue
+            seen.add(claim)
+            yield Problem(
+                (*pod_path, "volumes", index, "persistentVolumeClaim", "claimName"),
+                f"every TrainJob using this ClusterTrainingRuntime mounts PVC `{claim}` of its "
+                "own namespace: runs in one namespace share and overwrite it, and where it "
+                "does not exist the pods stay Pending",
+            )

@@ -1,0 +1,146 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from trainlint.checkpoint import (
+    CheckpointOptions,
+    checkpoint_dirs,
+    claim_name,
+    first_on,
+    path_on_volume,
+    storage,
+)
+from trainlint.document import Manifest
+from trainlint.engine import Context
+from trainlint.rule import Problem, Severity, rule
+from trainlint.trainer import At, trainjob_pod
+
+#: A checkpoint location shared between runs: namespace, PVC and path inside it.
+Location = tuple[str, str, str]
+
+
+def _locations(job: Manifest, runtime: Manifest, ctx: Context) -> dict[Location, tuple[str, At]]:
+    """Where a TrainJob's checkpoints land on named PVCs: location → (path, where it is set)."""
+    pod = trainjob_pod(job, runtime, ctx.trainer_version)
+    found: dict[Location, tuple[str, At]] = {}
+    for directory in checkpoint_dirs(pod, ctx.options):
+        where = storage(pod, directory.path)
+        claim = claim_name(pod, where)
+        if claim is None or "$(" in directory.path:
+            continue
+        location = (job.namespace, claim, path_on_volume(where, directory.path))
+        mount_at = where.mount.at if where.mount else None
+        at = first_on(job, directory.at, mount_at, where.volume_at) or At(job, ("metadata",))
+        found.setdefault(location, (directory.path, at))
+    return found
+
+
+@rule(
+    "TL307", "checkpoint-dir-shared-between-trainjobs",
+    kinds={"TrainJob"}, severity=Severity.ERROR,
+    fix="Give each TrainJob its own checkpoint directory (`CKPT_DIR` in `spec.trainer.env`).",
+    options=CheckpointOptions,
+)
+def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
+    """## What it does
+    Computes each TrainJob's effective checkpoint directory (its `spec.trainer` over its
+    runtime) and the PVC under it, and flags a TrainJob of the run whose directory on that
+    PVC is the same as an earlier TrainJob's on the same runtime.
+
+    ## Why is this bad?
+    The runs write their checkpoints into one directory: running together they overwrite
+    each other's files, and one run started after another resumes from the other run's
+    newest checkpoint instead of starting clean.
+
+    ## Options
+    `env-name-parts`, `env-names`, `flags`: how a checkpoint directory is recognised.
+
+    ## Example
+    ```yaml
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: TrainingRuntime
+    metadata:
+      name: torch-ckpt
+    spec:
+      mlPolicy:
+        torch: {}
+      template:
+        spec:
+          replicatedJobs:
+            - name: node
+              template:
+                metadata:
+                  labels:
+                    trainer.kubeflow.org/trainjob-ancestor-step: trainer
+                spec:
+                  template:
+                    spec:
+                      containers:
+                        - name: node
+                          image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
+                          volumeMounts:
+                            - name: ckpt
+                              mountPath: /mnt/ckpt
+                      volumes:
+                        - name: ckpt
+                          persistentVolumeClaim:
+                            claimName: train-ckpt
+    ---
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: TrainJob
+    metadata:
+      name: sft-lr-1
+    spec:
+      runtimeRef:
+        kind: TrainingRuntime
+        name: torch-ckpt
+      trainer:
+        env:
+          - name: CKPT_DIR
+            value: /mnt/ckpt/sft
+    ---
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: TrainJob
+    metadata:
+      name: sft-lr-2
+    spec:
+      runtimeRef:
+        kind: TrainingRuntime
+        name: torch-ckpt
+      trainer:
+        env:
+          - name: CKPT_DIR
+            value: /mnt/ckpt/sft
+    ```
+
+    Use instead:
+    ```yaml
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: TrainJob
+    metadata:
+      name: sft-lr-2
+    spec:
+      runtimeRef:
+        kind: TrainingRuntime
+        name: torch-ckpt
+      trainer:
+        env:
+          - name: CKPT_DIR
+            value: /mnt/ckpt/sft-lr-2
+    ```
+    """
+    runtime = ctx.runtime_for(job)
+    if runtime is None:
+        return
+    mine = _locations(job, runtime, ctx)
+    for other in ctx.trainjobs_using(runtime):
+        if other is job:
+            return
+        for location in mine.keys() & _locations(other, runtime, ctx).keys():
+            path, at = mine.pop(location)
+            yield Problem(
+                at.path,
+                f"TrainJob `{other.name}` also checkpoints to `{path}` on PVC `{location[1]}`: "
+                "the runs overwrite each other's checkpoints, and a later run resumes from "
+                "the other's instead of starting clean",
+            )

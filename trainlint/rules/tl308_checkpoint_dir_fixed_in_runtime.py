@@ -1,0 +1,131 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from trainlint.checkpoint import (
+    CheckpointOptions,
+    checkpoint_dirs,
+    claim_name,
+    path_on_volume,
+    storage,
+)
+from trainlint.document import Manifest
+from trainlint.engine import Context
+from trainlint.rule import Problem, Severity, rule
+from trainlint.trainer import runtime_pod, trainjob_pod
+
+
+@rule(
+    "TL308", "checkpoint-dir-fixed-in-runtime",
+    kinds={"TrainingRuntime", "ClusterTrainingRuntime"}, severity=Severity.WARNING,
+    fix="Set the checkpoint directory per TrainJob (`CKPT_DIR` in `spec.trainer.env`), or "
+    "use a `volumeClaimPolicies` PVC per run.",
+    options=CheckpointOptions,
+)
+def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
+    """## What it does
+    Flags a runtime whose trainer writes checkpoints to a fixed directory on a named PVC,
+    unless every TrainJob of the run that uses the runtime sets its own directory.
+
+    ## Why is this bad?
+    A runtime is shared by all its TrainJobs. With one fixed directory on one PVC, every
+    run checkpoints to the same place: concurrent runs overwrite each other, and a new
+    run resumes from the previous run's checkpoint instead of starting clean.
+
+    ## Options
+    `env-name-parts`, `env-names`, `flags`: how a checkpoint directory is recognised.
+
+    ## Example
+    ```yaml
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: TrainingRuntime
+    metadata:
+      name: torch-ckpt
+    spec:
+      mlPolicy:
+        torch: {}
+      template:
+        spec:
+          replicatedJobs:
+            - name: node
+              template:
+                metadata:
+                  labels:
+                    trainer.kubeflow.org/trainjob-ancestor-step: trainer
+                spec:
+                  template:
+                    spec:
+                      containers:
+                        - name: node
+                          image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
+                          env:
+                            - name: CKPT_DIR
+                              value: /mnt/ckpt/run
+                          volumeMounts:
+                            - name: ckpt
+                              mountPath: /mnt/ckpt
+                      volumes:
+                        - name: ckpt
+                          persistentVolumeClaim:
+                            claimName: train-ckpt
+    ```
+
+    Use instead:
+    ```yaml
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: TrainingRuntime
+    metadata:
+      name: torch-ckpt
+    spec:
+      mlPolicy:
+        torch: {}
+      template:
+        spec:
+          replicatedJobs:
+            - name: node
+              template:
+                metadata:
+                  labels:
+                    trainer.kubeflow.org/trainjob-ancestor-step: trainer
+                spec:
+                  template:
+                    spec:
+                      containers:
+                        - name: node
+                          image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
+                          volumeMounts:
+                            - name: ckpt
+                              mountPath: /mnt/ckpt
+                      volumes:
+                        - name: ckpt
+                          persistentVolumeClaim:
+                            claimName: train-ckpt
+    ```
+    """
+    pod = runtime_pod(runtime)
+    if pod is None:
+        return
+    users = [
+        trainjob_pod(job, runtime, ctx.trainer_version) for job in ctx.trainjobs_using(runtime)
+    ]
+    for directory in checkpoint_dirs(pod, ctx.options):
+        where = storage(pod, directory.path)
+        claim = claim_name(pod, where)
+        if claim is None or "$(" in directory.path or directory.at.manifest is not runtime:
+            continue
+        place = path_on_volume(where, directory.path)
+        kept = [
+            user for user in users
+            if any(
+                path_on_volume(storage(user, mine.path), mine.path) == place
+                for mine in checkpoint_dirs(user, ctx.options)
+            )
+        ]
+        if users and not kept:
+            continue  # every TrainJob of the run sets its own directory
+        yield Problem(
+            directory.at.path,
+            f"every TrainJob using this runtime checkpoints to `{directory.path}` on PVC "
+            f"`{claim}` ({directory.origin}): runs overwrite each other, and a new run "
+            "resumes from the last run's checkpoint",
+        )

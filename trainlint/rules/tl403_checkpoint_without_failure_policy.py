@@ -1,0 +1,114 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from trainlint.checkpoint import CheckpointOptions, checkpoint_dirs
+from trainlint.document import Manifest
+from trainlint.engine import Context
+from trainlint.rule import Problem, Severity, rule
+from trainlint.trainer import JOBSET, jobset, runtime_pod, trainjob_pod
+
+
+def _message(path: str, origin: str) -> str:
+    return (
+        f"the trainer checkpoints to `{path}` ({origin}) but the runtime's JobSet has no "
+        "`failurePolicy`: the first Job failure fails the whole TrainJob, and nothing "
+        "restarts it to resume from the checkpoint"
+    )
+
+
+@rule(
+    "TL403", "checkpoint-without-failure-policy",
+    kinds={"TrainingRuntime", "ClusterTrainingRuntime", "TrainJob"}, severity=Severity.WARNING,
+    fix="Add `failurePolicy: {maxRestarts: N}` (with `backoffLimit: 0`) to the runtime's JobSet.",
+    options=CheckpointOptions,
+)
+def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
+    """## What it does
+    Flags a trainer that writes checkpoints (env vars such as `CKPT_DIR`, flags such as
+    `--output_dir`) in a runtime whose JobSet has no `failurePolicy`. On a TrainJob, it
+    fires when the TrainJob sets the checkpoint directory and its runtime has none.
+
+    ## Why is this bad?
+    Without `failurePolicy` the JobSet fails as soon as one Job fails (after its
+    `backoffLimit`), and there is no JobSet restart: the checkpoint is written but never
+    used to resume, and someone must resubmit the run by hand.
+
+    ## Options
+    `env-name-parts`, `env-names`, `flags`: how a checkpoint directory is recognised.
+
+    ## Example
+    ```yaml
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: ClusterTrainingRuntime
+    metadata:
+      name: torch-ckpt
+    spec:
+      mlPolicy:
+        torch: {}
+      template:
+        spec:
+          replicatedJobs:
+            - name: node
+              template:
+                metadata:
+                  labels:
+                    trainer.kubeflow.org/trainjob-ancestor-step: trainer
+                spec:
+                  template:
+                    spec:
+                      containers:
+                        - name: node
+                          image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
+                          env:
+                            - name: CKPT_DIR
+                              value: /mnt/ckpt
+    ```
+
+    Use instead:
+    ```yaml
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: ClusterTrainingRuntime
+    metadata:
+      name: torch-ckpt
+    spec:
+      mlPolicy:
+        torch: {}
+      template:
+        spec:
+          failurePolicy:
+            maxRestarts: 3
+          replicatedJobs:
+            - name: node
+              template:
+                metadata:
+                  labels:
+                    trainer.kubeflow.org/trainjob-ancestor-step: trainer
+                spec:
+                  backoffLimit: 0
+                  template:
+                    spec:
+                      containers:
+                        - name: node
+                          image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
+                          env:
+                            - name: CKPT_DIR
+                              value: /mnt/ckpt
+    ```
+    """
+    runtime = ctx.runtime_for(manifest) if manifest.kind == "TrainJob" else manifest
+    if runtime is None or "failurePolicy" in jobset(runtime):
+        return
+    own = runtime_pod(runtime)
+    own_dirs = checkpoint_dirs(own, ctx.options) if own is not None else []
+    if manifest.kind != "TrainJob":
+        if own_dirs:
+            yield Problem(JOBSET, _message(own_dirs[0].path, own_dirs[0].origin))
+        return
+    if own_dirs:
+        return  # reported on the runtime
+    pod = trainjob_pod(manifest, runtime, ctx.trainer_version)
+    for directory in checkpoint_dirs(pod, ctx.options):
+        if directory.at.manifest is manifest:
+            yield Problem(directory.at.path, _message(directory.path, directory.origin))
+            return

@@ -1,0 +1,98 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from trainlint.document import Manifest, mappings
+from trainlint.engine import Context
+from trainlint.rule import Problem, Severity, rule
+from trainlint.trainer import JOBSET, is_count, jobset
+
+
+@rule(
+    "TL404", "failure-policy-without-max-restarts",
+    kinds={"TrainingRuntime", "ClusterTrainingRuntime"}, severity=Severity.WARNING,
+    fix="Set `failurePolicy.maxRestarts` to the number of restarts a run may use.",
+)
+def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
+    """## What it does
+    Flags a JobSet `failurePolicy` whose `maxRestarts` is missing or 0, unless one of its
+    rules uses an `...AndIgnoreMaxRestarts` action.
+
+    ## Why is this bad?
+    `maxRestarts` defaults to 0. Any failure that is not matched by a rule triggers a
+    restart, which is refused at once because the budget is spent: the JobSet fails with
+    `ReachedMaxRestarts` on the first failure, as if there were no failurePolicy at all.
+
+    ## Example
+    ```yaml
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: ClusterTrainingRuntime
+    metadata:
+      name: torch-restart
+    spec:
+      mlPolicy:
+        torch: {}
+      template:
+        spec:
+          failurePolicy:
+            restartStrategy: BlockingRecreate
+          replicatedJobs:
+            - name: node
+              template:
+                metadata:
+                  labels:
+                    trainer.kubeflow.org/trainjob-ancestor-step: trainer
+                spec:
+                  backoffLimit: 0
+                  template:
+                    spec:
+                      containers:
+                        - name: node
+                          image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
+    ```
+
+    Use instead:
+    ```yaml
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: ClusterTrainingRuntime
+    metadata:
+      name: torch-restart
+    spec:
+      mlPolicy:
+        torch: {}
+      template:
+        spec:
+          failurePolicy:
+            restartStrategy: BlockingRecreate
+            maxRestarts: 3
+          replicatedJobs:
+            - name: node
+              template:
+                metadata:
+                  labels:
+                    trainer.kubeflow.org/trainjob-ancestor-step: trainer
+                spec:
+                  backoffLimit: 0
+                  template:
+                    spec:
+                      containers:
+                        - name: node
+                          image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
+    ```
+    """
+    policy = jobset(runtime).get("failurePolicy")
+    if not isinstance(policy, dict):
+        return
+    restarts = policy.get("maxRestarts")
+    if is_count(restarts) and restarts > 0:
+        return
+    actions = [str(item.get("action")) for _, item in mappings(policy.get("rules"))]
+    if any(action.endswith("AndIgnoreMaxRestarts") for action in actions):
+        return
+    path = (*JOBSET, "failurePolicy", *(("maxRestarts",) if "maxRestarts" in policy else ()))
+    yield Problem(
+        path,
+        "`failurePolicy` allows no restart (`maxRestarts` is "
+        f"{'0' if 'maxRestarts' in policy else 'unset, so 0'}): the first Job failure fails "
+        "the TrainJob with ReachedMaxRestarts, exactly as without a failurePolicy",
+    )

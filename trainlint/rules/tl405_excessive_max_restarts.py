@@ -1,0 +1,99 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from trainlint.document import Manifest, mapping
+from trainlint.engine import Context
+from trainlint.rule import Options, Problem, Severity, rule
+from trainlint.trainer import JOBSET, is_count, jobset
+
+
+class MaxRestartsOptions(Options):
+    #: The most JobSet restarts a run may plausibly need.
+    max_restarts: int = 10
+
+
+@rule(
+    "TL405", "excessive-max-restarts",
+    kinds={"TrainingRuntime", "ClusterTrainingRuntime"}, severity=Severity.WARNING,
+    fix="Lower `failurePolicy.maxRestarts`, or raise the `max-restarts` option.",
+    options=MaxRestartsOptions,
+)
+def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
+    """## What it does
+    Flags a JobSet `failurePolicy.maxRestarts` above a threshold (option `max-restarts`,
+    default 10).
+
+    ## Why is this bad?
+    Every restart recreates all the Jobs. That absorbs node churn, but a script that is
+    simply broken crashes the same way each time: with a huge budget it loops for hours
+    on the GPUs before the TrainJob finally fails.
+
+    ## Options
+    `max-restarts`: the largest `maxRestarts` accepted without a finding.
+
+    ## Example
+    ```yaml
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: ClusterTrainingRuntime
+    metadata:
+      name: torch-restart
+    spec:
+      mlPolicy:
+        torch: {}
+      template:
+        spec:
+          failurePolicy:
+            maxRestarts: 1000
+          replicatedJobs:
+            - name: node
+              template:
+                metadata:
+                  labels:
+                    trainer.kubeflow.org/trainjob-ancestor-step: trainer
+                spec:
+                  backoffLimit: 0
+                  template:
+                    spec:
+                      containers:
+                        - name: node
+                          image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
+    ```
+
+    Use instead:
+    ```yaml
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: ClusterTrainingRuntime
+    metadata:
+      name: torch-restart
+    spec:
+      mlPolicy:
+        torch: {}
+      template:
+        spec:
+          failurePolicy:
+            maxRestarts: 5
+          replicatedJobs:
+            - name: node
+              template:
+                metadata:
+                  labels:
+                    trainer.kubeflow.org/trainjob-ancestor-step: trainer
+                spec:
+                  backoffLimit: 0
+                  template:
+                    spec:
+                      containers:
+                        - name: node
+                          image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
+    ```
+    """
+    restarts = mapping(jobset(runtime).get("failurePolicy")).get("maxRestarts")
+    limit = ctx.options.max_restarts
+    if is_count(restarts) and restarts > limit:
+        yield Problem(
+            (*JOBSET, "failurePolicy", "maxRestarts"),
+            f"`maxRestarts: {restarts}` (above {limit}): a script that fails the same way "
+            "every time is restarted that often, holding all its nodes, before the TrainJob "
+            "fails",
+        )

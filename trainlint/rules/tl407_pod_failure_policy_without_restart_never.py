@@ -1,0 +1,105 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from trainlint.document import Manifest, dig, mapping
+from trainlint.engine import Context
+from trainlint.rule import Problem, Severity, rule
+from trainlint.trainer import JOBS, POD_SPEC, replicated_jobs
+
+NEEDS_NEVER = ("podFailurePolicy", "backoffLimitPerIndex")
+
+
+@rule(
+    "TL407", "pod-failure-policy-without-restart-never",
+    kinds={"TrainingRuntime", "ClusterTrainingRuntime"}, severity=Severity.ERROR,
+    fix="Set `restartPolicy: Never` in the pod template of that job.",
+)
+def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
+    """## What it does
+    Flags a replicatedJob whose Job sets `podFailurePolicy` or `backoffLimitPerIndex` while
+    its pod template does not set `restartPolicy: Never`.
+
+    ## Why is this bad?
+    Kubernetes allows both fields only with `restartPolicy: Never`, and JobSet defaults an
+    empty `restartPolicy` to `OnFailure`. Trainer accepts the runtime, then the API server
+    rejects the Job when the JobSet controller creates it: the run never starts, and the
+    only trace is a JobSet event.
+
+    ## Example
+    ```yaml
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: ClusterTrainingRuntime
+    metadata:
+      name: torch-pfp
+    spec:
+      mlPolicy:
+        torch: {}
+      template:
+        spec:
+          replicatedJobs:
+            - name: node
+              template:
+                metadata:
+                  labels:
+                    trainer.kubeflow.org/trainjob-ancestor-step: trainer
+                spec:
+                  podFailurePolicy:
+                    rules:
+                      - action: FailJob
+                        onExitCodes:
+                          operator: In
+                          values: [42]
+                  template:
+                    spec:
+                      containers:
+                        - name: node
+                          image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
+    ```
+
+    Use instead:
+    ```yaml
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: ClusterTrainingRuntime
+    metadata:
+      name: torch-pfp
+    spec:
+      mlPolicy:
+        torch: {}
+      template:
+        spec:
+          replicatedJobs:
+            - name: node
+              template:
+                metadata:
+                  labels:
+                    trainer.kubeflow.org/trainjob-ancestor-step: trainer
+                spec:
+                  podFailurePolicy:
+                    rules:
+                      - action: FailJob
+                        onExitCodes:
+                          operator: In
+                          values: [42]
+                  template:
+                    spec:
+                      restartPolicy: Never
+                      containers:
+                        - name: node
+                          image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
+    ```
+    """
+    for index, job in replicated_jobs(runtime):
+        job_spec = mapping(dig(job, "template", "spec"))
+        restart = mapping(dig(job, *POD_SPEC)).get("restartPolicy")
+        if restart == "Never":
+            continue
+        for key in NEEDS_NEVER:
+            if key in job_spec:
+                setting = f"`restartPolicy: {restart}`" if restart else "no `restartPolicy`"
+                yield Problem(
+                    (*JOBS, index, "template", "spec", key),
+                    f"job `{job.get('name')}` sets `{key}` with {setting} (JobSet defaults it "
+                    "to OnFailure): Kubernetes allows it only with `restartPolicy: Never`, so "
+                    "the Job is rejected at creation and the run never starts",
+                )

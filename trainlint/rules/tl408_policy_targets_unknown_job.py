@@ -1,0 +1,99 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from trainlint.document import Manifest, Path, mapping, mappings, sequence
+from trainlint.engine import Context
+from trainlint.rule import Problem, Severity, rule
+from trainlint.trainer import JOBSET, jobset, replicated_jobs
+
+
+@rule(
+    "TL408", "policy-targets-unknown-job",
+    kinds={"TrainingRuntime", "ClusterTrainingRuntime"}, severity=Severity.ERROR,
+    fix="Name only replicatedJobs of this runtime in `targetReplicatedJobs`.",
+)
+def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
+    """## What it does
+    Flags names in `successPolicy.targetReplicatedJobs` and
+    `failurePolicy.rules[].targetReplicatedJobs` that are not replicatedJobs of the runtime.
+
+    ## Why is this bad?
+    Trainer does not check them, but the JobSet webhook does when the controller creates
+    the JobSet: it is rejected ("does not appear in .spec.ReplicatedJobs"), the TrainJob
+    never starts and has no status, only a `TrainJobResourcesCreationFailed` event.
+
+    ## Example
+    ```yaml
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: ClusterTrainingRuntime
+    metadata:
+      name: torch-success
+    spec:
+      mlPolicy:
+        torch: {}
+      template:
+        spec:
+          successPolicy:
+            operator: All
+            targetReplicatedJobs: [trainer]
+          replicatedJobs:
+            - name: node
+              template:
+                metadata:
+                  labels:
+                    trainer.kubeflow.org/trainjob-ancestor-step: trainer
+                spec:
+                  template:
+                    spec:
+                      containers:
+                        - name: node
+                          image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
+    ```
+
+    Use instead:
+    ```yaml
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: ClusterTrainingRuntime
+    metadata:
+      name: torch-success
+    spec:
+      mlPolicy:
+        torch: {}
+      template:
+        spec:
+          successPolicy:
+            operator: All
+            targetReplicatedJobs: [node]
+          replicatedJobs:
+            - name: node
+              template:
+                metadata:
+                  labels:
+                    trainer.kubeflow.org/trainjob-ancestor-step: trainer
+                spec:
+                  template:
+                    spec:
+                      containers:
+                        - name: node
+                          image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
+    ```
+    """
+    names = {job.get("name") for _, job in replicated_jobs(runtime)}
+    spec = jobset(runtime)
+    success = mapping(spec.get("successPolicy"))
+    lists: list[tuple[Path, object]] = [
+        ((*JOBSET, "successPolicy", "targetReplicatedJobs"), success.get("targetReplicatedJobs"))
+    ]
+    for index, item in mappings(mapping(spec.get("failurePolicy")).get("rules")):
+        path = (*JOBSET, "failurePolicy", "rules", index, "targetReplicatedJobs")
+        lists.append((path, item.get("targetReplicatedJobs")))
+    for path, targets in lists:
+        for position, target in enumerate(sequence(targets)):
+            if isinstance(target, str) and target not in names:
+                yield Problem(
+                    (*path, position),
+                    f"`{target}` is not a replicatedJob of this runtime: the JobSet webhook "
+                    "rejects the JobSet when a TrainJob starts, so it never runs and shows "
+                    "only a TrainJobResourcesCreationFailed event",
+                )

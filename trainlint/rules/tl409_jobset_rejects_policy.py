@@ -1,0 +1,133 @@
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from trainlint.document import Manifest, mapping, mappings, sequence
+from trainlint.engine import Context
+from trainlint.rule import Problem, Severity, rule
+from trainlint.trainer import JOBS, JOBSET, jobset, replicated_jobs
+
+REASONS = frozenset({
+    "BackoffLimitExceeded", "DeadlineExceeded", "FailedIndexes", "MaxFailedIndexesExceeded",
+    "PodFailurePolicy",
+})
+RULE_NAME = re.compile(r"[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?")
+_REJECTED = (
+    "the JobSet webhook rejects the JobSet when a TrainJob starts, so it never runs and "
+    "shows only a TrainJobResourcesCreationFailed event"
+)
+
+
+@rule(
+    "TL409", "jobset-rejects-policy",
+    kinds={"TrainingRuntime", "ClusterTrainingRuntime"}, severity=Severity.ERROR,
+    fix="Fix the failure-policy rule or the `dependsOn` the JobSet webhook refuses.",
+)
+def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
+    """## What it does
+    Checks what the JobSet webhook refuses and Trainer lets through: failure-policy rules
+    with an unknown `onJobFailureReasons` value, a rule name that is not 1–128 letters,
+    digits, `_`, `,` or `:` starting with a letter, two rules with one name, and
+    `dependsOn` on the first replicatedJob.
+
+    ## Why is this bad?
+    Trainer accepts the runtime, and the JobSet is validated only when the controller
+    creates it for a TrainJob. The rejection shows only as an event: the TrainJob has no
+    status and never starts.
+
+    ## Example
+    ```yaml
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: ClusterTrainingRuntime
+    metadata:
+      name: torch-rules
+    spec:
+      mlPolicy:
+        torch: {}
+      template:
+        spec:
+          failurePolicy:
+            maxRestarts: 3
+            rules:
+              - name: fail-on-deadline
+                action: FailJobSet
+                onJobFailureReasons: [Deadline]
+          replicatedJobs:
+            - name: node
+              template:
+                metadata:
+                  labels:
+                    trainer.kubeflow.org/trainjob-ancestor-step: trainer
+                spec:
+                  backoffLimit: 0
+                  template:
+                    spec:
+                      containers:
+                        - name: node
+                          image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
+    ```
+
+    Use instead:
+    ```yaml
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: ClusterTrainingRuntime
+    metadata:
+      name: torch-rules
+    spec:
+      mlPolicy:
+        torch: {}
+      template:
+        spec:
+          failurePolicy:
+            maxRestarts: 3
+            rules:
+              - name: failOnDeadline
+                action: FailJobSet
+                onJobFailureReasons: [DeadlineExceeded]
+          replicatedJobs:
+            - name: node
+              template:
+                metadata:
+                  labels:
+                    trainer.kubeflow.org/trainjob-ancestor-step: trainer
+                spec:
+                  backoffLimit: 0
+                  template:
+                    spec:
+                      containers:
+                        - name: node
+                          image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
+    ```
+    """
+    rules_path = (*JOBSET, "failurePolicy", "rules")
+    seen: set[str] = set()
+    for index, item in mappings(mapping(jobset(runtime).get("failurePolicy")).get("rules")):
+        name = item.get("name")
+        if isinstance(name, str):
+            if len(name) > 128 or not RULE_NAME.fullmatch(name):
+                yield Problem(
+                    (*rules_path, index, "name"),
+                    f"rule name `{name}` must start with a letter and hold only letters, "
+                    f"digits, `_`, `,` and `:` (at most 128): {_REJECTED}",
+                )
+            elif name in seen:
+                yield Problem(
+                    (*rules_path, index, "name"),
+                    f"a second failure-policy rule is named `{name}`: {_REJECTED}",
+                )
+            seen.add(name)
+        for position, reason in enumerate(sequence(item.get("onJobFailureReasons"))):
+            if isinstance(reason, str) and reason not in REASONS:
+                yield Problem(
+                    (*rules_path, index, "onJobFailureReasons", position),
+                    f"`{reason}` is not a Job failure reason ({', '.join(sorted(REASONS))}): "
+                    f"{_REJECTED}",
+                )
+    first = next(replicated_jobs(runtime), None)
+    if first is not None and first[0] == 0 and "dependsOn" in first[1]:
+        yield Problem(
+            (*JOBS, 0, "dependsOn"),
+            f"the first replicatedJob `{first[1].get('name')}` cannot have `dependsOn`: "
+            f"{_REJECTED}",
+        )

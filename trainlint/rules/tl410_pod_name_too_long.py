@@ -1,0 +1,99 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from trainlint.document import Manifest, dig, mapping
+from trainlint.engine import Context
+from trainlint.rule import Problem, Severity, rule
+from trainlint.trainer import is_count, replicated_jobs, trainjob_pod
+
+MAX_NAME = 63
+#: JobSet checks the longest pod name with the random suffix Kubernetes appends.
+SUFFIX = "-abcde"
+
+
+def _count(value: object) -> int:
+    return value if is_count(value) and value > 0 else 1
+
+
+@rule(
+    "TL410", "pod-name-too-long",
+    kinds={"TrainJob"}, severity=Severity.ERROR,
+    fix="Shorten the TrainJob name.",
+)
+def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
+    """## What it does
+    Builds the longest pod name JobSet will create for each replicatedJob of the
+    TrainJob's runtime, `<trainjob>-<job>-<job index>-<pod index>-xxxxx`, and flags the
+    TrainJob when one exceeds 63 characters. With a `node` job on up to 10 nodes the
+    TrainJob name may have 48 characters; with `dataset-initializer`, 33.
+
+    ## Why is this bad?
+    The TrainJob is accepted, but the JobSet webhook rejects the JobSet ("pod names
+    generated for this JobSet will exceed 63 characters"). The TrainJob gets no status,
+    only a `TrainJobResourcesCreationFailed` event, and never runs.
+
+    ## Example
+    ```yaml
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: ClusterTrainingRuntime
+    metadata:
+      name: torch-distributed
+    spec:
+      mlPolicy:
+        torch: {}
+      template:
+        spec:
+          replicatedJobs:
+            - name: node
+              template:
+                metadata:
+                  labels:
+                    trainer.kubeflow.org/trainjob-ancestor-step: trainer
+                spec:
+                  template:
+                    spec:
+                      containers:
+                        - name: node
+                          image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
+    ---
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: TrainJob
+    metadata:
+      name: llama-3-8b-instruct-sft-alpaca-cleaned-lr2e-5-run-07
+    spec:
+      runtimeRef:
+        name: torch-distributed
+    ```
+
+    Use instead:
+    ```yaml
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: TrainJob
+    metadata:
+      name: llama3-8b-sft-run-07
+    spec:
+      runtimeRef:
+        name: torch-distributed
+    ```
+    """
+    runtime = ctx.runtime_for(job)
+    if runtime is None or not job.name or len(job.name) > MAX_NAME:
+        return
+    nodes = trainjob_pod(job, runtime, ctx.trainer_version).nodes
+    longest = ""
+    for _, replicated in replicated_jobs(runtime):
+        name = replicated.get("name")
+        if not isinstance(name, str):
+            continue
+        spec = mapping(dig(replicated, "template", "spec"))
+        pods = nodes if name == "node" else _count(spec.get("completions", spec.get("parallelism")))
+        pod = f"{job.name}-{name}-{_count(replicated.get('replicas')) - 1}-{pods - 1}{SUFFIX}"
+        longest = max(longest, pod, key=len)
+    if len(longest) > MAX_NAME:
+        yield Problem(
+            ("metadata", "name"),
+            f"pods will be named like `{longest}` ({len(longest)} characters, over 63): the "
+            "JobSet webhook rejects the JobSet, so the TrainJob never runs and shows only a "
+            "TrainJobResourcesCreationFailed event",
+        )

@@ -1,0 +1,64 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from trainlint.document import Manifest, Path, dig
+from trainlint.engine import Context
+from trainlint.rule import Problem, Severity, rule
+from trainlint.trainer import is_count
+
+
+@rule(
+    "TL413", "zero-num-nodes",
+    kinds={"TrainingRuntime", "ClusterTrainingRuntime", "TrainJob"}, severity=Severity.WARNING,
+    fix="Set `numNodes` to 1 or more; suspend the TrainJob to pause it.",
+)
+def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
+    """## What it does
+    Flags `numNodes` of 0 or less: a TrainJob's `spec.trainer.numNodes` or a runtime's
+    `mlPolicy.numNodes`.
+
+    ## Why is this bad?
+    The node count becomes the trainer Job's parallelism and completions. With 0 the Job
+    has nothing to run and completes at once, so the TrainJob reports success without
+    training (the newest API even accepts 0 explicitly); a negative count produces an
+    invalid Job or a negative `PET_NPROC_PER_NODE`.
+
+    ## Example
+    ```yaml
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: TrainJob
+    metadata:
+      name: run
+    spec:
+      runtimeRef:
+        name: torch-distributed
+      trainer:
+        numNodes: 0
+    ```
+
+    Use instead:
+    ```yaml
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: TrainJob
+    metadata:
+      name: run
+    spec:
+      suspend: true
+      runtimeRef:
+        name: torch-distributed
+      trainer:
+        numNodes: 1
+    ```
+    """
+    path: Path = (
+        ("spec", "trainer", "numNodes") if manifest.kind == "TrainJob"
+        else ("spec", "mlPolicy", "numNodes")
+    )
+    nodes = dig(manifest.body, *path)
+    if is_count(nodes) and nodes <= 0:
+        yield Problem(
+            path,
+            f"`numNodes: {nodes}` leaves the trainer Job with no pods to run: it completes at "
+            "once (or is invalid when negative) and the TrainJob ends without training",
+        )

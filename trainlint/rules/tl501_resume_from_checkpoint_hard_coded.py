@@ -1,0 +1,77 @@
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from trainlint.document import Manifest
+from trainlint.engine import Context
+from trainlint.rule import Problem, Severity, rule
+from trainlint.trainer import command_items
+
+RESUME_TRUE = re.compile(
+    r"\bresume_from_checkpoint[ \t]*[=:][ \t]*[\"']?(?:True|true)\b"
+    r"|--resume_from_checkpoint[ \t]+[\"']?(?:True|true)\b"
+)
+
+
+@rule(
+    "TL501", "resume-from-checkpoint-hard-coded",
+    kinds={"TrainingRuntime", "ClusterTrainingRuntime", "TrainJob"}, severity=Severity.WARNING,
+    fix="Resume from the newest checkpoint if one exists, else start clean "
+    "(`resume_from_checkpoint=last or None`).",
+)
+def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
+    """## What it does
+    Finds `resume_from_checkpoint=True` (or `: true`) hard-coded in the trainer's command
+    or args, inline scripts and configs included.
+
+    ## Why is this bad?
+    HF Trainer raises "No valid checkpoint found in output directory" when asked to
+    resume and there is none: the first submission of the TrainJob fails before it
+    trains a step. Only the restarts could ever work.
+
+    ## Example
+    ```yaml
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: TrainJob
+    metadata:
+      name: sft
+    spec:
+      runtimeRef:
+        name: torch-distributed
+      trainer:
+        command:
+          - python
+          - -c
+          - |
+            from train import trainer
+            trainer.train(resume_from_checkpoint=True)
+    ```
+
+    Use instead:
+    ```yaml
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: TrainJob
+    metadata:
+      name: sft
+    spec:
+      runtimeRef:
+        name: torch-distributed
+      trainer:
+        command:
+          - python
+          - -c
+          - |
+            from transformers.trainer_utils import get_last_checkpoint
+            from train import trainer
+            trainer.train(resume_from_checkpoint=get_last_checkpoint("/mnt/ckpt"))
+    ```
+    """
+    for item in command_items(manifest, ctx):
+        match = RESUME_TRUE.search(item.value)
+        if match and item.at.manifest is manifest:
+            yield Problem(
+                item.at.path,
+                f"`{match[0]}` requires a checkpoint to exist: the first run has none, so "
+                "the trainer fails before training a step",
+            )
