@@ -1,0 +1,202 @@
+"""`trainlint check` and `trainlint config` through a real process: exit status, streams,
+bytes written, format choice and color."""
+
+from __future__ import annotations
+
+import os
+import pty
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.test_suppression import RUNTIME
+
+NO_GRACE = RUNTIME.replace("                  terminationGracePeriodSeconds: 120\n", "")
+CLEAN = RUNTIME.replace("emptyDir: {}", "persistentVolumeClaim: {claimName: ckpt}")
+WARN = NO_GRACE.replace("emptyDir: {}", "persistentVolumeClaim: {claimName: ckpt}")
+ENV = {
+    key: value for key, value in os.environ.items()
+    if key not in {"GITHUB_ACTIONS", "NO_COLOR", "FORCE_COLOR"}
+}
+
+
+def trainlint(
+    *args: str, cwd: Path, env: dict[str, str] | None = None, stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", "from trainlint.cli import run; run()", *args],
+        cwd=cwd, env={**ENV, **(env or {})}, input=stdin, capture_output=True, text=True,
+        check=False,
+    )
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """clean.yaml has no finding, warn.yaml one warning (TL402), error.yaml one error."""
+    (tmp_path / "clean.yaml").write_text(CLEAN)
+    (tmp_path / "warn.yaml").write_text(WARN)
+    (tmp_path / "error.yaml").write_text(RUNTIME)
+    (tmp_path / ".trainlint.toml").write_text('select = ["TL301", "TL402"]\n')
+    return tmp_path
+
+
+@pytest.mark.parametrize(
+    ("files", "options", "config", "status"),
+    [
+        (["clean.yaml"], [], "", 0),
+        (["warn.yaml"], [], "", 1),
+        (["warn.yaml"], [], 'fail-on = "error"\n', 0),
+        (["error.yaml"], [], 'fail-on = "error"\n', 1),
+        (["warn.yaml"], [], 'fail-on = "error"\n[severity]\nTL402 = "error"\n', 1),
+        (["error.yaml", "warn.yaml"], ["--exit-zero"], "", 0),
+        (["error.yaml"], ["--ignore", "TL301"], "", 0),
+        (["clean.yaml"], ["--select", "TL9999"], "", 2),
+        (["clean.yaml"], ["--trainer-version", "3.0"], "", 2),
+        (["missing.yaml"], [], "", 2),
+        (["clean.yaml"], ["--output-format", "xml"], "", 2),
+        (["clean.yaml"], [], "fail-on = 'never'\n", 2),
+        (["error.yaml"], ["--exit-zero"], "unknown = 1\n", 2),
+    ],
+)
+def test_exit_status(
+    project: Path, files: list[str], options: list[str], config: str, status: int
+) -> None:
+    if config:
+        (project / ".trainlint.toml").write_text('select = ["TL301", "TL402"]\n' + config)
+    result = trainlint("check", *options, *files, cwd=project)
+    assert result.returncode == status, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr
+    assert bool(result.stderr) == (status == 2)
+
+
+def test_config_error_message_names_file_and_key(project: Path) -> None:
+    (project / ".trainlint.toml").write_text("[rules.TL402]\nmin-seconds = -\n")
+    result = trainlint("check", "clean.yaml", cwd=project)
+    assert result.returncode == 2
+    assert result.stderr == "Error: .trainlint.toml:2:15: invalid TOML: Invalid value\n"
+    assert result.stdout == ""
+
+
+def test_output_file_gets_the_bytes_and_stdout_stays_empty(project: Path) -> None:
+    result = trainlint(
+        "check", "--output-format", "concise", "--output-file", "out/report.txt", "error.yaml",
+        cwd=project,
+    )
+    assert result.returncode == 1
+    assert result.stdout == ""
+    written = (project / "out" / "report.txt").read_bytes()
+    assert written.startswith(b"error.yaml:29:23: TL301 [error] checkpoint-dir `/mnt/ckpt/run`")
+    assert written.endswith(b"\nFound 1 problem (1 error).\n")
+
+
+def test_unwritable_output_file_is_exit_2(project: Path) -> None:
+    (project / "taken").write_text("")
+    result = trainlint("check", "--output-file", "taken/report.txt", "clean.yaml", cwd=project)
+    assert result.returncode == 2
+    assert result.stderr.startswith("Error: taken/report.txt: cannot write the report: ")
+
+
+def test_statistics_count_per_rule(project: Path) -> None:
+    (project / "two.yaml").write_text(NO_GRACE + "---\n" + NO_GRACE.replace("torch-ckpt", "b"))
+    result = trainlint("check", "--statistics", "two.yaml", cwd=project)
+    assert result.returncode == 1
+    assert result.stdout == (
+        "2  TL301  [error] ephemeral-checkpoint-volume\n"
+        "2  TL402  [warning] missing-termination-grace-period\n"
+    )
+    as_json = trainlint("check", "--statistics", "--output-format", "json", "two.yaml", cwd=project)
+    assert '"count": 2' in as_json.stdout
+
+
+def test_github_format_is_chosen_inside_github_actions(project: Path) -> None:
+    result = trainlint("check", "error.yaml", cwd=project, env={"GITHUB_ACTIONS": "true"})
+    assert result.stdout.startswith("::error file=error.yaml,line=29,col=23,endLine=29,")
+    chosen = trainlint(
+        "check", "--output-format", "concise", "error.yaml", cwd=project,
+        env={"GITHUB_ACTIONS": "true"},
+    )
+    assert chosen.stdout.startswith("error.yaml:29:23: TL301")
+
+
+def test_color_follows_force_color_and_no_color(project: Path) -> None:
+    piped = trainlint("check", "--output-format", "full", "error.yaml", cwd=project)
+    assert "\x1b[" not in piped.stdout
+    forced = trainlint(
+        "check", "--output-format", "full", "error.yaml", cwd=project, env={"FORCE_COLOR": "1"}
+    )
+    assert forced.stdout.startswith("\x1b[1;31merror.yaml:29:23: TL301")
+    refused = trainlint(
+        "check", "--output-format", "full", "error.yaml", cwd=project,
+        env={"FORCE_COLOR": "1", "NO_COLOR": "1"},
+    )
+    assert "\x1b[" not in refused.stdout
+
+
+def _on_terminal(project: Path, env: dict[str, str]) -> str:
+    leader, follower = pty.openpty()
+    with subprocess.Popen(
+        [sys.executable, "-c", "from trainlint.cli import run; run()", "check", "error.yaml"],
+        cwd=project, env={**ENV, **env}, stdout=follower, stderr=subprocess.DEVNULL,
+    ) as process:
+        os.close(follower)
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # the terminal closes when the process exits
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        process.wait()
+    os.close(leader)
+    return b"".join(chunks).decode()
+
+
+def test_terminal_gets_the_full_format_in_color_unless_no_color(project: Path) -> None:
+    colored = _on_terminal(project, {})
+    assert "\x1b[1;31merror.yaml:29:23: TL301" in colored
+    assert "^^^^^^^^" in colored  # the code frame of the full format
+    plain = _on_terminal(project, {"NO_COLOR": "1"})
+    assert "\x1b[" not in plain and "error.yaml:29:23: TL301" in plain
+
+
+def test_stdin_uses_the_configuration_of_its_filename(project: Path) -> None:
+    (project / ".trainlint.toml").write_text(
+        'select = ["TL301", "TL402"]\n[per-file-ignores]\n"smoke/*" = ["TL301"]\n'
+    )
+    smoke = trainlint(
+        "check", "--stdin-filename", "smoke/rt.yaml", "-", cwd=project, stdin=NO_GRACE
+    )
+    assert smoke.stdout.splitlines()[0].startswith("smoke/rt.yaml:18:17: TL402 [warning]")
+    assert "TL301" not in smoke.stdout
+    prod = trainlint("check", "--stdin-filename", "prod/rt.yaml", "-", cwd=project, stdin=NO_GRACE)
+    assert "prod/rt.yaml:28:23: TL301" in prod.stdout
+
+
+def test_config_command_prints_the_effective_configuration(project: Path) -> None:
+    result = trainlint("config", cwd=project)
+    assert result.returncode == 0
+    assert result.stdout.splitlines()[:3] == [
+        "# trainlint configuration from .trainlint.toml",
+        'trainer-version = "2.3"  # default',
+        'kubernetes-version = "1.33"  # default',
+    ]
+    assert 'select = ["TL301", "TL402"]  # .trainlint.toml' in result.stdout
+    isolated = trainlint("config", "--isolated", cwd=project)
+    assert 'select = ["ALL"]  # default' in isolated.stdout
+
+
+def test_version_imports_neither_pydantic_nor_the_rules(tmp_path: Path) -> None:
+    code = (
+        "import sys\nfrom trainlint.cli import main\n"
+        "try:\n    main(['--version'])\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('pydantic', 'trainlint.rules', "
+        "'yaml', 'pathspec', 'trainlint.engine'))))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True
+    )
+    assert result.stdout.splitlines() == ["trainlint, version 0.1.0", "[]"]
