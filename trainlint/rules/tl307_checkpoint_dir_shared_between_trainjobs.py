@@ -30,7 +30,7 @@ def _locations(job: Manifest, runtime: Manifest, ctx: Context) -> dict[Location,
             continue
         location = (job.namespace, claim, path_on_volume(where, directory.path))
         mount_at = where.mount.at if where.mount else None
-        at = first_on(job, directory.at, mount_at, where.volume_at) or At(job, ("metadata",))
+        at = first_on(job, directory.at, mount_at, where.volume_at) or At(job, ("metadata", "name"))
         found.setdefault(location, (directory.path, at))
     return found
 

@@ -6,10 +6,10 @@ from collections.abc import Iterator
 from trainlint.document import Manifest
 from trainlint.engine import Context
 from trainlint.rule import Problem, Severity, rule
-from trainlint.trainer import command_items
+from trainlint.trainer import command_matches
 
 OVERWRITE = re.compile(
-    r"--overwrite_output_dir(?![ \t]*[= \t][ \t]*[\"']?(?:false|False|0)\b)"
+    r"--overwrite_output_dir(?!\s*[=\s]\s*[\"']?(?:false|False|0)\b)"
     r"|\boverwrite_output_dir[ \t]*[:=][ \t]*[\"']?(?:true|True|1)\b"
 )
 
@@ -64,12 +64,10 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
           - output_dir=/mnt/ckpt/sft
     ```
     """
-    for item in command_items(manifest, ctx):
-        match = OVERWRITE.search(item.value)
-        if match and item.at.manifest is manifest:
-            yield Problem(
-                item.at.path,
-                f"`{match[0]}` makes the trainer ignore the checkpoints in its output "
-                "directory: a restarted or resumed run starts again from step 0 and "
-                "overwrites them",
-            )
+    for item, found in command_matches(manifest, ctx, OVERWRITE):
+        yield Problem(
+            item.at.path,
+            f"`{found}` makes the trainer ignore the checkpoints in its output "
+            "directory: a restarted or resumed run starts again from step 0 and "
+            "overwrites them",
+        )

@@ -6,11 +6,11 @@ from collections.abc import Iterator
 from trainlint.document import Manifest
 from trainlint.engine import Context
 from trainlint.rule import Problem, Severity, rule
-from trainlint.trainer import command_items
+from trainlint.trainer import command_matches
 
 RESUME_TRUE = re.compile(
     r"\bresume_from_checkpoint[ \t]*[=:][ \t]*[\"']?(?:True|true)\b"
-    r"|--resume_from_checkpoint[ \t]+[\"']?(?:True|true)\b"
+    r"|--resume_from_checkpoint\s+[\"']?(?:True|true)\b"
 )
 
 
@@ -67,11 +67,9 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
             trainer.train(resume_from_checkpoint=get_last_checkpoint("/mnt/ckpt"))
     ```
     """
-    for item in command_items(manifest, ctx):
-        match = RESUME_TRUE.search(item.value)
-        if match and item.at.manifest is manifest:
-            yield Problem(
-                item.at.path,
-                f"`{match[0]}` requires a checkpoint to exist: the first run has none, so "
-                "the trainer fails before training a step",
-            )
+    for item, found in command_matches(manifest, ctx, RESUME_TRUE):
+        yield Problem(
+            item.at.path,
+            f"`{found}` requires a checkpoint to exist: the first run has none, so "
+            "the trainer fails before training a step",
+        )
