@@ -85,6 +85,8 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
         return
     kind = ref.get("kind") or "ClusterTrainingRuntime"
     group = ref.get("apiGroup") or TRAINER_GROUP
+    if not isinstance(kind, str) or not isinstance(group, str):
+        return  # a type error, reported by the schema rules
     if kind not in RUNTIME_KINDS or group != TRAINER_GROUP:
         key = "kind" if kind not in RUNTIME_KINDS else "apiGroup"
         yield Problem(

@@ -73,7 +73,7 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
         if replicas == 1 and not isinstance(replicas, bool):
             continue
         label = ancestor(job)
-        if label in MAIN_CONTAINERS:
+        if isinstance(label, str) and label in MAIN_CONTAINERS:
             why = f"job `{job.get('name')}` is labelled `{label}`"
         elif ctx.trainer_version == (2, 0) and job.get("name") == "launcher":
             why = "the v2.0 webhook checks the job named `launcher`"

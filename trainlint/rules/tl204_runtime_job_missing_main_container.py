@@ -89,12 +89,12 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     """
     for index, job in replicated_jobs(runtime):
         label = ancestor(job)
-        if label not in MAIN_CONTAINERS:
+        if not isinstance(label, str) or label not in MAIN_CONTAINERS:
             continue
-        required = MAIN_CONTAINERS[str(label)]
+        required = MAIN_CONTAINERS[label]
         if required in container_names(job):
             continue
-        verdict = runtime_verdict(runtime, ctx.trainer_version, DETAIL + str(label))
+        verdict = runtime_verdict(runtime, ctx.trainer_version, DETAIL + label)
         yield Problem(
             (*JOBS, index, *POD_SPEC, "containers"),
             f"job `{job.get('name')}` is labelled `{label}` but has no container named "

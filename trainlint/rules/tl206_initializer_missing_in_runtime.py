@@ -1,0 +1,169 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from trainlint.document import Manifest, dig, mapping, mappings
+from trainlint.engine import Context
+from trainlint.rule import Problem, Severity, rule
+from trainlint.trainer import JOBS, POD_SPEC, named, override_pods
+
+#: `spec.initializer` key → (job and container name, what the webhook calls the input).
+INITIALIZERS = {
+    "dataset": ("dataset-initializer", "datasetConfig"),
+    "model": ("model-initializer", "modelConfig"),
+}
+VOLUME = "initializer"
+
+
+@rule(
+    "TL206", "initializer-missing-in-runtime", kinds={"TrainJob"}, severity=Severity.ERROR,
+    fix="Use a runtime with the initializer job, or drop `spec.initializer`.",
+)
+def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
+    """## What it does
+    For each of `spec.initializer.dataset` and `spec.initializer.model`, checks that the
+    runtime has a replicatedJob **named** `dataset-initializer` (`model-initializer`), that
+    the job has a container or init container of that name, and, from v2.3, that this
+    container mounts a volume named `initializer` (the mount may also come from the
+    TrainJob's own patches).
+
+    ## Why is this bad?
+    The Trainer webhook denies the TrainJob, for example "must have dataset-initializer job
+    when trainJob is configured with input datasetConfig" or, from v2.3, "must have
+    volumeMount with name - initializer in container dataset-initializer of the
+    dataset-initializer job". The controller finds initializer jobs by name, not by label.
+
+    ## Example
+    ```yaml
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: ClusterTrainingRuntime
+    metadata:
+      name: torch-plain
+    spec:
+      mlPolicy:
+        torch: {}
+      template:
+        spec:
+          replicatedJobs:
+            - name: node
+              template:
+                spec:
+                  template:
+                    spec:
+                      containers:
+                        - name: node
+    ---
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: TrainJob
+    metadata:
+      name: sft-run-1
+    spec:
+      runtimeRef:
+        name: torch-plain
+      initializer:
+        dataset:
+          storageUri: hf://tatsu-lab/alpaca
+    ```
+
+    Use instead:
+    ```yaml
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: ClusterTrainingRuntime
+    metadata:
+      name: torch-plain
+    spec:
+      mlPolicy:
+        torch: {}
+      template:
+        spec:
+          replicatedJobs:
+            - name: dataset-initializer
+              template:
+                spec:
+                  template:
+                    spec:
+                      containers:
+                        - name: dataset-initializer
+                          volumeMounts:
+                            - name: initializer
+                              mountPath: /workspace
+            - name: node
+              template:
+                spec:
+                  template:
+                    spec:
+                      containers:
+                        - name: node
+    ---
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: TrainJob
+    metadata:
+      name: sft-run-1
+    spec:
+      runtimeRef:
+        name: torch-plain
+      initializer:
+        dataset:
+          storageUri: hf://tatsu-lab/alpaca
+    ```
+    """
+    runtime = ctx.runtime_for(job)
+    if runtime is None:
+        return
+    initializer = mapping(dig(job.body, "spec", "initializer"))
+    for key, (name, config) in INITIALIZERS.items():
+        if not isinstance(initializer.get(key), dict):
+            continue
+        detail = _missing(job, runtime, name, config, ctx.trainer_version)
+        if detail is not None:
+            denial, remedy = detail
+            yield Problem(
+                ("spec", "initializer", key),
+                f"`spec.initializer.{key}` needs what {runtime.describe()} lacks: the Trainer "
+                f'webhook denies the TrainJob ("{denial}")',
+                help=remedy,
+            )
+
+
+def _missing(
+    job: Manifest, runtime: Manifest, name: str, config: str, version: tuple[int, int]
+) -> tuple[str, str] | None:
+    """(denial, remedy) for the first thing the initializer lacks, or None."""
+    found = named(dig(runtime.body, *JOBS), name)
+    if found is None:
+        return (
+            f"must have {name} job when trainJob is configured with input {config}",
+            f"add a replicatedJob named `{name}` to the runtime, or use a runtime that has one",
+        )
+    pod = mapping(dig(found[1], *POD_SPEC))
+    containers = [
+        container for kind in ("containers", "initContainers")
+        for _, container in mappings(pod.get(kind)) if container.get("name") == name
+    ]
+    if not containers:
+        return (
+            f"must have container with name - {name} in the {name} job",
+            f"name the initializer container of job `{name}` `{name}`",
+        )
+    if version >= (2, 3) and not any(_mounts(c) for c in [*containers, *_patched(job, name)]):
+        return (
+            f"must have volumeMount with name - {VOLUME} in container {name} of the {name} job",
+            f"mount a volume named `{VOLUME}` in container `{name}` of the runtime's `{name}` "
+            "job (and in the trainer, to read what it downloads)",
+        )
+    return None
+
+
+def _mounts(container: dict[str, Any]) -> bool:
+    return named(container.get("volumeMounts"), VOLUME) is not None
+
+
+def _patched(job: Manifest, name: str) -> list[dict[str, Any]]:
+    """The TrainJob's override or patch containers named `name` on the job named `name`."""
+    return [
+        container
+        for _, pod, targets in override_pods(job) if name in targets
+        for kind in ("containers", "initContainers")
+        for _, container in mappings(pod.get(kind)) if container.get("name") == name
+    ]

@@ -1,0 +1,92 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from trainlint.document import Manifest, Path, dig, mapping, mappings
+from trainlint.engine import Context
+from trainlint.rule import Problem, Severity, rule
+from trainlint.trainer import PATCH_JOBS
+
+QUEUE = "scheduling.volcano.sh/queue-name"
+DETAIL = "Volcano queue name must not be empty"
+
+
+@rule(
+    "TL217", "empty-volcano-queue-name",
+    kinds={"TrainingRuntime", "ClusterTrainingRuntime", "TrainJob"}, severity=Severity.ERROR,
+    since="2.1",
+    fix="Name the Volcano queue, or remove the annotation to use the default queue.",
+)
+def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
+    """## What it does
+    For a runtime with `podGroupPolicy.volcano`, flags an empty
+    `scheduling.volcano.sh/queue-name` annotation: on the runtime's JobSet template
+    (`spec.template.metadata`), in a TrainJob's `spec.annotations` (v2.1) or in the
+    metadata of its `runtimePatches` (v2.2+).
+
+    ## Why is this bad?
+    The Trainer webhook denies the TrainJob: "Volcano queue name must not be empty". An
+    empty annotation on the runtime makes every TrainJob that uses it fail.
+
+    ## Example
+    ```yaml
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: ClusterTrainingRuntime
+    metadata:
+      name: torch-volcano
+    spec:
+      mlPolicy:
+        torch: {}
+      podGroupPolicy:
+        volcano: {}
+      template:
+        metadata:
+          annotations:
+            scheduling.volcano.sh/queue-name: ""
+        spec:
+          replicatedJobs: []
+    ```
+
+    Use instead:
+    ```yaml
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: ClusterTrainingRuntime
+    metadata:
+      name: torch-volcano
+    spec:
+      mlPolicy:
+        torch: {}
+      podGroupPolicy:
+        volcano: {}
+      template:
+        metadata:
+          annotations:
+            scheduling.volcano.sh/queue-name: training
+        spec:
+          replicatedJobs: []
+    ```
+    """
+    is_job = manifest.kind == "TrainJob"
+    runtime = ctx.runtime_for(manifest) if is_job else manifest
+    if runtime is None or "volcano" not in mapping(dig(runtime.body, "spec", "podGroupPolicy")):
+        return
+    places: list[Path] = []
+    if not is_job:
+        places.append(("spec", "template", "metadata", "annotations"))
+    elif ctx.trainer_version <= (2, 1):
+        places.append(("spec", "annotations"))
+    else:
+        template = PATCH_JOBS[:2]
+        places.extend(
+            ("spec", "runtimePatches", index, *template, "metadata", "annotations")
+            for index, _ in mappings(dig(manifest.body, "spec", "runtimePatches"))
+        )
+    whose = "the TrainJob" if is_job else "every TrainJob using this runtime"
+    for path in places:
+        annotations = mapping(dig(manifest.body, *path))
+        if QUEUE in annotations and annotations[QUEUE] in ("", None):
+            yield Problem(
+                (*path, QUEUE),
+                f"`{QUEUE}` is empty on a Volcano runtime: the Trainer webhook denies {whose} "
+                f'("{DETAIL}")',
+            )
