@@ -30,14 +30,14 @@ from tests.test_webhook_helpers import (
     recorded_warnings,
     verify_admission_response,
 )
-from trainlint.document import UNKNOWN_SPAN, Source
-from trainlint.engine import Finding, Settings
+from trainlint.document import UNKNOWN_SPAN, Loaded, Source
+from trainlint.engine import Finding, Settings, lint
 from trainlint.rule import Severity
 from trainlint.webhook import admission, tls
 from trainlint.webhook.admission import Mode
 from trainlint.webhook.server import MAX_BODY, Options, Server, deadline_budget
 from trainlint.webhook.sources import DirectorySource
-from trainlint.webhook.store import ClusterSource, Store
+from trainlint.webhook.store import Store
 
 FIXTURES = ROOT / "fixtures" / "admission-review"
 CONTEXT = FIXTURES / "context"
@@ -151,7 +151,7 @@ def test_deny_message_and_warnings_stay_within_limits() -> None:
 def test_exemption_annotation_can_be_turned_off() -> None:
     body = (FIXTURES / "trainjob-create-exempted.json").read_bytes()
     review = admission.parse(body)
-    store = Store(Settings())
+    store = Store()
     DirectorySource(CONTEXT).load_into(store)
     assert admission.decide(review, Settings(), Mode.ENFORCE, store.context_for).allowed
     strict = Settings(annotation_exemptions=False)
@@ -230,7 +230,7 @@ def test_runtime_from_context_is_used_and_its_own_findings_are_not_charged() -> 
     """TL302 appears only with the cached runtime and PVC; the runtime's own findings
     (reported when it was admitted) do not land on the TrainJob."""
     review = admission.parse((FIXTURES / "trainjob-update-rwo-multi-node.json").read_bytes())
-    store = Store(Settings())
+    store = Store()
     DirectorySource(CONTEXT).load_into(store)
     with_context = admission.decide(review, Settings(), Mode.ENFORCE, store.context_for)
     assert not with_context.allowed and with_context.message.startswith("TL302: ")
@@ -239,8 +239,8 @@ def test_runtime_from_context_is_used_and_its_own_findings_are_not_charged() -> 
     del runtime.body["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["metadata"]
     store.put("ClusterTrainingRuntime", runtime.body)
     broken = store.get("ClusterTrainingRuntime", "", "torch-ckpt")
-    assert broken is not None and isinstance(broken.source, ClusterSource)
-    assert broken.source.intrinsic  # the runtime has findings of its own...
+    assert broken is not None
+    assert lint([Loaded(broken.source, [broken], [])])  # the runtime has findings of its own...
     decision = admission.decide(review, Settings(), Mode.ENFORCE, store.context_for)
     # ...which stay off the TrainJob's answer; TL201 here is the TrainJob's own finding
     assert {finding.file for finding in decision.findings} == {f"admission:{review.uid}"}

@@ -126,7 +126,7 @@ def test_caches_list_watch_and_relist_on_gone(fake: tuple[Loop, FakeApiServer, s
     from kubernetes_asyncio import client
 
     loop, api, url = fake
-    store = Store(Settings())
+    store = Store()
     configuration = client.Configuration(host=url)
     async def start() -> asyncio.Task[None]:
         return asyncio.create_task(ClusterSource(configuration).run(store))

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
 from trainlint.document import MAX_DEPTH, Loaded, Manifest, Source, dotted, mapping
 from trainlint.engine import TRAINER_GROUP, TRAINER_KINDS, Finding, Settings, lint
 from trainlint.rule import Severity
-from trainlint.webhook.store import ClusterSource, finding_key
 
 API_VERSION = "admission.k8s.io/v1"
 KIND = "AdmissionReview"
@@ -133,15 +132,14 @@ def decide(
     if manifest is None or not _readable(manifest, review):
         return unreadable(review, mode)
     related = [Loaded(other.source, [other], []) for other in context(manifest)]
-    findings = lint([Loaded(manifest.source, [manifest], []), *related], settings)
-    return judge([f for f in findings if f.source is manifest.source or _caused_here(f)], mode)
-
-
-def _caused_here(finding: Finding) -> bool:
-    """A finding on a cluster object counts only if that object does not have it alone:
-    the runtime's own problems were reported when the runtime was admitted."""
-    source = finding.source
-    return not isinstance(source, ClusterSource) or finding_key(finding) not in source.intrinsic
+    # Cluster objects are looked up, not checked: their own findings were reported when
+    # they were admitted, and running their rules again would double the cost of a request.
+    quiet = replace(settings, select=())
+    findings = lint(
+        [Loaded(manifest.source, [manifest], []), *related], settings,
+        settings_for=lambda source: settings if source is manifest.source else quiet,
+    )
+    return judge(findings, mode)
 
 
 def _readable(manifest: Manifest, review: Review) -> bool:

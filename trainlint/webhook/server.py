@@ -41,7 +41,7 @@ INLINE_BODY = 64 * 1024
 DEFAULT_TIMEOUT = 10.0
 MAX_TIMEOUT = 30.0
 #: Event-loop lag above which requests are answered without running the rules.
-SHED_LAG = 0.05
+SHED_LAG = 0.25
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)")
 _UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
 
@@ -329,7 +329,7 @@ class Server:
         self.source = source
         self.metrics = Metrics()
         all_rules()  # import every rule now, not on the first request
-        self.store = Store(options.settings)
+        self.store = Store()
         self.webhook = Webhook(options, self.store, self.metrics)
         if options.tls_cert is None or options.tls_key is None:
             raise tls.CertificateError("a certificate and its key are required")

@@ -7,11 +7,10 @@ a request only reads it, so no API call ever sits on the request path.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
-from trainlint.document import Loaded, Manifest, Source, dotted, mapping
-from trainlint.engine import RUNTIME_KINDS, Finding, Index, Settings, lint, object_kind
+from trainlint.document import Manifest, Source, mapping
+from trainlint.engine import RUNTIME_KINDS, Index, object_kind
 
 #: The kinds a request may need, in the order their caches are reported.
 KINDS = ("TrainingRuntime", "ClusterTrainingRuntime", "PersistentVolumeClaim", "StorageClass")
@@ -19,22 +18,10 @@ CLUSTER_SCOPED = frozenset({"ClusterTrainingRuntime", "StorageClass"})
 Key = tuple[str, str]
 
 
-@dataclass(eq=False)
-class ClusterSource(Source):
-    """A cached object's source, with the findings the object has on its own."""
-
-    intrinsic: frozenset[tuple[str, str, str]] = field(default=frozenset())
-
-
-def finding_key(finding: Finding) -> tuple[str, str, str]:
-    return finding.code, dotted(finding.path), finding.message
-
-
 class Store:
     """Objects by kind and (namespace, name); a kind is `synced` once fully listed."""
 
-    def __init__(self, settings: Settings) -> None:
-        self._settings = settings
+    def __init__(self) -> None:
         self._objects: dict[str, dict[Key, Manifest]] = {kind: {} for kind in KINDS}
         self.synced: dict[str, bool] = dict.fromkeys(KINDS, False)
         self._refs = Index(())
@@ -80,13 +67,9 @@ class Store:
     def _manifest(self, kind: str, body: dict[str, Any]) -> Manifest:
         metadata = {k: v for k, v in mapping(body.get("metadata")).items() if k != "managedFields"}
         body = {**body, "metadata": metadata}
-        source_name = f"{kind}/{metadata.get('namespace', '')}/{metadata.get('name', '')}"
-        manifest = Manifest(body, ClusterSource(source_name, ""))
-        if kind in RUNTIME_KINDS:
-            own = lint([Loaded(manifest.source, [manifest], [])], self._settings)
-            intrinsic = frozenset(finding_key(finding) for finding in own)
-            manifest = Manifest(body, ClusterSource(source_name, "", intrinsic=intrinsic))
-        return manifest
+        # Positions are never asked for in the webhook: no text is kept.
+        name = f"{kind}/{metadata.get('namespace', '')}/{metadata.get('name', '')}"
+        return Manifest(body, Source(name, ""))
 
     @staticmethod
     def _key(kind: str, manifest: Manifest) -> Key:
