@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import os
 import pty
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.test_suppression import RUNTIME
 
@@ -200,3 +202,20 @@ def test_version_imports_neither_pydantic_nor_the_rules(tmp_path: Path) -> None:
         [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True
     )
     assert result.stdout.splitlines() == ["trainlint, version 0.1.0", "[]"]
+
+
+def test_action_is_a_composite_action_with_the_documented_inputs() -> None:
+    root = Path(__file__).resolve().parent.parent
+    action = yaml.safe_load((root / "action.yml").read_text())
+    inputs = action["inputs"]
+    assert list(inputs) == ["paths", "args", "sarif-file", "upload-sarif", "python-version"]
+    assert all(spec["description"] and "default" in spec for spec in inputs.values())
+    assert action["runs"]["using"] == "composite"
+    text = (root / "action.yml").read_text()
+    assert set(re.findall(r"inputs\.([a-z-]+)", text)) == set(inputs)
+    commands = [step["run"] for step in action["runs"]["steps"] if "run" in step]
+    assert any("--output-format sarif" in command for command in commands)
+    assert commands[-1].startswith("trainlint check") and "--output-format github" in commands[-1]
+    section = (root / "README.md").read_text().split("## Configuration and CI", 1)[1]
+    for name in inputs:
+        assert f"`{name}`" in section, f"README does not document the action input {name}"

@@ -253,3 +253,12 @@ def test_command_line_values_are_checked_like_files() -> None:
     assert str(raised.value) == (
         "command line: --select: no rule matches 'nope' (see `trainlint rules`)"
     )
+
+
+def test_readme_example_configuration_is_valid(in_tmp: Path) -> None:
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    block = readme.split("## Configuration and CI", 1)[1].split("```toml\n", 1)[1].split("```")[0]
+    write("pyproject.toml", block)
+    configuration = Resolver().for_path(in_tmp)
+    assert configuration.settings.trainer_version == (2, 2)
+    assert configuration.settings.fail_on == Severity.ERROR

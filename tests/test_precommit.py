@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from tests.conftest import ROOT
+from tests.test_suppression import RUNTIME
 
 pytestmark = [
     pytest.mark.network,
@@ -18,37 +19,6 @@ pytestmark = [
     ),
 ]
 
-RUNTIME = """\
-apiVersion: trainer.kubeflow.org/v1alpha1
-kind: ClusterTrainingRuntime
-metadata:
-  name: torch-ckpt
-spec:
-  mlPolicy:
-    torch: {}
-  template:
-    spec:
-      replicatedJobs:
-        - name: node
-          template:
-            metadata:
-              labels:
-                trainer.kubeflow.org/trainjob-ancestor-step: trainer
-            spec:
-              template:
-                spec:
-                  terminationGracePeriodSeconds: 120
-                  containers:
-                    - name: node
-                      image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
-                      args: [--output_dir, /mnt/ckpt/run]
-                      volumeMounts:
-                        - name: ckpt
-                          mountPath: /mnt/ckpt
-                  volumes:
-                    - name: ckpt
-                      emptyDir: {}
-"""
 FIXED = RUNTIME.replace("emptyDir: {}", "persistentVolumeClaim: {claimName: train-ckpt}")
 
 
@@ -78,8 +48,9 @@ def test_hook_fails_on_a_finding_and_passes_after_the_fix(tmp_path: Path) -> Non
     repo = tmp_path / "project"
     repo.mkdir()
     _git("init", "--quiet", cwd=repo)
-    # The project's own configuration is honoured by the hook: only checkpoint rules here.
-    (repo / ".trainlint.toml").write_text('select = ["TL3"]\n')
+    # The project's own configuration is honoured by the hook: one rule, so that rules
+    # added later do not change what this test sees.
+    (repo / ".trainlint.toml").write_text('select = ["TL301"]\n')
     (repo / "runtime.yaml").write_text(RUNTIME)
     _git("add", ".", cwd=repo)
     env = {
