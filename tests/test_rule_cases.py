@@ -1,5 +1,7 @@
 """Runs every case of `rules/TLnnn.yaml`: the findings of the rule must sit exactly on the
-lines marked `# expect: TLnnn` (and nowhere in a `pass:` case)."""
+lines marked `# expect: TLnnn` (and nowhere in a `pass:` case). A fail case whose findings
+offer fixes has a `fixed:` text: what `--fix` (with `unsafe-fixes: true`, `--unsafe-fixes`)
+makes of it, byte for byte."""
 
 from __future__ import annotations
 
@@ -10,7 +12,9 @@ import pytest
 import yaml
 
 from tests.conftest import ROOT, lint_text
-from trainlint.engine import Settings
+from trainlint.document import load
+from trainlint.engine import Finding, Settings, lint
+from trainlint.fix import fix_all
 from trainlint.rule import all_rules, parse_version
 
 CASES_DIR = ROOT / "rules"
@@ -61,6 +65,34 @@ def test_case(code: str, case: dict[str, Any]) -> None:
     assert got == want, [f"{f.span.line}: {f.message}" for f in findings]
     if "messages" in case:
         assert [finding.message for finding in findings] == case["messages"]
+    check_fixed(code, case, text, findings)
+
+
+def check_fixed(code: str, case: dict[str, Any], text: str, findings: list[Finding]) -> None:
+    """The rule's fixes turn the case into `fixed:` exactly, leave none of the fixed
+    findings behind, and a second run changes nothing."""
+    unsafe = bool(case.get("unsafe-fixes"))
+    offered = [f for f in findings if f.fix is not None and (f.fix.safe or unsafe)]
+    if "fixed" not in case:
+        assert not offered, f"the case offers fixes ({offered[0].fix}) but has no `fixed:`"
+        return
+    assert offered, "`fixed:` on a case whose findings offer no fix"
+    settings = case_settings(code, case)
+
+    def wanted(finding: Finding) -> bool:
+        assert finding.fix is not None
+        return finding.code == code and (finding.fix.safe or unsafe)
+
+    def relint(inputs: list[Any]) -> list[Finding]:
+        return lint(inputs, settings)
+
+    loaded, after, files = fix_all([load(text, "case.yaml")], relint, wanted)
+    assert [note for entry in files.values() for note in entry.notes] == []
+    fixed = loaded[0].source.text
+    assert fixed == case["fixed"]
+    assert [f.message for f in after if f.code == code and f.fix and wanted(f)] == []
+    _, _, again = fix_all(loaded, relint, wanted)
+    assert all(not entry.changed for entry in again.values())
 
 
 def test_every_rule_has_cases() -> None:

@@ -12,7 +12,16 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from trainlint.document import Loaded, LoadProblem, Manifest, Path, Source, Span, mapping, string
-from trainlint.rule import NEWEST, Options, Problem, Rule, Severity, TrainerVersion, all_rules
+from trainlint.rule import (
+    NEWEST,
+    Fix,
+    Options,
+    Problem,
+    Rule,
+    Severity,
+    TrainerVersion,
+    all_rules,
+)
 from trainlint.rule import matches as rule_matches
 
 if TYPE_CHECKING:
@@ -158,6 +167,9 @@ class Finding:
     span: Span
     path: Path
     object: ObjectRef | None
+    #: The repair the rule offers, and the object it edits.
+    fix: Fix | None = field(default=None, compare=False)
+    manifest: Manifest | None = field(default=None, compare=False, repr=False)
 
     @property
     def file(self) -> str:
@@ -335,5 +347,5 @@ def _from_problem(rule: Rule, problem: Problem, checked: Manifest) -> Finding:
     return Finding(
         rule.code, rule.name, rule.severity, problem.message,
         problem.help or rule.help, manifest.source, manifest.span(problem.path),
-        problem.path, ref,
+        problem.path, ref, problem.fix, manifest,
     )

@@ -52,6 +52,23 @@ class Options(BaseModel):
     )
 
 
+#: Edits the round-trip mapping (ruamel.yaml) of the object a Problem is on, in place.
+Edit = Callable[[Any], None]
+
+
+@dataclass(frozen=True, slots=True)
+class Fix:
+    """A repair a check offers with its Problem, built where the check knows the case.
+
+    Safe fixes keep what the manifest means to the cluster; unsafe ones change behaviour a
+    user may rely on, so only `--unsafe-fixes` applies them.
+    """
+
+    title: str
+    edit: Edit
+    safe: bool = True
+
+
 @dataclass(frozen=True, slots=True)
 class Problem:
     """What a check reports: where (a key path in the object) and what."""
@@ -62,6 +79,8 @@ class Problem:
     help: str | None = None
     #: The object the problem is reported on, when not the one being checked.
     manifest: Manifest | None = None
+    #: How to repair it, when the check knows a repair.
+    fix: Fix | None = None
 
 
 Check = Callable[[Manifest, "Context"], Iterator[Problem]]

@@ -3,9 +3,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from trainlint import fixes
 from trainlint.document import Manifest, Path, dig, mapping
 from trainlint.engine import Context
-from trainlint.rule import Problem, Severity, rule
+from trainlint.rule import Edit, Fix, Problem, Severity, rule
 from trainlint.trainer import (
     ANCESTOR_LABEL,
     JOBS,
@@ -108,7 +109,51 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
             f"no replicatedJob carries {_LABEL} on its job template: every TrainJob's "
             "image, command, args, env, resourcesPerNode and numNodes will be dropped silently"
         )
-    yield Problem(path, message)
+    yield Problem(path, message, fix=_label_fix(manifest, jobs, path if found else None))
+
+
+def _label_fix(
+    manifest: Manifest, jobs: list[tuple[int, dict[str, Any]]], misplaced: Path | None
+) -> Fix | None:
+    """Label the job the misplaced label was found on, else the job named like the
+    trainer; a misplaced label is moved (with its comment), a misspelt one corrected."""
+    index: str | int | None = None
+    if misplaced is not None and misplaced[: len(JOBS)] == JOBS:
+        index = misplaced[len(JOBS)]
+        if misplaced[-1] != ANCESTOR_LABEL and dig(manifest.body, *misplaced) != TRAINER:
+            return None  # a misspelt key with another value: which job it meant is unclear
+    else:
+        index = _trainer_named(manifest, jobs)
+    if not isinstance(index, int):
+        return None
+    verb = "add" if misplaced is None else "move"
+    title = f"{verb} {_LABEL} to the template of job `{dict(jobs)[index].get('name')}`"
+    return Fix(title, _label_job(index, misplaced))
+
+
+def _label_job(index: int, misplaced: Path | None) -> Edit:
+    def edit(runtime: Any) -> None:
+        labels_path = (*JOBS, index, "template", "metadata", "labels")
+        labels = fixes.ensure(runtime, labels_path, first=True)
+        comment = None
+        if misplaced is not None and misplaced[:-1] == labels_path:
+            if misplaced[-1] != ANCESTOR_LABEL:
+                fixes.rename(labels, str(misplaced[-1]), ANCESTOR_LABEL)
+        elif misplaced is not None:
+            _, comment = fixes.take(fixes.at(runtime, misplaced[:-1]), ANCESTOR_LABEL)
+            fixes.prune(runtime, misplaced[:-1])
+        if ANCESTOR_LABEL in labels:
+            labels[ANCESTOR_LABEL] = TRAINER
+        else:
+            fixes.place(labels, ANCESTOR_LABEL, TRAINER, comment)
+
+    return edit
+
+
+def _trainer_named(manifest: Manifest, jobs: list[tuple[int, dict[str, Any]]]) -> int | None:
+    """The job named like the trainer (`launcher` for MPI, else `node`)."""
+    trainer_name = "launcher" if is_mpi(manifest) else "node"
+    return next((index for index, job in jobs if job.get("name") == trainer_name), None)
 
 
 def _misplaced(
@@ -141,12 +186,11 @@ def _misplaced(
 
 def _expected_place(manifest: Manifest, jobs: list[tuple[int, dict[str, Any]]]) -> Path:
     """The job template that should carry the label: the job named like the trainer."""
-    trainer_name = "launcher" if is_mpi(manifest) else "node"
-    for index, job in jobs:
-        if job.get("name") == trainer_name:
-            metadata = dig(job, "template", "metadata")
-            return (*JOBS, index, "template", *(("metadata",) if metadata is not None else ()))
-    return JOBS
+    index = _trainer_named(manifest, jobs)
+    if index is None:
+        return JOBS
+    metadata = dig(dict(jobs)[index], "template", "metadata")
+    return (*JOBS, index, "template", *(("metadata",) if metadata is not None else ()))
 
 
 def _check_trainjob(job: Manifest, ctx: Context) -> Iterator[Problem]:

@@ -1,10 +1,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
-from trainlint.document import Manifest
+from trainlint import fixes
+from trainlint.document import Manifest, Path, dig, mappings
 from trainlint.engine import Context
-from trainlint.rule import Problem, Severity, rule
+from trainlint.rule import Edit, Fix, Problem, Severity, rule
 from trainlint.trainer import override_containers
 
 #: Where each reserved container's variables belong instead.
@@ -76,4 +78,42 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
                 f"`env` on container `{name}` in `{path[1]}`: the Trainer webhook denies "
                 f'the TrainJob ("{DENIAL}"); these variables belong in `{destination}`',
                 help=f"move the variables to `{destination}`",
+                fix=_move_fix(job, path, container.get("env"), destination),
             )
+
+
+def _move_fix(job: Manifest, container: Path, env: object, destination: str) -> Fix:
+    """Move the variables; a name already set at the destination with another value
+    makes the fix unsafe, since the moved value replaces it."""
+    target = tuple(destination.split("."))
+    there = {item.get("name"): item for _, item in mappings(dig(job.body, *target))}
+    clashes = sorted(
+        str(item.get("name")) for _, item in mappings(env)
+        if item.get("name") in there and there[item.get("name")] != item
+    )
+    title = f"move the variables to `{destination}`"
+    if clashes:
+        names = ", ".join(f"`{name}`" for name in clashes)
+        title += f" (unsafe: {names} already set there with another value would be replaced)"
+    return Fix(title, _move_env(container, target), safe=not clashes)
+
+
+def _move_env(container_path: Path, target: Path) -> Edit:
+    def edit(job: Any) -> None:
+        container = fixes.at(job, container_path)
+        moved, comment = fixes.take(container, "env")
+        parent = fixes.ensure(job, target[:-1])
+        existing = parent.get("env")
+        if not existing:
+            fixes.place(parent, "env", moved, comment)
+            return
+        fixes.keep_comment(parent, "env", comment)
+        names = {item.get("name"): item for item in existing if isinstance(item, dict)}
+        for item in moved:
+            same = names.get(item.get("name")) if isinstance(item, dict) else None
+            if same is None:
+                existing.append(item)
+            else:
+                fixes.overwrite(same, item)
+
+    return edit

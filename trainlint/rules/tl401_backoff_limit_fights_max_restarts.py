@@ -1,10 +1,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
-from trainlint.document import Manifest, dig, mapping
+from trainlint import fixes
+from trainlint.document import Manifest, Path, dig, mapping
 from trainlint.engine import Context
-from trainlint.rule import Problem, Severity, rule
+from trainlint.rule import Edit, Fix, Problem, Severity, rule
 from trainlint.trainer import JOBS, replicated_jobs
 
 #: Kubernetes' default `backoffLimit`, and the default when `backoffLimitPerIndex` is set.
@@ -114,7 +116,15 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
             f"job `{job.get('name')}` {setting} while `failurePolicy.maxRestarts` is "
             f"{restarts}: a failing job is tried up to {(restarts + 1) * (limit + 1):,} times, "
             "and an in-place retry of one rank cannot rejoin a multi-node rendezvous",
+            fix=Fix("set `backoffLimit: 0`", _zero_backoff((*JOBS, index, "template"))),
         )
+
+
+def _zero_backoff(template: Path) -> Edit:
+    def edit(runtime: Any) -> None:
+        fixes.put(fixes.ensure(runtime, (*template, "spec")), "backoffLimit", 0, first=True)
+
+    return edit
 
 
 def _count(value: object) -> bool:

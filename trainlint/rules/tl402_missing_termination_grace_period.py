@@ -1,12 +1,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
+from trainlint import fixes
 from trainlint.checkpoint import CheckpointOptions, checkpoint_dirs, first_on
-from trainlint.document import Manifest
+from trainlint.document import Manifest, Path
 from trainlint.engine import Context
-from trainlint.rule import Problem, Severity, rule
-from trainlint.trainer import runtime_pod, trainjob_pod
+from trainlint.rule import Edit, Fix, Problem, Severity, rule
+from trainlint.trainer import At, TrainerPod, runtime_pod, trainjob_pod
 
 #: Kubernetes' default `terminationGracePeriodSeconds`.
 DEFAULT_GRACE = 30
@@ -128,6 +130,7 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
         at = first_on(manifest, *(directory.at for directory in directories))
     if at is None:
         return
+    fix = _grace_fix(pod, at, options.min_seconds)
     setting = (
         f"`terminationGracePeriodSeconds: {grace}`" if grace is not None
         else f"no `terminationGracePeriodSeconds` (Kubernetes gives {DEFAULT_GRACE} s)"
@@ -139,4 +142,26 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
         f"short after {grace if grace is not None else DEFAULT_GRACE} s",
         help=f"set `terminationGracePeriodSeconds: {options.min_seconds}` or more"
         + (" (a TrainJob can set it with runtimePatches)" if ctx.trainer_version >= (2, 3) else ""),
+        fix=fix,
     )
+
+
+def _grace_fix(pod: TrainerPod, at: At, seconds: int) -> Fix | None:
+    """Set the grace period where it is written, or on the pod spec when the finding is
+    on it; a TrainJob that only brings the checkpoint directory gets no fix (the grace
+    period is the runtime's, or a new runtimePatch, a choice left to the user)."""
+    if pod.grace is not None and at == pod.grace.at:
+        pod_spec = at.path[:-1]
+    elif at == pod.pod_at:
+        pod_spec = at.path
+    else:
+        return None
+    return Fix(f"set `terminationGracePeriodSeconds: {seconds}`", _set_grace(pod_spec, seconds))
+
+
+def _set_grace(pod_spec: Path, seconds: int) -> Edit:
+    def edit(manifest: Any) -> None:
+        spec = fixes.ensure(manifest, pod_spec)
+        fixes.put(spec, "terminationGracePeriodSeconds", seconds, first=True)
+
+    return edit

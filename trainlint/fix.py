@@ -1,0 +1,307 @@
+"""Applies rule fixes on the round-trip tree, and writes the result atomically.
+
+ruamel.yaml's round trip keeps comments but not every byte: it respaces flow collections,
+drops `...` and normalises indentation. So the file is never replaced by a dump. The
+tree is dumped twice, before and after the edits; the lines that differ between the two
+dumps are the edits, and only those are spliced into the original text (a three-way
+merge with the unedited dump as the common ancestor). Every other byte, other documents
+and separators included, stays as it was. The spliced text must then load to the same
+data as the edited dump, or the file is left alone.
+
+Fixing runs in passes: apply the fixes of the current findings, check again, repeat until
+nothing changes (or `MAX_PASSES`), so fixes that depend on each other converge.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import io
+import itertools
+import os
+import re
+import stat
+import tempfile
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from trainlint import fixes
+from trainlint.document import Loaded, load
+from trainlint.engine import Finding
+
+#: Passes of fix-then-check before giving up on convergence.
+MAX_PASSES = 5
+#: Template syntax (Helm, Jinja, Go templates): such files are never rewritten.
+TEMPLATE = "{{"
+_KEY_LINE = re.compile(r"^(?P<indent>[ -]*)(?P<key>[^\s#-][^#]*?):\s*(?:#.*)?$")
+
+
+class Unfixable(Exception):
+    """Why a file is not fixed; the message completes `<file>: not fixed: ...`."""
+
+
+@dataclass
+class FileFix:
+    """What fixing did to one input."""
+
+    name: str
+    original: str
+    text: str
+    #: The findings whose fixes were applied, over all passes.
+    applied: list[Finding] = field(default_factory=list)
+    #: Why the file (or some of its fixes) was not fixed.
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return self.text != self.original
+
+    def diff(self) -> str:
+        """A unified diff of the fix, as `git apply` reads it."""
+        return "".join(
+            difflib.unified_diff(
+                self.original.splitlines(keepends=True), self.text.splitlines(keepends=True),
+                f"a/{self.name}", f"b/{self.name}",
+            )
+        )
+
+
+Relint = Callable[[list[Loaded]], list[Finding]]
+
+
+def fix_all(
+    inputs: Sequence[Loaded], relint: Relint, wanted: Callable[[Finding], bool]
+) -> tuple[list[Loaded], list[Finding], dict[str, FileFix]]:
+    """Fix every input in passes until nothing changes; the inputs and findings after the
+    last pass, and what happened to each file that had something to fix."""
+    loaded = list(inputs)
+    findings = relint(loaded)
+    files: dict[str, FileFix] = {}
+    blocked: set[str] = set()
+    for _ in range(MAX_PASSES):
+        todo = _fixable(findings, wanted, blocked)
+        changed = False
+        for position, item in enumerate(loaded):
+            name = item.source.name
+            if name not in todo:
+                continue
+            entry = files.setdefault(name, FileFix(name, item.source.text, item.source.text))
+            try:
+                if any(problem.code == "TL001" for problem in item.problems):
+                    raise Unfixable("it cannot be read exactly (see TL001)")
+                text, applied = apply(item.source.text, todo[name])
+            except Unfixable as error:
+                entry.notes.append(f"{name}: not fixed: {error}")
+                blocked.add(name)
+                continue
+            entry.applied.extend(applied)
+            if text != item.source.text:
+                loaded[position] = load(text, name)
+                entry.text = text
+                changed = True
+        if not changed:
+            break
+        findings = relint(loaded)
+    else:
+        for name, left in _fixable(findings, wanted, blocked).items():
+            codes = ", ".join(sorted({finding.code for finding in left}))
+            files[name].notes.append(
+                f"{name}: fixes of {codes} did not settle after {MAX_PASSES} passes; "
+                "please report this with the file"
+            )
+    return loaded, findings, files
+
+
+def _fixable(
+    findings: list[Finding], wanted: Callable[[Finding], bool], blocked: set[str]
+) -> dict[str, list[Finding]]:
+    todo: dict[str, list[Finding]] = {}
+    for finding in findings:
+        if finding.fix and finding.manifest and finding.file not in blocked and wanted(finding):
+            todo.setdefault(finding.file, []).append(finding)
+    return todo
+
+
+def apply(text: str, findings: Sequence[Finding]) -> tuple[str, list[Finding]]:
+    """`text` with the fixes of `findings` applied, and the findings whose edits ran."""
+    if TEMPLATE in text:
+        raise Unfixable(
+            "it contains template syntax (`{{ ... }}`), which a YAML rewrite would break"
+        )
+    newline = "\r\n" if "\r\n" in text else "\n"
+    work = text.replace("\r\n", "\n")
+    parser = _round_trip(work)
+    try:
+        documents = list(parser.load_all(work))
+    except Exception as error:  # ruamel raises many unrelated types for bad input
+        raise Unfixable(f"the round-trip parser cannot read it ({type(error).__name__})") from None
+    before = _dump(parser, documents)
+    applied = []
+    for finding in findings:
+        assert finding.fix is not None and finding.manifest is not None
+        manifest = finding.manifest
+        try:
+            node = fixes.at(documents[manifest.document], manifest.base)
+            finding.fix.edit(node)
+        except (fixes.Stale, IndexError):
+            continue  # an earlier fix changed this part: the next pass checks again
+        applied.append(finding)
+    after = _dump(parser, documents)
+    if after == before:
+        return text, []
+    merged = "".join(
+        merge(work.splitlines(True), before.splitlines(True), after.splitlines(True))
+    )
+    if _data(merged) != _data(after):
+        raise Unfixable("its layout could not be kept around the fixed lines")
+    return merged.replace("\n", newline), applied
+
+
+def merge(original: list[str], before: list[str], after: list[str]) -> list[str]:
+    """`original` with the changes from `before` to `after` spliced in.
+
+    `before` is `original` as a dump lays it out: lines equal in both are anchors. Each
+    edit grows to the nearest anchors around it and replaces the original lines between
+    them, so only lines of (or right beside) edited nodes take the dump's layout.
+    """
+    if original == before:
+        return after
+    anchors = _equal_lines(before, original)
+    kept = _equal_lines(before, after)
+    ranges: list[list[int]] = []
+    for tag, low, high, _, _ in difflib.SequenceMatcher(
+        None, before, after, autojunk=False
+    ).get_opcodes():
+        if tag == "equal":
+            continue
+        start, end = low, high
+        while start > 0 and start - 1 not in anchors:
+            start -= 1
+        while end < len(before) and end not in anchors:
+            end += 1
+        if ranges and start <= ranges[-1][1]:
+            ranges[-1][1] = max(ranges[-1][1], end)
+        else:
+            ranges.append([start, end])
+    result: list[str] = []
+    done = 0
+    for start, end in ranges:
+        first = anchors[start - 1] + 1 if start else 0
+        last = (anchors[end] if end < len(before) else len(original)) if end > start else first
+        new_first = kept[start - 1] + 1 if start else 0
+        new_last = kept[end] if end < len(before) else len(after)
+        result += original[done:first] + after[new_first:new_last]
+        done = last
+    return result + original[done:]
+
+
+def _equal_lines(left: list[str], right: list[str]) -> dict[int, int]:
+    """Index in `left` → index in `right` of the lines a diff keeps."""
+    pairs = {}
+    for tag, start, end, other, _ in difflib.SequenceMatcher(
+        None, left, right, autojunk=False
+    ).get_opcodes():
+        if tag == "equal":
+            pairs.update({start + offset: other + offset for offset in range(end - start)})
+    return pairs
+
+
+def _data(text: str) -> list[Any] | None:
+    try:
+        return list(yaml.load_all(text, Loader=yaml.CSafeLoader))
+    except yaml.YAMLError:
+        return None
+
+
+def _round_trip(text: str) -> Any:
+    """A round-trip parser set to the file's own indentation and quoting."""
+    from ruamel.yaml import YAML
+
+    parser = YAML(typ="rt")
+    parser.preserve_quotes = True
+    parser.allow_duplicate_keys = True
+    parser.width = 1 << 16  # never fold a long line the file did not fold
+    mapping, offset = indentation(text)
+    parser.indent(mapping=mapping, sequence=offset + 2, offset=offset)
+    return parser
+
+
+def _dump(parser: Any, documents: list[Any]) -> str:
+    stream = io.StringIO()
+    parser.dump_all(documents, stream)
+    return stream.getvalue()
+
+
+def indentation(text: str) -> tuple[int, int]:
+    """(mapping indent, sequence dash offset) most used in `text`: `2, 2` for
+    `key:\\n  - item`, `2, 0` for the kubectl style `key:\\n- item`."""
+    mappings: Counter[int] = Counter()
+    offsets: Counter[int] = Counter()
+    lines = [line for line in text.splitlines() if line.strip() and line.lstrip()[0] != "#"]
+    for line, following in itertools.pairwise(lines):
+        match = _KEY_LINE.match(line)
+        if match is None:
+            continue
+        column = len(match["indent"])
+        inner = len(following) - len(following.lstrip(" "))
+        if following.lstrip().startswith("- "):
+            if inner >= column:
+                offsets[inner - column] += 1
+        elif inner > column:
+            mappings[inner - column] += 1
+    mapping = mappings.most_common(1)[0][0] if mappings else 2
+    offset = offsets.most_common(1)[0][0] if offsets else 2
+    return mapping, offset
+
+
+# --- writing ---
+
+
+def write(path: Path, original: str, text: str) -> None:
+    """Replace the file's text atomically: a temporary file in the same folder, fsync,
+    rename over it, with the file's mode kept. Refused (OSError) when the file no longer
+    holds `original`, since someone changed it after it was read."""
+    target = path.resolve()  # a symbolic link stays a link to the fixed file
+    data = target.read_bytes()
+    bom = data.startswith(b"\xef\xbb\xbf")
+    try:
+        current = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        current = None
+    if current != original:
+        raise Unfixable("the file changed on disk since it was read")
+    mode = stat.S_IMODE(target.stat().st_mode)
+    handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write((b"\xef\xbb\xbf" if bom else b"") + text.encode("utf-8"))
+            stream.flush()
+            os.fsync(stream.fileno())
+        Path(temporary).chmod(mode)
+        Path(temporary).replace(target)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    _sync_folder(target.parent)
+
+
+def _sync_folder(folder: Path) -> None:
+    """Make the rename durable (not possible on every platform or file system)."""
+    with contextlib.suppress(OSError):
+        handle = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(handle)
+        finally:
+            os.close(handle)
+
+
+def fixed_codes(applied: Sequence[Finding]) -> Iterator[tuple[str, str, int]]:
+    """(code, name, count) of applied fixes, in code order, for `--show-fixes`."""
+    counts = Counter((finding.code, finding.name) for finding in applied)
+    for (code, name), count in sorted(counts.items()):
+        yield code, name, count

@@ -1,0 +1,162 @@
+"""Edits on the round-trip tree (ruamel.yaml) that rule fixes are made of.
+
+A fix is built by its check, which knows the case, and edits the object's mapping in
+place when `trainlint check --fix` runs. ruamel.yaml is imported here only inside the
+functions, so declaring fixes costs nothing to a run that does not fix.
+
+Every edit looks its nodes up again: when an earlier fix of the same pass changed the
+shape it was made for, it raises `Stale`, and the next pass (after a fresh check) retries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from trainlint.document import Path
+
+
+class Stale(LookupError):
+    """The tree no longer has the shape the fix was made for."""
+
+
+def at(node: Any, path: Path) -> Any:
+    """The node at `path` (keys and list indexes), or Stale."""
+    for key in path:
+        if isinstance(key, int):
+            if not isinstance(node, list) or not 0 <= key < len(node):
+                raise Stale(path)
+        elif not isinstance(node, dict) or key not in node:
+            raise Stale(path)
+        node = node[key]
+    return node
+
+
+def new_map(items: Iterable[tuple[str, Any]] = ()) -> Any:
+    """A block mapping for the round-trip tree."""
+    from ruamel.yaml.comments import CommentedMap
+
+    return CommentedMap(items)
+
+
+def new_seq(items: Iterable[Any] = ()) -> Any:
+    """A block sequence for the round-trip tree."""
+    from ruamel.yaml.comments import CommentedSeq
+
+    return CommentedSeq(items)
+
+
+def put(parent: Any, key: str, value: Any, *, first: bool = False) -> None:
+    """Set `key`: in its place (keeping its comments) when present, else at the end (or,
+    with `first`, before the other keys)."""
+    if not isinstance(parent, dict):
+        raise Stale((key,))
+    tree: Any = parent  # a CommentedMap, which can insert
+    if key in tree or not first:
+        tree[key] = value
+    else:
+        tree.insert(0, key, value)
+
+
+def ensure(parent: Any, path: Path, *, first: bool = False) -> Any:
+    """The mapping at `path` under `parent`, creating empty block mappings for missing or
+    null keys (list indexes must exist)."""
+    node = parent
+    for key in path:
+        if isinstance(key, int):
+            node = at(node, (key,))
+            continue
+        if not isinstance(node, dict):
+            raise Stale(path)
+        if node.get(key) is None:
+            put(node, key, new_map(), first=first)
+        node = node[key]
+    if not isinstance(node, dict):
+        raise Stale(path)
+    return node
+
+
+def take(parent: Any, key: str) -> tuple[Any, Any]:
+    """Remove `key` and return its value with the comments attached to it, to move both."""
+    if not isinstance(parent, dict) or key not in parent:
+        raise Stale((key,))
+    comment = parent.ca.items.pop(key, None) if hasattr(parent, "ca") else None
+    return parent.pop(key), comment
+
+
+def prune(root: Any, path: Path) -> None:
+    """Remove the mapping at `path`, and then its parents, while they are empty and carry
+    no comment: what a moved key leaves behind."""
+    while path:
+        parent, key = at(root, path[:-1]), path[-1]
+        node = parent[key]
+        if not isinstance(node, dict) or node or _commented(node) or (
+            isinstance(key, str) and key in getattr(parent, "ca", None).items  # type: ignore[union-attr]
+        ):
+            return
+        del parent[key]
+        path = path[:-1]
+
+
+def _commented(node: Any) -> bool:
+    comments = getattr(node, "ca", None)
+    return comments is not None and bool(comments.comment or comments.items)
+
+
+def place(parent: Any, key: str, value: Any, comment: Any, *, index: int | None = None) -> None:
+    """Insert `key` (at `index`, else at the end) with comments taken from elsewhere."""
+    if index is None or index >= len(parent):
+        parent[key] = value
+    else:
+        parent.insert(index, key, value)
+    if comment is not None and hasattr(parent, "ca"):
+        parent.ca.items[key] = comment
+        _unpin(comment)
+
+
+def _unpin(comment: Any) -> None:
+    """Let a moved end-of-line comment follow its line, not the column it had before."""
+    import copy
+
+    token = comment[2] if len(comment) > 2 else None
+    if token is not None and getattr(token, "start_mark", None) is not None:
+        mark = copy.copy(token.start_mark)
+        mark.column = 0
+        token.start_mark = mark
+
+
+def keep_comment(parent: Any, key: str, comment: Any) -> None:
+    """Give `key` the comments of a key merged into it, after any of its own."""
+    if comment is None or not hasattr(parent, "ca"):
+        return
+    own = parent.ca.items.get(key)
+    if own is None:
+        parent.ca.items[key] = comment
+        _unpin(comment)
+        return
+    for index, token in enumerate(comment):
+        if token is None:
+            continue
+        if index >= len(own) or own[index] is None:
+            own.extend([None] * (index + 1 - len(own)))
+            own[index] = token
+        elif not isinstance(token, list):
+            own[index].value = own[index].value.rstrip("\n") + " " + token.value
+
+
+def overwrite(target: Any, source: Any) -> None:
+    """Make mapping `target` hold what `source` holds, keeping `target`'s comments on the
+    keys both have."""
+    for key in [key for key in target if key not in source]:
+        del target[key]
+    for key, value in source.items():
+        target[key] = value
+
+
+def rename(parent: Any, old: str, new: str) -> None:
+    """Rename a key where it stands, keeping its value and comments."""
+    if not isinstance(parent, dict) or old not in parent or new in parent:
+        raise Stale((old,))
+    index = list(parent).index(old)
+    value, comment = take(parent, old)
+    place(parent, new, value, comment, index=index)
