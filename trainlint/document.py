@@ -226,15 +226,18 @@ def _collect(
     """Turn one document into objects: a mapping, a `kind: List` of them, or a finding."""
     if body is None:
         return
-    if not isinstance(body, dict):
-        shape = "a list" if isinstance(body, list) else "a scalar"
-        problems.append(
-            LoadProblem(
-                "TL004",
-                f"document is {shape}, not a Kubernetes object: nothing in it is checked",
-                _span(node),
+    if isinstance(body, list):
+        objects = [item for item in body if isinstance(item, dict) and "kind" in item]
+        if objects:
+            message = (
+                "document is a list of objects, not a Kubernetes object: kubectl rejects it; "
+                "separate the objects with `---` or wrap them in a `kind: List`"
             )
-        )
+            problems.append(LoadProblem("TL004", message, _span(node)))
+        return  # a list of anything else is some other YAML file: not ours to judge
+    if not isinstance(body, dict):
+        message = "document is a scalar, not a Kubernetes object: nothing in it is checked"
+        problems.append(LoadProblem("TL004", message, _span(node)))
         return
     if "kind" not in body and "apiVersion" not in body:
         return  # some other YAML file (CI config, Helm values...): not ours to judge

@@ -4,9 +4,10 @@ declare(
     "TL004", "not-a-kubernetes-object", severity=Severity.WARNING,
     fix="Make each document one object with `apiVersion` and `kind`, or exclude the file.",
     doc="""## What it does
-    Reports documents that are a list or a scalar, `kind: List` items that are not objects,
-    and mappings that have `kind` or `apiVersion` but not both as strings. Mappings with
-    neither (CI configs, Helm values) are skipped silently.
+    Reports documents that are a scalar or a list of objects, `kind: List` items that are
+    not objects, and mappings that have `kind` or `apiVersion` but not both as strings.
+    Mappings and lists of anything else (CI configs, Helm values, hook lists) are other
+    YAML files and are skipped silently.
 
     ## Why is this bad?
     Nothing in such a document can be checked, and kubectl refuses to apply it.
