@@ -149,7 +149,8 @@ class _Walker:
         if kind == "object":
             self.mapping(value, node, path, core)
         elif kind == "array":
-            self.limits(len(value), node.min_items, node.max_items, path, "items")
+            if node.bounded:
+                self.limits(len(value), node.min_items, node.max_items, path, "items")
             assert node.items is not None
             for index, item in enumerate(value):
                 path.append(index)
@@ -238,6 +239,8 @@ class _Walker:
                  f"{self.kind} (`{field}: Required value`); add `{key}`")
 
     def scalar(self, value: Any, node: Node, path: list[str | int]) -> None:
+        if not node.bounded:
+            return
         if node.enum is not None and value not in node.enum:
             allowed = ", ".join(f'"{item}"' for item in node.enum)
             guess = suggest(str(value), [str(item) for item in node.enum])

@@ -31,6 +31,7 @@ def _schemas_dir() -> Path:
     return Path(next(iter(spec.submodule_search_locations))) / "kubernetes-json-schema"
 
 
+@cache
 def versions() -> list[str]:
     """The Kubernetes versions whose schemas are installed, oldest first (`1.33`)."""
     found = {
@@ -40,6 +41,7 @@ def versions() -> list[str]:
     return sorted(found, key=lambda text: tuple(int(part) for part in text.split(".")))
 
 
+@cache
 def resolve_version(wanted: str) -> str:
     """The newest installed schema version not newer than `wanted` (as kubernetes-validate
     chooses); ValueError when `wanted` is older than every installed one."""
@@ -104,6 +106,7 @@ class Converter:
         node.type = _TYPES.get(main, "any")
         if "enum" in schema:
             node.enum = tuple(value for value in schema["enum"] if value is not None)
+            node.bounded = True
         if node.type == "array":
             node.items = self._convert(schema.get("items") or {}, embedded)
         elif node.type == "object":

@@ -14,7 +14,6 @@ from trainlint.model.common import (
     MetricSpec,
     ObjectMeta,
     PersistentVolumeClaim,
-    Status,
 )
 from trainlint.model.schema import Enum, MinProperties, Model, Released, Required, only
 
@@ -102,7 +101,9 @@ class JobSetSpec(Model):
     managed_by: str | None = None
     ttl_seconds_after_finished: Annotated[int | None, Ge(0)] = None
     volume_claim_policies: Annotated[
-        list[VolumeClaimPolicy] | None, MaxLen(50), Released("2.2")
+        list[VolumeClaimPolicy] | None,
+        MaxLen(50),
+        Released("2.2", instead=(("2.0", "create the PVCs yourself and mount them by name"),)),
     ] = None
 
 
@@ -139,7 +140,10 @@ class TorchPolicy(Model):
         ElasticPolicy | None,
         Released("2.0", "2.1", instead=(("2.2", "remove it (it was never implemented)"),)),
     ] = None
-    env_injection: Annotated[EnvInjection | None, Released("2.3")] = None
+    env_injection: Annotated[
+        EnvInjection | None,
+        Released("2.3", instead=(("2.0", "upgrade Trainer to v2.3 or later to use it"),)),
+    ] = None
 
 
 class MPIPolicy(Model):
@@ -209,4 +213,3 @@ class TrainingRuntime(Model):
     kind: str | None = None
     metadata: ObjectMeta = None
     spec: Annotated[RuntimeSpec | None, only("2.1", None, MinProperties(1))] = None
-    status: Status = None

@@ -153,6 +153,8 @@ class Node:
     embedded: bool = True
     #: Why an integer is required (the field took strings in other releases).
     note: str = ""
+    #: The value has an enumeration, bounds or sizes to check (a fast path for the rest).
+    bounded: bool = False
 
 
 _TREES: dict[tuple[type[Model], TrainerVersion], Node] = {}
@@ -236,7 +238,7 @@ def _shape(  # noqa: PLR0911 - one return per kind of annotation
     if isinstance(annotation, type) and issubclass(annotation, Model):
         return copy.copy(tree(annotation, release))  # the field's constraints are its own
     if origin is Literal:
-        return Node("string", enum=args)
+        return Node("string", enum=args, bounded=True)
     if origin is list:
         return Node("array", items=_node(args[0], [], release))
     if origin is dict:
@@ -250,6 +252,7 @@ def _shape(  # noqa: PLR0911 - one return per kind of annotation
 
 def _constrain(node: Node, constraint: object) -> None:
     sized = node.type == "string"
+    node.bounded = node.bounded or not isinstance(constraint, Integer | MinProperties)
     match constraint:
         case Ge(ge=value):
             node.minimum = int(value)  # type: ignore[call-overload]
