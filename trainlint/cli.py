@@ -15,6 +15,7 @@ from trainlint.report import FORMATS
 
 if TYPE_CHECKING:
     from trainlint.document import Loaded, Source
+    from trainlint.engine import Finding
     from trainlint.rule import Rule
 
 STDIN = "-"
@@ -69,15 +70,22 @@ def _config_options(command: Callable[..., None]) -> Callable[..., None]:
 @click.option("--statistics", is_flag=True, help="Print how many findings each rule has.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
 @click.option("--stdin-filename", default="<stdin>", help="Name shown for input read from `-`.")
+@click.option("--fix", is_flag=True, help="Apply safe fixes in place (`-`: print the fixed text).")
+@click.option("--unsafe-fixes", is_flag=True, help="Also apply fixes that may change behaviour.")
+@click.option("--diff", is_flag=True, help="Print the fixes as a unified diff; write nothing.")
+@click.option("--show-fixes", is_flag=True, help="List the fixes applied, by file and rule.")
+@click.option("--fix-only", is_flag=True, help="Apply fixes without reporting what is left.")
 def check(
     paths: tuple[str, ...], config_file: str | None, isolated: bool,
     trainer_version: str | None, select: str | None, extend_select: str | None,
     ignore: str | None, output_format: str | None, output_file: Path | None,
-    statistics: bool, exit_zero: bool, stdin_filename: str,
+    statistics: bool, exit_zero: bool, stdin_filename: str, fix: bool, unsafe_fixes: bool,
+    diff: bool, show_fixes: bool, fix_only: bool,
 ) -> None:
     """Check files and folders (recursively: *.yaml, *.yml, *.json); `-` reads stdin.
 
-    Exit status: 0 clean, 1 findings at or above `fail-on`, 2 usage or configuration error.
+    Exit status: 0 clean, 1 findings at or above `fail-on` (with `--diff`: something to
+    fix; with `--fix-only`: never), 2 usage or configuration error.
     """
     from trainlint.config import ConfigError, Configuration, Resolver, discover
     from trainlint.engine import Settings, lint
@@ -89,29 +97,50 @@ def check(
     }
     overrides = {key: value for key, value in given.items() if value is not None}
     inputs = []
-    where: dict[Source, tuple[Configuration, Path]] = {}
+    where: dict[str, tuple[Configuration, Path]] = {}
     try:
         resolver = Resolver(config_file, isolated=isolated, overrides=overrides)
         for name in discover(paths or (".",), resolver):
             loaded = _read(name, stdin_filename)
             location = Path(stdin_filename if name == STDIN else name)
-            where[loaded.source] = (resolver.for_path(location), location)
+            where[loaded.source.name] = (resolver.for_path(location), location)
             inputs.append(loaded)
     except ConfigError as error:
         raise Failure(str(error)) from None
 
     def settings_for(source: Source) -> Settings:
-        configuration, location = where[source]
+        configuration, location = where[source.name]
         return configuration.settings_for(location)
 
+    def can_fix(finding: Finding) -> bool:
+        safe = finding.fix is not None and (finding.fix.safe or unsafe_fixes)
+        return safe and settings_for(finding.source).may_fix(finding.code)
+
     findings = lint(inputs, settings_for=settings_for)
+    report_err = False
+    if fix or fix_only or diff:
+        from trainlint import fix as fixing
+
+        request = fixing.Request(unsafe=unsafe_fixes, diff=diff, show=show_fixes)
+        inputs, findings, outcome = fixing.run(
+            inputs, lambda items: lint(items, settings_for=settings_for), request, can_fix,
+            stdin_filename if STDIN in paths else None,
+        )
+        click.echo(outcome.stdout, nl=False)
+        for note in outcome.notes:
+            click.echo(note, err=True)
+        if outcome.fixed and not diff:
+            click.echo(f"Fixed {outcome.fixed} problem{'s' * (outcome.fixed != 1)}.", err=True)
+        if diff or fix_only:
+            sys.exit(2 if outcome.unwritten else 1 if diff and outcome.changed else 0)
+        report_err = STDIN in paths and output_file is None
     fmt = output_format or (
         "github" if os.environ.get("GITHUB_ACTIONS") == "true"
         else "full" if sys.stdout.isatty() else "concise"
     )
     report = Report(
         findings, [item.source.name for item in inputs],
-        color=_color(output_file is None and sys.stdout.isatty()),
+        color=_color(output_file is None and sys.stdout.isatty()), can_fix=can_fix,
     )
     if statistics:
         from trainlint.report.statistics import render
@@ -119,7 +148,10 @@ def check(
         text = render(report, as_json=fmt in {"json", "json-lines"})
     else:
         text = renderer(fmt)(report)
-    _write(text, output_file)
+    if report_err:  # stdout holds the fixed document
+        click.echo(text, nl=False, err=True)
+    else:
+        _write(text, output_file)
     failed = any(settings_for(finding.source).fails([finding]) for finding in findings)
     sys.exit(1 if failed and not exit_zero else 0)
 

@@ -67,6 +67,8 @@ class Keys(BaseModel):
     severity: dict[str, Severity] | None = None
     rules: dict[str, dict[str, Any]] | None = None
     fail_on: Literal["warning", "error"] | None = None
+    fixable: list[str] | None = None
+    unfixable: list[str] | None = None
 
     @field_validator("trainer_version", "kubernetes_version", mode="before")
     @classmethod
@@ -93,7 +95,7 @@ class Keys(BaseModel):
             raise ValueError(f"{value!r} is not a Kubernetes release like \"1.33\"")
         return f"1.{int(match[1])}"
 
-    @field_validator("select", "extend_select", "ignore")
+    @field_validator("select", "extend_select", "ignore", "fixable", "unfixable")
     @classmethod
     def _known(cls, value: list[str] | None) -> list[str] | None:
         return None if value is None else _selectors(value)
@@ -282,6 +284,7 @@ def resolve(path: Path | None, root: Path, layers: Sequence[Layer]) -> Configura
         "per-file-ignores": ({}, DEFAULT), "exclude": (list(DEFAULT_EXCLUDE), DEFAULT),
         "extend-exclude": ([], DEFAULT), "respect-gitignore": (True, DEFAULT),
         "severity": ({}, DEFAULT), "rules": ({}, DEFAULT), "fail-on": ("warning", DEFAULT),
+        "fixable": (["ALL"], DEFAULT), "unfixable": ([], DEFAULT),
     }
     for layer in layers:
         keys = layer.keys.model_dump(mode="json", exclude_none=True, by_alias=True)
@@ -316,6 +319,8 @@ def resolve(path: Path | None, root: Path, layers: Sequence[Layer]) -> Configura
         severities=severities,
         rule_options=options,
         fail_on=Severity(value["fail-on"]),
+        fixable=tuple(value["fixable"]),
+        unfixable=tuple(value["unfixable"]),
     )
     return Configuration(
         path, root, settings,

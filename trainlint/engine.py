@@ -130,6 +130,9 @@ class Settings:
     annotation_exemptions: bool = True
     #: The least severity that fails a run (exit status 1).
     fail_on: Severity = Severity.WARNING
+    #: Rules whose fixes `--fix` may apply (config `fixable`, `unfixable`).
+    fixable: tuple[str, ...] = ("ALL",)
+    unfixable: tuple[str, ...] = ()
 
     def enabled(self) -> list[Rule]:
         return [
@@ -139,6 +142,13 @@ class Settings:
             and not rule_matches(rule, self.ignore)
             and rule.applies_to(self.trainer_version)
         ]
+
+    def may_fix(self, code: str) -> bool:
+        """Whether `fixable`/`unfixable` let `--fix` apply fixes of this rule."""
+        rule = all_rules().get(code)
+        return rule is not None and rule_matches(rule, self.fixable) and not rule_matches(
+            rule, self.unfixable
+        )
 
     def fails(self, findings: Iterable[Finding]) -> bool:
         """Whether any finding is at or above `fail_on`."""

@@ -305,3 +305,88 @@ def fixed_codes(applied: Sequence[Finding]) -> Iterator[tuple[str, str, int]]:
     counts = Counter((finding.code, finding.name) for finding in applied)
     for (code, name), count in sorted(counts.items()):
         yield code, name, count
+
+
+# --- the `check --fix` flow ---
+
+
+@dataclass
+class Request:
+    """What the command line asked of fixing."""
+
+    unsafe: bool = False
+    #: Print a diff and write nothing (`--diff`).
+    diff: bool = False
+    #: List the fixes applied (`--show-fixes`).
+    show: bool = False
+
+
+def run(
+    inputs: Sequence[Loaded], relint: Relint, request: Request,
+    may_fix: Callable[[Finding], bool], stdin: str | None,
+) -> tuple[list[Loaded], list[Finding], Outcome]:
+    """Fix, then write each changed file (or the diff; or, for `-`, the fixed text to
+    stdout); what was done and what was refused, for the command to print."""
+    def wanted(finding: Finding) -> bool:
+        assert finding.fix is not None
+        return (finding.fix.safe or request.unsafe) and may_fix(finding)
+
+    loaded, findings, files = fix_all(inputs, relint, wanted)
+    outcome = Outcome()
+    for name, entry in files.items():
+        outcome.notes.extend(entry.notes)
+        if not entry.changed:
+            continue
+        outcome.changed.append(entry)
+        if request.diff:
+            outcome.stdout += entry.diff()
+        elif name == stdin:
+            outcome.stdout += entry.text
+        else:
+            try:
+                write(Path(name), entry.original, entry.text)
+            except (OSError, Unfixable) as error:
+                reason = error.strerror if isinstance(error, OSError) else str(error)
+                outcome.notes.append(f"{name}: not written: {reason}")
+                outcome.unwritten.append(entry)
+    if outcome.unwritten:  # report what the files still hold
+        unwritten = {entry.name for entry in outcome.unwritten}
+        loaded = [
+            original if original.source.name in unwritten else item
+            for original, item in zip(inputs, loaded, strict=True)
+        ]
+        findings = relint(loaded)
+    if stdin is not None and not request.diff and stdin not in files:
+        outcome.stdout += next(item.source.text for item in inputs if item.source.name == stdin)
+    if request.show:
+        outcome.notes[:0] = list(_shown(outcome.changed, findings, request))
+    return loaded, findings, outcome
+
+
+@dataclass
+class Outcome:
+    changed: list[FileFix] = field(default_factory=list)
+    unwritten: list[FileFix] = field(default_factory=list)
+    #: The diff (`--diff`) or the fixed text of stdin.
+    stdout: str = ""
+    #: Messages for standard error.
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def fixed(self) -> int:
+        return sum(len(entry.applied) for entry in self.changed if entry not in self.unwritten)
+
+
+def _shown(changed: list[FileFix], left: list[Finding], request: Request) -> Iterator[str]:
+    """`--show-fixes`: each file's fixes by rule, then the unsafe fixes not applied."""
+    verb = "would fix" if request.diff else "fixed"
+    for entry in changed:
+        yield f"{entry.name}:"
+        for code, name, count in fixed_codes(entry.applied):
+            yield f"    {count} × {code} ({name}) {verb}"
+    if not request.unsafe:
+        for finding in left:
+            if finding.fix is not None and not finding.fix.safe:
+                span = finding.span
+                yield (f"{finding.file}:{span.line}:{span.column}: {finding.code} not fixed: "
+                       f"{finding.fix.title}; `--unsafe-fixes` applies it")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -28,6 +28,14 @@ class Report:
     #: Every input checked, clean or not, in the order read (junit and checkstyle list them).
     files: Sequence[str] = ()
     color: bool = False
+    #: Whether `--fix` (as configured) would apply a finding's fix; default: safe fixes.
+    can_fix: Callable[[Finding], bool] = field(default=lambda finding: bool(
+        finding.fix is not None and finding.fix.safe
+    ))
+
+    def marker(self, finding: Finding) -> str:
+        """`[*] ` before the message of a finding `--fix` can repair, as ruff marks them."""
+        return "[*] " if self.can_fix(finding) else ""
 
 
 Renderer = Callable[[Report], str]
@@ -39,10 +47,14 @@ def renderer(name: str) -> Renderer:
     return render
 
 
-def summary(findings: Sequence[Finding]) -> str:
-    """`Found 3 problems (2 errors, 1 warning).` or `All checks passed.`"""
+def summary(findings: Sequence[Finding], report: Report | None = None) -> str:
+    """`Found 3 problems (2 errors, 1 warning).` or `All checks passed.`, and how many
+    `--fix` can repair when the report is given."""
     if not findings:
         return "All checks passed."
+    fixable = sum(report.can_fix(finding) for finding in findings) if report else 0
+    if fixable:
+        return f"{summary(findings)}\n[*] {fixable} fixable with `trainlint check --fix`."
     errors = sum(finding.severity == "error" for finding in findings)
     warnings = len(findings) - errors
     parts = [f"{count} {word}{'s' if count != 1 else ''}"

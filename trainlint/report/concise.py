@@ -6,14 +6,14 @@ from trainlint.engine import Finding
 from trainlint.report import Report, summary
 
 
-def headline(finding: Finding) -> str:
+def headline(finding: Finding, marker: str = "") -> str:
     span = finding.span
     return (
         f"{finding.file}:{span.line}:{span.column}: {finding.code} [{finding.severity.value}] "
-        f"{finding.message} [{finding.name}]"
+        f"{marker}{finding.message} [{finding.name}]"
     )
 
 
 def render(report: Report) -> str:
-    lines = [headline(finding) for finding in report.findings]
-    return "\n".join([*lines, summary(report.findings)]) + "\n"
+    lines = [headline(finding, report.marker(finding)) for finding in report.findings]
+    return "\n".join([*lines, summary(report.findings, report)]) + "\n"

@@ -14,7 +14,8 @@ def render(report: Report) -> str:
     for finding in report.findings:
         lines = finding.source.text.splitlines()
         span = finding.span
-        block = [paint(headline(finding), finding.severity.value, color=color)]
+        title = headline(finding, report.marker(finding))
+        block = [paint(title, finding.severity.value, color=color)]
         if 1 <= span.line <= len(lines):
             first = max(1, span.line - CONTEXT_LINES)
             width = len(str(span.line))
@@ -34,4 +35,4 @@ def render(report: Report) -> str:
             help_line = paint(f"= help: {finding.help}", "help", color=color)
             block.append(" " * (len(str(span.line)) + 1) + help_line)
         blocks.append("\n".join(block))
-    return "\n\n".join([*blocks, summary(report.findings)]) + "\n"
+    return "\n\n".join([*blocks, summary(report.findings, report)]) + "\n"

@@ -17,7 +17,8 @@ def render(report: Report) -> str:
             where = paint(f"{span.line}:{span.column}", "location", color=color)
             code = paint(finding.code, finding.severity.value, color=color)
             lines.append(
-                f"  {where} {code} [{finding.severity.value}] {finding.message} [{finding.name}]"
+                f"  {where} {code} [{finding.severity.value}] {report.marker(finding)}"
+                f"{finding.message} [{finding.name}]"
             )
         blocks.append("\n".join(lines))
-    return "\n\n".join([*blocks, summary(report.findings)]) + "\n"
+    return "\n\n".join([*blocks, summary(report.findings, report)]) + "\n"

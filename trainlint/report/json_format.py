@@ -10,9 +10,10 @@ from trainlint.engine import Finding
 from trainlint.report import Report
 
 
-def as_dict(finding: Finding) -> dict[str, Any]:
+def as_dict(finding: Finding, applicable: bool = False) -> dict[str, Any]:
     span = finding.span
     ref = finding.object
+    title = finding.help or (finding.fix.title if finding.fix else None)
     return {
         "code": finding.code,
         "name": finding.name,
@@ -28,9 +29,11 @@ def as_dict(finding: Finding) -> dict[str, Any]:
             "apiVersion": ref.api_version, "kind": ref.kind,
             "name": ref.name, "namespace": ref.namespace,
         },
-        "fix": None if finding.help is None else {"title": finding.help, "applicable": False},
+        "fix": None if title is None else {"title": title, "applicable": applicable},
     }
 
 
 def render(report: Report) -> str:
-    return json.dumps([as_dict(finding) for finding in report.findings], indent=2) + "\n"
+    return json.dumps(
+        [as_dict(finding, report.can_fix(finding)) for finding in report.findings], indent=2
+    ) + "\n"

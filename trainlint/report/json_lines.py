@@ -9,4 +9,6 @@ from trainlint.report.json_format import as_dict
 
 
 def render(report: Report) -> str:
-    return "".join(json.dumps(as_dict(finding)) + "\n" for finding in report.findings)
+    return "".join(
+        json.dumps(as_dict(finding, report.can_fix(finding))) + "\n" for finding in report.findings
+    )
