@@ -58,17 +58,23 @@ class LoadProblem:
 
 @dataclass(eq=False)
 class Source:
-    """The text of one input, kept so that positions can be found after the fact."""
+    """The text of one input, kept so that positions can be found after the fact.
+
+    `regions` holds, per document, where its root node's text lies (start of its first
+    line, end, first line number): a position look-up composes that one document again,
+    never the whole file, so a 10,000-document stream stays cheap in time and memory.
+    """
 
     name: str
     text: str
-    _documents: list[yaml.Node | None] | None = field(default=None, repr=False)
+    regions: list[tuple[int, int, int]] = field(default_factory=list, repr=False)
+    _last: tuple[int, yaml.Node | None] | None = field(default=None, repr=False)
 
     def locate(self, document: int, path: Path) -> Span:
         """The span of the deepest node of `path` that exists (the key, for a mapping entry)."""
-        if self._documents is None:
-            self._documents = _compose(self.text)
-        node = self._documents[document] if document < len(self._documents) else None
+        if self._last is None or self._last[0] != document:
+            self._last = document, self._compose(document)
+        node = self._last[1]
         if node is None:
             return UNKNOWN_SPAN
         span = _span(node)
@@ -78,7 +84,20 @@ class Source:
                 break
             key_node, node = found
             span = _span(key_node)
-        return span
+        line = self.regions[document][2]
+        return Span(span.line + line, span.column, span.end_line + line, span.end_column)
+
+    def add_region(self, node: yaml.Node) -> None:
+        start = self.text.rfind("\n", 0, node.start_mark.index) + 1
+        self.regions.append((start, node.end_mark.index, node.start_mark.line))
+
+    def _compose(self, document: int) -> yaml.Node | None:
+        if document >= len(self.regions):
+            return None
+        start, end, _ = self.regions[document]
+        with contextlib.suppress(yaml.YAMLError):
+            return yaml.compose(self.text[start:end], Loader=yaml.CSafeLoader)
+        return None
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -199,6 +218,7 @@ def load(text: str, name: str, problems: list[LoadProblem] | None = None) -> Loa
     index = 0
     try:
         for node in documents:
+            source.add_region(node)
             builder = _Builder(node)
             try:
                 body = builder.build(node)
@@ -429,9 +449,3 @@ def _child(node: yaml.Node, key: str | int) -> tuple[yaml.Node, yaml.Node] | Non
     return None
 
 
-def _compose(text: str) -> list[yaml.Node | None]:
-    """Every document's node tree (up to a syntax error), for position look-ups."""
-    nodes: list[yaml.Node | None] = []
-    with contextlib.suppress(yaml.YAMLError):
-        nodes.extend(yaml.compose_all(text, Loader=yaml.CSafeLoader))
-    return nodes
