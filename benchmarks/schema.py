@@ -30,7 +30,7 @@ from check import median_seconds as median
 from corpus import write_files
 
 from trainlint.document import Manifest, dig, load, mappings
-from trainlint.engine import Context, Index
+from trainlint.engine import DEFAULT_KUBERNETES_VERSION, Context, Index
 from trainlint.model import check as schema_check
 from trainlint.model import k8s
 
@@ -91,7 +91,7 @@ def jsonschema_cost(objects: list[Manifest], runs: int) -> tuple[float, float, i
     """(our walk, a cached jsonschema validator) per pod template, and how many templates."""
     import jsonschema  # type: ignore[import-untyped]  # no stubs; a kubernetes-validate dependency
 
-    definitions = k8s._definitions(k8s.resolve_version(k8s.DEFAULT_KUBERNETES_VERSION))
+    definitions = k8s._definitions(k8s.resolve_version(DEFAULT_KUBERNETES_VERSION))
     name = "io.k8s.api.core.v1.PodTemplateSpec"
     validator = jsonschema.Draft202012Validator({"$defs": definitions,
                                                  "$ref": f"#/$defs/{name}"})
@@ -99,9 +99,9 @@ def jsonschema_cost(objects: list[Manifest], runs: int) -> tuple[float, float, i
                  for manifest in objects
                  for _, job in mappings(dig(manifest.body, "spec", "template", "spec",
                                             "replicatedJobs"))]
-    node = k8s.converter(k8s.resolve_version(k8s.DEFAULT_KUBERNETES_VERSION)).definition(
+    node = k8s.converter(k8s.resolve_version(DEFAULT_KUBERNETES_VERSION)).definition(
         name, embedded=False)
-    walker = schema_check._Walker("Pod", (2, 3), k8s.DEFAULT_KUBERNETES_VERSION, [])
+    walker = schema_check._Walker("Pod", (2, 3), DEFAULT_KUBERNETES_VERSION, [])
 
     def walk_all() -> None:
         for template in templates:
@@ -133,7 +133,7 @@ def main() -> None:
         started = time.perf_counter()
         k8s._definitions.cache_clear()
         k8s.converter.cache_clear()
-        k8s._definitions(k8s.resolve_version(k8s.DEFAULT_KUBERNETES_VERSION))
+        k8s._definitions(k8s.resolve_version(DEFAULT_KUBERNETES_VERSION))
         print(f"\nreading kubernetes-validate definitions (once per run): "
               f"{(time.perf_counter() - started) * 1000:.0f} ms")
         print(f"schema walk per object: {walk_cost(objects, runs) * 1e6:.0f} µs")

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import lint_text
-from trainlint.engine import Settings
+from trainlint.engine import DEFAULT_KUBERNETES_VERSION, Settings
 from trainlint.model import k8s
 from trainlint.model.check import Issue, _Walker
 from trainlint.rule import RELEASES
@@ -57,7 +57,7 @@ def mutations() -> list[dict[str, Any]]:
 def test_walk_agrees_with_jsonschema_on_pod_templates() -> None:
     import jsonschema  # type: ignore[import-untyped]  # no stubs; a kubernetes-validate dependency
 
-    version = k8s.resolve_version(k8s.DEFAULT_KUBERNETES_VERSION)
+    version = k8s.resolve_version(DEFAULT_KUBERNETES_VERSION)
     definitions = k8s._definitions(version)
     validator = jsonschema.Draft202012Validator(
         {"$defs": definitions, "$ref": f"#/$defs/{POD_TEMPLATE}"}

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
-from trainlint.engine import Settings
+from trainlint.engine import DEFAULT_KUBERNETES_VERSION, Settings
 from trainlint.rule import Options, Severity, all_rules, find_rule, matches, parse_version
 
 if TYPE_CHECKING:
@@ -279,7 +279,8 @@ def resolve(path: Path | None, root: Path, layers: Sequence[Layer]) -> Configura
     """Defaults, then each layer: lists that extend (`extend-select`, `ignore`,
     `extend-exclude`) add up, tables merge by key, every other key is replaced."""
     values: dict[str, tuple[Any, str]] = {
-        "trainer-version": ("2.3", DEFAULT), "kubernetes-version": ("1.33", DEFAULT),
+        "trainer-version": ("2.3", DEFAULT),
+        "kubernetes-version": (DEFAULT_KUBERNETES_VERSION, DEFAULT),
         "select": (["ALL"], DEFAULT), "extend-select": ([], DEFAULT), "ignore": ([], DEFAULT),
         "per-file-ignores": ({}, DEFAULT), "exclude": (list(DEFAULT_EXCLUDE), DEFAULT),
         "extend-exclude": ([], DEFAULT), "respect-gitignore": (True, DEFAULT),

@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 TRAINER_GROUP = "trainer.kubeflow.org"
 TRAINER_KINDS = frozenset({"TrainJob", "TrainingRuntime", "ClusterTrainingRuntime"})
 RUNTIME_KINDS = frozenset({"TrainingRuntime", "ClusterTrainingRuntime"})
+#: The Kubernetes release assumed when none is configured: a current 1.3x.
+DEFAULT_KUBERNETES_VERSION = "1.33"
 
 
 def object_kind(manifest: Manifest) -> str:
@@ -46,11 +48,15 @@ class Index:
     def __init__(self, manifests: Iterable[Manifest]) -> None:
         self._objects: dict[tuple[str, str, str], Manifest] = {}
         self._users: dict[tuple[str, str, str], list[Manifest]] = defaultdict(list)
+        self._runtimes_by_name: dict[str, list[Manifest]] = defaultdict(list)
+        #: What rules derive from an object (its trainer pod...), computed once per run.
+        self.memo: dict[tuple[Any, ...], Any] = {}
         for manifest in manifests:
             kind = object_kind(manifest)
             if kind in RUNTIME_KINDS or kind in {"PersistentVolumeClaim", "StorageClass"}:
                 key = self._key(kind, manifest.namespace, manifest.name)
-                self._objects.setdefault(key, manifest)
+                if self._objects.setdefault(key, manifest) is manifest and kind in RUNTIME_KINDS:
+                    self._runtimes_by_name[manifest.name].append(manifest)
             elif kind == "TrainJob":
                 self._users[self.runtime_key(manifest)].append(manifest)
 
@@ -75,10 +81,7 @@ class Index:
 
     def runtimes_named(self, name: str) -> list[Manifest]:
         """Every runtime of the run with this name, of either kind, in any namespace."""
-        return [
-            manifest for (kind, _, other), manifest in self._objects.items()
-            if kind in RUNTIME_KINDS and other == name
-        ]
+        return self._runtimes_by_name.get(name, [])
 
     def trainjobs_using(self, runtime: Manifest) -> list[Manifest]:
         return self._users.get(self._key(runtime.kind, runtime.namespace, runtime.name), [])
@@ -97,6 +100,8 @@ class Context:
     trainer_version: TrainerVersion
     index: Index
     options: Any = None
+    #: The cluster's Kubernetes minor release (`1.33`), for the schemas of core objects.
+    kubernetes_version: str = DEFAULT_KUBERNETES_VERSION
 
     def runtime_for(self, job: Manifest) -> Manifest | None:
         return self.index.runtime_for(job)
@@ -121,7 +126,7 @@ class Settings:
 
     trainer_version: TrainerVersion = NEWEST
     #: The Kubernetes minor release of the cluster (`1.33`), for the schema rules.
-    kubernetes_version: str = "1.33"
+    kubernetes_version: str = DEFAULT_KUBERNETES_VERSION
     select: tuple[str, ...] = ("ALL",)
     ignore: tuple[str, ...] = ()
     severities: Mapping[str, Severity] = field(default_factory=dict)
@@ -239,7 +244,9 @@ class _Plan:
         self.settings = settings
         rules = settings.enabled()
         self.enabled = {rule.code: rule for rule in rules}
-        base = Context(settings.trainer_version, index)
+        base = Context(
+            settings.trainer_version, index, kubernetes_version=settings.kubernetes_version
+        )
         self.by_kind: dict[str, list[tuple[Rule, Context]]] = defaultdict(list)
         for rule in rules:
             options = settings.rule_options.get(rule.code) or (

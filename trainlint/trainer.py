@@ -337,10 +337,19 @@ def trainer_container(runtime: Manifest) -> tuple[Path, dict[str, Any]] | None:
 
 
 def pod_for(manifest: Manifest, ctx: Context) -> TrainerPod | None:
-    """The trainer pod a rule judges: a TrainJob's over its runtime, or a runtime's own."""
-    if manifest.kind == "TrainJob":
-        return trainjob_pod(manifest, ctx.runtime_for(manifest), ctx.trainer_version)
-    return runtime_pod(manifest)
+    """The trainer pod a rule judges: a TrainJob's over its runtime, or a runtime's own.
+
+    Built once per object and run, as most checkpoint and storage rules ask for it; the
+    pod is shared, so rules only read it.
+    """
+    key = ("trainer-pod", id(manifest), ctx.trainer_version)
+    if key not in ctx.index.memo:
+        ctx.index.memo[key] = (
+            trainjob_pod(manifest, ctx.runtime_for(manifest), ctx.trainer_version)
+            if manifest.kind == "TrainJob" else runtime_pod(manifest)
+        )
+    pod: TrainerPod | None = ctx.index.memo[key]
+    return pod
 
 
 def is_count(value: object) -> TypeGuard[int]:

@@ -12,7 +12,7 @@ from typing import Any
 
 from trainlint.document import Manifest, Path, dotted
 from trainlint.engine import Context
-from trainlint.model.k8s import DEFAULT_KUBERNETES_VERSION, converter, resolve_version
+from trainlint.model.k8s import converter, resolve_version
 from trainlint.model.schema import Model, Node, tree
 from trainlint.rule import Problem, TrainerVersion, format_version
 
@@ -33,11 +33,6 @@ class Issue:
     code: str
     path: Path
     message: str
-
-
-def kubernetes_version(ctx: Context) -> str:
-    """The Kubernetes release whose schemas check core types (`--kubernetes-version`)."""
-    return str(getattr(ctx, "kubernetes_version", None) or DEFAULT_KUBERNETES_VERSION)
 
 
 def root(kind: str, api_version: str, release: TrainerVersion, kubernetes: str) -> Node | None:
@@ -64,7 +59,7 @@ def issues(manifest: Manifest, ctx: Context) -> list[Issue]:
     """Every schema issue of `manifest` under the context's releases (cached for the last
     object, which all schema rules ask about in turn)."""
     global _last  # noqa: PLW0603 - a one-entry cache shared by the schema rules
-    kubernetes = kubernetes_version(ctx)
+    kubernetes = ctx.kubernetes_version
     if (
         _last is not None and _last[0] is manifest and _last[1] == ctx.trainer_version
         and _last[2] == kubernetes

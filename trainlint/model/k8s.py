@@ -20,7 +20,6 @@ from typing import Any
 from trainlint.model.schema import Node, Type, tree
 from trainlint.rule import RELEASES
 
-DEFAULT_KUBERNETES_VERSION = "1.33"
 OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
 
 

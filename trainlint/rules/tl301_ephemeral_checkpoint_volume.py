@@ -13,7 +13,7 @@ from trainlint.checkpoint import (
 from trainlint.document import Manifest
 from trainlint.engine import Context
 from trainlint.rule import Problem, Severity, rule
-from trainlint.trainer import TrainerPod, runtime_pod, trainjob_pod
+from trainlint.trainer import TrainerPod, pod_for
 
 #: What happens to the checkpoint, by the storage it is on.
 CONSEQUENCES = {
@@ -117,11 +117,7 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
                             claimName: train-ckpt
     ```
     """
-    pod: TrainerPod | None
-    if manifest.kind == "TrainJob":
-        pod = trainjob_pod(manifest, ctx.runtime_for(manifest), ctx.trainer_version)
-    else:
-        pod = runtime_pod(manifest)
+    pod = pod_for(manifest, ctx)
     if pod is None:
         return
     for directory in checkpoint_dirs(pod, ctx.options):

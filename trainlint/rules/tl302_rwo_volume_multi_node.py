@@ -2,11 +2,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from trainlint.checkpoint import first_on
+from trainlint.checkpoint import claim_namespaces, first_on
 from trainlint.document import Manifest, dig, sequence
 from trainlint.engine import Context
 from trainlint.rule import Problem, Severity, rule
-from trainlint.trainer import At, TrainerPod, runtime_pod, trainjob_pod
+from trainlint.trainer import At, TrainerPod, pod_for
 
 SINGLE_NODE_MODES = frozenset({"ReadWriteOnce", "ReadWriteOncePod"})
 
@@ -86,17 +86,8 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
           storage: 100Gi
     ```
     """
-    pod: TrainerPod | None
-    if manifest.kind == "TrainJob":
-        pod = trainjob_pod(manifest, ctx.runtime_for(manifest), ctx.trainer_version)
-        namespaces = [manifest.namespace]
-    else:
-        pod = runtime_pod(manifest)
-        users = ctx.trainjobs_using(manifest)
-        namespaces = (
-            [manifest.namespace] if manifest.kind == "TrainingRuntime"
-            else sorted({job.namespace for job in users})
-        )
+    pod = pod_for(manifest, ctx)
+    namespaces = claim_namespaces(manifest, ctx)
     if pod is None or pod.nodes <= 1:
         return
     nodes_at = pod.num_nodes.at if pod.num_nodes else None
