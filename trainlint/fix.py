@@ -92,7 +92,8 @@ def fix_all(
                 continue
             entry = files.setdefault(name, FileFix(name, item.source.text, item.source.text))
             try:
-                if any(problem.code == "TL001" for problem in item.problems):
+                broken = any(problem.code == "TL001" for problem in item.problems)
+                if broken and TEMPLATE not in item.source.text:
                     raise Unfixable("it cannot be read exactly (see TL001)")
                 text, applied = apply(item.source.text, todo[name])
             except Unfixable as error:
@@ -157,7 +158,7 @@ def apply(text: str, findings: Sequence[Finding]) -> tuple[str, list[Finding]]:
     merged = "".join(
         merge(work.splitlines(True), before.splitlines(True), after.splitlines(True))
     )
-    if _data(merged) != _data(after):
+    if _data(after) is None or _data(merged) != _data(after):
         raise Unfixable("its layout could not be kept around the fixed lines")
     return merged.replace("\n", newline), applied
 
@@ -166,38 +167,68 @@ def merge(original: list[str], before: list[str], after: list[str]) -> list[str]
     """`original` with the changes from `before` to `after` spliced in.
 
     `before` is `original` as a dump lays it out: lines equal in both are anchors. Each
-    edit grows to the nearest anchors around it and replaces the original lines between
-    them, so only lines of (or right beside) edited nodes take the dump's layout.
+    edit replaces the original lines between its anchors; an edit with no anchor at an
+    end grows over its unanchored neighbours, so only lines of (or right beside) edited
+    nodes take the dump's layout.
     """
     if original == before:
         return after
     anchors = _equal_lines(before, original)
-    kept = _equal_lines(before, after)
-    ranges: list[list[int]] = []
-    for tag, low, high, _, _ in difflib.SequenceMatcher(
+    hunks: list[list[int]] = []
+    for tag, low, high, new_low, new_high in difflib.SequenceMatcher(
         None, before, after, autojunk=False
     ).get_opcodes():
-        if tag == "equal":
+        if tag != "equal":
+            hunks.append([low, high, new_low, new_high])
+    spans: list[tuple[int, int, int, int]] = []
+    while hunks:
+        low, high, new_low, new_high = hunks.pop(0)
+        first = _start(anchors, low, high)
+        last = _end(anchors, low, high, len(before), len(original))
+        if first is None or last is None:
+            # Grow over an unanchored neighbour (an equal line, or the next edit).
+            if first is None:
+                low, new_low = low - 1, new_low - 1
+            else:
+                high, new_high = high + 1, new_high + 1
+            if hunks and high > hunks[0][0]:
+                _, high, _, new_high = hunks.pop(0)
+            if spans and low < spans[-1][1]:
+                low, _, new_low, _ = spans.pop()
+            hunks.insert(0, [low, high, new_low, new_high])
             continue
-        start, end = low, high
-        while start > 0 and start - 1 not in anchors:
-            start -= 1
-        while end < len(before) and end not in anchors:
-            end += 1
-        if ranges and start <= ranges[-1][1]:
-            ranges[-1][1] = max(ranges[-1][1], end)
-        else:
-            ranges.append([start, end])
+        spans.append((low, high, new_low, new_high))
     result: list[str] = []
     done = 0
-    for start, end in ranges:
-        first = anchors[start - 1] + 1 if start else 0
-        last = (anchors[end] if end < len(before) else len(original)) if end > start else first
-        new_first = kept[start - 1] + 1 if start else 0
-        new_last = kept[end] if end < len(before) else len(after)
-        result += original[done:first] + after[new_first:new_last]
+    for low, high, new_low, new_high in spans:
+        first = _start(anchors, low, high)
+        last = _end(anchors, low, high, len(before), len(original))
+        assert first is not None and last is not None
+        result += original[done:first] + after[new_low:new_high]
         done = last
     return result + original[done:]
+
+
+def _start(anchors: dict[int, int], low: int, high: int) -> int | None:
+    """Where in the original the lines `before[low:high]` begin, if an anchor says."""
+    if low < high and low in anchors:
+        return anchors[low]
+    if low == 0:
+        return 0
+    if low - 1 in anchors:
+        return anchors[low - 1] + 1
+    return anchors[low] if low == high and low in anchors else None
+
+
+def _end(anchors: dict[int, int], low: int, high: int, size: int, original: int) -> int | None:
+    """Where in the original the lines `before[low:high]` end, if an anchor says."""
+    if low == high:
+        return _start(anchors, low, high)  # an insertion replaces nothing
+    if high - 1 in anchors:
+        return anchors[high - 1] + 1
+    if high == size:
+        return original
+    return anchors.get(high)
 
 
 def _equal_lines(left: list[str], right: list[str]) -> dict[int, int]:

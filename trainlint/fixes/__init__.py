@@ -84,23 +84,49 @@ def take(parent: Any, key: str) -> tuple[Any, Any]:
     return parent.pop(key), comment
 
 
-def prune(root: Any, path: Path) -> None:
-    """Remove the mapping at `path`, and then its parents, while they are empty and carry
-    no comment: what a moved key leaves behind."""
+def prune(root: Any, path: Path) -> Any:
+    """Remove the mapping at `path`, and then its parents, while they are empty: what a
+    moved key leaves behind. The comments inside the innermost one are returned, for the
+    caller to carry to where the key went; a key's own comment stops the pruning."""
+    carried = None
     while path:
         parent, key = at(root, path[:-1]), path[-1]
         node = parent[key]
-        if not isinstance(node, dict) or node or _commented(node) or (
-            isinstance(key, str) and key in getattr(parent, "ca", None).items  # type: ignore[union-attr]
-        ):
-            return
+        own = getattr(parent, "ca", _NONE).items.get(key)
+        # Comment lines before a mapping's first key are kept in slot 3 of its key.
+        if not isinstance(node, dict) or node or (own and any(own[:3])):
+            break
+        comments = getattr(node, "ca", None)
+        if comments is not None and comments.items:
+            break
+        if comments is not None and comments.comment:
+            if carried is not None:
+                break
+            carried = comments.comment
+        parent.ca.items.pop(key, None)
         del parent[key]
         path = path[:-1]
+    return carried
 
 
-def _commented(node: Any) -> bool:
-    comments = getattr(node, "ca", None)
-    return comments is not None and bool(comments.comment or comments.items)
+def carry(mapping: Any, comment: Any) -> None:
+    """Give `mapping` the comment lines `prune` returned, before its own."""
+    if comment is None:
+        return
+    own = mapping.ca.comment
+    if own is None:
+        mapping.ca.comment = comment
+        return
+    for index, tokens in enumerate(comment):
+        if tokens and index < len(own):
+            own[index] = tokens if own[index] is None else [*tokens, *own[index]]
+
+
+class _NoComments:
+    items: dict[str, Any] = {}  # noqa: RUF012 - read-only stand-in for a plain dict's `ca`
+
+
+_NONE = _NoComments()
 
 
 def place(parent: Any, key: str, value: Any, comment: Any, *, index: int | None = None) -> None:

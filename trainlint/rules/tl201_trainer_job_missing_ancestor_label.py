@@ -141,7 +141,7 @@ def _label_job(index: int, misplaced: Path | None) -> Edit:
                 fixes.rename(labels, str(misplaced[-1]), ANCESTOR_LABEL)
         elif misplaced is not None:
             _, comment = fixes.take(fixes.at(runtime, misplaced[:-1]), ANCESTOR_LABEL)
-            fixes.prune(runtime, misplaced[:-1])
+            fixes.carry(labels, fixes.prune(runtime, misplaced[:-1]))
         if ANCESTOR_LABEL in labels:
             labels[ANCESTOR_LABEL] = TRAINER
         else:
