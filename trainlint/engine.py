@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from trainlint.document import Loaded, LoadProblem, Manifest, Path, Source, Span, mapping, string
@@ -140,13 +141,19 @@ class Settings:
     unfixable: tuple[str, ...] = ()
 
     def enabled(self) -> list[Rule]:
-        return [
-            rule
+        return [rule for rule, _ in self.rules_with_options]
+
+    @cached_property
+    def rules_with_options(self) -> tuple[tuple[Rule, Options | None], ...]:
+        """The enabled rules and their options, worked out once per Settings (a webhook
+        lints every request with the same Settings)."""
+        return tuple(
+            (rule, self.rule_options.get(rule.code) or (rule.options() if rule.options else None))
             for rule in all_rules().values()
             if rule_matches(rule, self.select)
             and not rule_matches(rule, self.ignore)
             and rule.applies_to(self.trainer_version)
-        ]
+        )
 
     def may_fix(self, code: str) -> bool:
         """Whether `fixable`/`unfixable` let `--fix` apply fixes of this rule."""
@@ -242,18 +249,14 @@ class _Plan:
 
     def __init__(self, settings: Settings, index: Index) -> None:
         self.settings = settings
-        rules = settings.enabled()
-        self.enabled = {rule.code: rule for rule in rules}
-        base = Context(
-            settings.trainer_version, index, kubernetes_version=settings.kubernetes_version
-        )
+        self.enabled = {rule.code: rule for rule in settings.enabled()}
         self.by_kind: dict[str, list[tuple[Rule, Context]]] = defaultdict(list)
-        for rule in rules:
-            options = settings.rule_options.get(rule.code) or (
-                rule.options() if rule.options else None
+        for rule, options in settings.rules_with_options:
+            context = Context(
+                settings.trainer_version, index, options, settings.kubernetes_version
             )
             for kind in rule.kinds:
-                self.by_kind[kind].append((rule, replace(base, options=options)))
+                self.by_kind[kind].append((rule, context))
 
     def run(self, item: Loaded) -> Iterator[tuple[Finding, Manifest | None]]:
         """The findings of one input (some may land on objects of other inputs)."""
