@@ -123,7 +123,7 @@ def carry(mapping: Any, comment: Any) -> None:
 
 
 class _NoComments:
-    items: dict[str, Any] = {}  # noqa: RUF012 - read-only stand-in for a plain dict's `ca`
+    items: dict[Any, Any] = {}  # noqa: RUF012 - read-only stand-in for a plain dict's `ca`
 
 
 _NONE = _NoComments()
