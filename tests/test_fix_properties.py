@@ -8,7 +8,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from trainlint.document import load
+from trainlint.document import Loaded, load
 from trainlint.engine import Finding, Settings, lint
 from trainlint.fix import fix_all
 
@@ -30,7 +30,7 @@ def _runtime(restarts: int, backoff: int | None, labelled: bool, grace: int | No
         "          template:",
     ]
     if labelled:
-        lines += ["            metadata:", "              labels:", f"                {LABEL}: trainer"]
+        lines += ["            metadata:", "              labels:", f"{' ' * 16}{LABEL}: trainer"]
     lines += ["            spec:"]
     if backoff is not None:
         lines += [f"              backoffLimit: {backoff}"]
@@ -67,8 +67,8 @@ def commented_runtimes(draw: st.DrawFn) -> str:
 
 
 def _fix(text: str) -> str:
-    def relint(inputs: list[object]) -> list[Finding]:
-        return lint(inputs, Settings())  # type: ignore[arg-type]
+    def relint(inputs: list[Loaded]) -> list[Finding]:
+        return lint(inputs, Settings())
 
     loaded, _, _ = fix_all([load(text, "gen.yaml")], relint, lambda f: bool(f.fix and f.fix.safe))
     return loaded[0].source.text
