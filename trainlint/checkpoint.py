@@ -156,3 +156,16 @@ def claim_namespaces(manifest: Manifest, ctx: Context) -> list[str]:
     if manifest.kind != "ClusterTrainingRuntime":
         return [manifest.namespace]
     return sorted({job.namespace for job in ctx.trainjobs_using(manifest)})
+
+
+#: Arguments that name a directory a trainer reads weights from, not one it writes:
+#: torchtune loads the base model from `checkpointer.checkpoint_dir`.
+READ_ONLY_KEYS = frozenset({"checkpointer.checkpoint_dir"})
+
+
+def written_dirs(pod: TrainerPod, options: CheckpointOptions) -> list[CheckpointDir]:
+    """The checkpoint directories the trainer writes (`checkpoint_dirs` less the inputs)."""
+    return [
+        directory for directory in checkpoint_dirs(pod, options)
+        if directory.origin.split(" ", 1)[-1].lstrip("-") not in READ_ONLY_KEYS
+    ]

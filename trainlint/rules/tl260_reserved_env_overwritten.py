@@ -109,7 +109,7 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     if why is None:
         return
     for index, variable in mappings(trainer.get("env")):
-        if variable.get("name") in RESERVED[plugin]:
+        if str(variable.get("name")) in RESERVED[plugin]:
             yield Problem(
                 ("spec", "trainer", "env", index, "name"),
                 f"`{variable['name']}` is set by the {plugin} plugin, which silently overwrites "

@@ -29,6 +29,12 @@ def _mounted(container: dict[str, Any]) -> set[str]:
     return {str(mount.get("name")) for _, mount in mappings(container.get("volumeMounts"))}
 
 
+def _serves_a_cache(container: dict[str, Any]) -> bool:
+    """The data-cache initializer starts a cache service the trainer streams from."""
+    env = mappings(container.get("env"))
+    return any(variable.get("name") == "CACHE_IMAGE" for _, variable in env)
+
+
 @rule(
     "TL304", "initializer-output-not-shared",
     kinds={"TrainingRuntime", "ClusterTrainingRuntime"}, severity=Severity.WARNING,
@@ -38,7 +44,8 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does
     Flags a dataset or model initializer whose container writes to no persistent volume
     (PVC or `volumeClaimPolicies` template) that the trainer job also mounts: an
-    `emptyDir`, or no volume at all.
+    `emptyDir`, or no volume at all. The data-cache initializer (recognised by its
+    `CACHE_IMAGE` variable) serves the dataset over the network and is left alone.
 
     ## Why is this bad?
     The initializer runs in its own pod. What it downloads onto a pod-local volume is
@@ -149,7 +156,7 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
         if kind not in INITIALIZERS or job.get("name") == trainer.job_name:
             continue
         container = named(pod_spec.get("containers"), str(kind))
-        if container is None:
+        if container is None or _serves_a_cache(container[1]):
             continue
         if _lasting(pod_spec, templates, _mounted(container[1])) & shared:
             continue

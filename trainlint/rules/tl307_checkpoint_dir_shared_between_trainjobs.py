@@ -4,11 +4,11 @@ from collections.abc import Iterator
 
 from trainlint.checkpoint import (
     CheckpointOptions,
-    checkpoint_dirs,
     claim_name,
     first_on,
     path_on_volume,
     storage,
+    written_dirs,
 )
 from trainlint.document import Manifest
 from trainlint.engine import Context
@@ -23,7 +23,7 @@ def _locations(job: Manifest, runtime: Manifest, ctx: Context) -> dict[Location,
     """Where a TrainJob's checkpoints land on named PVCs: location → (path, where it is set)."""
     pod = trainjob_pod(job, runtime, ctx.trainer_version)
     found: dict[Location, tuple[str, At]] = {}
-    for directory in checkpoint_dirs(pod, ctx.options):
+    for directory in written_dirs(pod, ctx.options):
         where = storage(pod, directory.path)
         claim = claim_name(pod, where)
         if claim is None or "$(" in directory.path:

@@ -4,10 +4,10 @@ from collections.abc import Iterator
 
 from trainlint.checkpoint import (
     CheckpointOptions,
-    checkpoint_dirs,
     claim_name,
     path_on_volume,
     storage,
+    written_dirs,
 )
 from trainlint.document import Manifest
 from trainlint.engine import Context
@@ -108,7 +108,7 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     users = [
         trainjob_pod(job, runtime, ctx.trainer_version) for job in ctx.trainjobs_using(runtime)
     ]
-    for directory in checkpoint_dirs(pod, ctx.options):
+    for directory in written_dirs(pod, ctx.options):
         where = storage(pod, directory.path)
         claim = claim_name(pod, where)
         if claim is None or "$(" in directory.path or directory.at.manifest is not runtime:
@@ -118,7 +118,7 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
             user for user in users
             if any(
                 path_on_volume(storage(user, mine.path), mine.path) == place
-                for mine in checkpoint_dirs(user, ctx.options)
+                for mine in written_dirs(user, ctx.options)
             )
         ]
         if users and not kept:

@@ -101,7 +101,7 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     if ctx.trainer_version < (2, 3):
         return
     for index, item in mappings(policy.get("rules")):
-        if item.get("action") in RESTART_JOB_ACTIONS:
+        if str(item.get("action")) in RESTART_JOB_ACTIONS:
             yield Problem(
                 (*path, "rules", index, "action"),
                 f"action `{item['action']}` needs the JobSet alpha feature gate `RestartJob` "

@@ -79,7 +79,7 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
                           image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
     ```
     """
-    names = {job.get("name") for _, job in replicated_jobs(runtime)}
+    names = {str(job.get("name")) for _, job in replicated_jobs(runtime)}
     spec = jobset(runtime)
     success = mapping(spec.get("successPolicy"))
     lists: list[tuple[Path, object]] = [
