@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import argparse
 import random
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_DIR = ROOT / "benchmarks" / ".corpus"
+#: Outside the checkout: a repository's `.gitignore` must not hide the corpus from the run.
+DEFAULT_DIR = Path(tempfile.gettempdir()) / "trainlint-benchmark-corpus"
 _DUMPER = yaml.CSafeDumper
 _LOADER = yaml.CSafeLoader
 

@@ -1,17 +1,18 @@
 """Reading manifests: YAML/JSON text → Kubernetes objects, and key paths → file positions.
 
 Checking runs on libyaml (PyYAML's C parser): documents are composed in C and walked
-into plain data. Positions are not stored with the data: a finding carries a key path,
-and `Source.locate` recomposes the document only when a position is asked for, so a
-clean file costs one parse.
+into data once. Each mapping and list of that data knows where its keys and items were
+written (`LocatedDict`, `LocatedList`: plain dicts and lists to every rule), so a finding
+carries only a key path and its position costs a short walk, never a second parse.
 """
 
 from __future__ import annotations
 
-import contextlib
 import re
+import sys
+from array import array
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import yaml
@@ -56,48 +57,63 @@ class LoadProblem:
     span: Span
 
 
+class LocatedDict(dict[str, Any]):
+    """A mapping read from a file, with the span of each key (in key order) in `spans`."""
+
+    __slots__ = ("spans",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.spans = array("I")
+
+    def span_of(self, key: str | int) -> Span | None:
+        if not isinstance(key, str) or key not in self:
+            return None
+        return _unpack(self.spans, list(self).index(key))
+
+
+class LocatedList(list[Any]):
+    """A list read from a file, with the span of each item in `spans`."""
+
+    __slots__ = ("spans",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.spans = array("I")
+
+    def span_of(self, index: str | int) -> Span | None:
+        if not isinstance(index, int) or not 0 <= index < len(self):
+            return None
+        return _unpack(self.spans, index)
+
+
+def _unpack(spans: array[int], index: int) -> Span:
+    return Span(*spans[4 * index : 4 * index + 4])
+
+
+def locate(value: object, path: Path) -> Span:
+    """The span of the deepest node of `path` that exists under `value` (the key, for a
+    mapping entry; the item, for a list index); the first key's span for an empty path."""
+    span: Span | None = None
+    if not path and isinstance(value, LocatedDict) and value.spans:
+        span = _unpack(value.spans, 0)
+    for key in path:
+        if not isinstance(value, LocatedDict | LocatedList):
+            break
+        found = value.span_of(key)
+        if found is None:
+            break
+        span = found
+        value = value[key]  # type: ignore[index]
+    return span or UNKNOWN_SPAN
+
+
 @dataclass(eq=False)
 class Source:
-    """The text of one input, kept so that positions can be found after the fact.
-
-    `regions` holds, per document, where its root node's text lies (start of its first
-    line, end, first line number): a position look-up composes that one document again,
-    never the whole file, so a 10,000-document stream stays cheap in time and memory.
-    """
+    """The text of one input, kept for suppression comments and code frames."""
 
     name: str
     text: str
-    regions: list[tuple[int, int, int]] = field(default_factory=list, repr=False)
-    _last: tuple[int, yaml.Node | None] | None = field(default=None, repr=False)
-
-    def locate(self, document: int, path: Path) -> Span:
-        """The span of the deepest node of `path` that exists (the key, for a mapping entry)."""
-        if self._last is None or self._last[0] != document:
-            self._last = document, self._compose(document)
-        node = self._last[1]
-        if node is None:
-            return UNKNOWN_SPAN
-        span = _span(node)
-        for key in path:
-            found = _child(node, key)
-            if found is None:
-                break
-            key_node, node = found
-            span = _span(key_node)
-        line = self.regions[document][2]
-        return Span(span.line + line, span.column, span.end_line + line, span.end_column)
-
-    def add_region(self, node: yaml.Node) -> None:
-        start = self.text.rfind("\n", 0, node.start_mark.index) + 1
-        self.regions.append((start, node.end_mark.index, node.start_mark.line))
-
-    def _compose(self, document: int) -> yaml.Node | None:
-        if document >= len(self.regions):
-            return None
-        start, end, _ = self.regions[document]
-        with contextlib.suppress(yaml.YAMLError):
-            return yaml.compose(self.text[start:end], Loader=yaml.CSafeLoader)
-        return None
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -128,7 +144,7 @@ class Manifest:
         return string(mapping(self.body.get("metadata")).get("namespace")) or "default"
 
     def span(self, path: Path) -> Span:
-        return self.source.locate(self.document, self.base + path)
+        return locate(self.body, path)
 
     def describe(self) -> str:
         return f"{self.kind} `{self.name}`" if self.name else self.kind
@@ -218,7 +234,6 @@ def load(text: str, name: str, problems: list[LoadProblem] | None = None) -> Loa
     index = 0
     try:
         for node in documents:
-            source.add_region(node)
             builder = _Builder(node)
             try:
                 body = builder.build(node)
@@ -268,7 +283,7 @@ def _collect(
                 if isinstance(item, dict):
                     manifests.append(Manifest(item, source, index, ("items", position)))
                 else:
-                    span = source.locate(index, ("items", position))
+                    span = locate(body, ("items", position))
                     problems.append(
                         LoadProblem(
                             "TL004",
@@ -374,15 +389,19 @@ class _Builder:
         if isinstance(node, yaml.ScalarNode):
             return _scalar(node)
         if isinstance(node, yaml.SequenceNode):
-            return [self.build(item, depth + 1) for item in node.value]
+            items = LocatedList()
+            for item in node.value:
+                _record(items.spans, item)
+                items.append(self.build(item, depth + 1))
+            return items
         return self._mapping(node, depth)
 
-    def _mapping(self, node: yaml.Node, depth: int) -> dict[str, Any]:
-        result: dict[str, Any] = {}
-        merged: list[yaml.Node] = []
+    def _mapping(self, node: yaml.Node, depth: int) -> LocatedDict:
+        result = LocatedDict()
+        merged: list[tuple[yaml.Node, yaml.Node]] = []
         for key_node, value_node in node.value:
             if key_node.tag == _MERGE:
-                merged.append(value_node)
+                merged.append((key_node, value_node))
                 continue
             if not isinstance(key_node, yaml.ScalarNode):
                 self.problems.append(
@@ -393,7 +412,7 @@ class _Builder:
                     )
                 )
                 continue
-            key = key_node.value
+            key = sys.intern(key_node.value)  # keys repeat in every object: share them
             if key in result:
                 self.problems.append(
                     LoadProblem(
@@ -403,13 +422,19 @@ class _Builder:
                         _span(key_node),
                     )
                 )
+                slot = 4 * list(result).index(key)
+                result.spans[slot : slot + 4] = array("I", _span(key_node))
+            else:
+                _record(result.spans, key_node)
             result[key] = self.build(value_node, depth + 1)
-        for value_node in merged:
+        for key_node, value_node in merged:  # merged keys point at their `<<`
             is_list = isinstance(value_node, yaml.SequenceNode)
             for source in value_node.value if is_list else [value_node]:
                 extra = self.build(source, depth + 1)
                 for key, value in mapping(extra).items():
-                    result.setdefault(key, value)
+                    if key not in result:
+                        _record(result.spans, key_node)
+                        result[key] = value
         return result
 
 
@@ -435,17 +460,8 @@ def _span(node: yaml.Node) -> Span:
     return Span(start.line + 1, start.column + 1, end.line + 1, end.column + 1)
 
 
-def _child(node: yaml.Node, key: str | int) -> tuple[yaml.Node, yaml.Node] | None:
-    """(node to point at, node to descend into) for one path step, or None."""
-    if isinstance(key, int):
-        if isinstance(node, yaml.SequenceNode) and 0 <= key < len(node.value):
-            item: yaml.Node = node.value[key]
-            return item, item
-        return None
-    if isinstance(node, yaml.MappingNode):
-        for key_node, value_node in reversed(node.value):
-            if isinstance(key_node, yaml.ScalarNode) and key_node.value == key:
-                return key_node, value_node
-    return None
+def _record(spans: array[int], node: yaml.Node) -> None:
+    start, end = node.start_mark, node.end_mark
+    spans.extend((start.line + 1, start.column + 1, end.line + 1, end.column + 1))
 
 

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from trainlint.document import Manifest, Path, dotted
+from trainlint.document import LocatedDict, LocatedList, Manifest, Path, dotted
 from trainlint.engine import Context
 from trainlint.model.k8s import converter, resolve_version
 from trainlint.model.schema import Model, Node, tree
@@ -105,7 +105,8 @@ def json_type(value: object) -> str:
 #: The Python types (as the loader builds them) that each schema type accepts; `bool` is
 #: an `int` in Python, so types are compared exactly.
 _FITS: dict[str, tuple[type, ...]] = {
-    "object": (dict,), "map": (dict,), "array": (list,), "string": (str,), "boolean": (bool,),
+    "object": (dict, LocatedDict), "map": (dict, LocatedDict), "array": (list, LocatedList),
+    "string": (str,), "boolean": (bool,),
     "integer": (int,), "int-or-string": (int, str), "number": (int, float),
     "quantity": (int, float, str),
 }

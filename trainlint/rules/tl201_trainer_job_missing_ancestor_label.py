@@ -163,7 +163,7 @@ def _misplaced(
     for index, job in jobs:
         labels_path = (*JOBS, index, "template", "metadata", "labels")
         value = ancestor(job)
-        if value is not None and value not in MAIN_CONTAINERS:
+        if value is not None and not (isinstance(value, str) and value in MAIN_CONTAINERS):
             where = f"misspelt on job `{job.get('name')}` (value `{value}`, not `trainer`)"
             return (*labels_path, ANCESTOR_LABEL), where
         for key in mapping(dig(job, "template", "metadata", "labels")):

@@ -4,7 +4,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from trainlint import fixes
-from trainlint.document import Manifest, Path, dig, mappings
+from trainlint.document import Manifest, Path, dig, mappings, string
 from trainlint.engine import Context
 from trainlint.rule import Edit, Fix, Problem, Severity, rule
 from trainlint.trainer import override_containers
@@ -70,9 +70,9 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     ```
     """
     for path, container, _ in override_containers(job):
-        name = container.get("name")
+        name = string(container.get("name"))
         if name in DESTINATIONS and container.get("env"):
-            destination = DESTINATIONS[str(name)]
+            destination = DESTINATIONS[name]
             yield Problem(
                 (*path, "env"),
                 f"`env` on container `{name}` in `{path[1]}`: the Trainer webhook denies "
@@ -86,10 +86,13 @@ def _move_fix(job: Manifest, container: Path, env: object, destination: str) -> 
     """Move the variables; a name already set at the destination with another value
     makes the fix unsafe, since the moved value replaces it."""
     target = tuple(destination.split("."))
-    there = {item.get("name"): item for _, item in mappings(dig(job.body, *target))}
+    there = {
+        item["name"]: item for _, item in mappings(dig(job.body, *target))
+        if isinstance(item.get("name"), str)
+    }
     clashes = sorted(
-        str(item.get("name")) for _, item in mappings(env)
-        if item.get("name") in there and there[item.get("name")] != item
+        item["name"] for _, item in mappings(env)
+        if isinstance(item.get("name"), str) and there.get(item["name"], item) != item
     )
     title = f"move the variables to `{destination}`"
     if clashes:
