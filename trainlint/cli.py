@@ -87,7 +87,7 @@ def check(
     Exit status: 0 clean, 1 findings at or above `fail-on` (with `--diff`: something to
     fix; with `--fix-only`: never), 2 usage or configuration error.
     """
-    from trainlint.config import ConfigError, Configuration, Resolver, discover
+    from trainlint.config import ConfigError, Resolver, discover
     from trainlint.engine import Settings, lint
     from trainlint.report import Report, renderer
 
@@ -97,20 +97,19 @@ def check(
     }
     overrides = {key: value for key, value in given.items() if value is not None}
     inputs = []
-    where: dict[str, tuple[Configuration, Path]] = {}
+    where: dict[str, Settings] = {}
     try:
         resolver = Resolver(config_file, isolated=isolated, overrides=overrides)
         for name in discover(paths or (".",), resolver):
             loaded = _read(name, stdin_filename)
             location = Path(stdin_filename if name == STDIN else name)
-            where[loaded.source.name] = (resolver.for_path(location), location)
+            where[loaded.source.name] = resolver.for_path(location).settings_for(location)
             inputs.append(loaded)
     except ConfigError as error:
         raise Failure(str(error)) from None
 
     def settings_for(source: Source) -> Settings:
-        configuration, location = where[source.name]
-        return configuration.settings_for(location)
+        return where[source.name]
 
     def can_fix(finding: Finding) -> bool:
         safe = finding.fix is not None and (finding.fix.safe or unsafe_fixes)

@@ -155,10 +155,7 @@ class Configuration:
 
     def relative(self, path: Path) -> str | None:
         """`path` relative to the configuration's folder, None when outside it."""
-        try:
-            return _absolute(path).relative_to(self.root).as_posix()
-        except ValueError:
-            return None
+        return _relative(_absolute(path), self.root)
 
     def excluded(self, path: Path, *, folder: bool = False) -> bool:
         relative = self.relative(path)
@@ -261,7 +258,17 @@ def _yaml(text: str, shown: str) -> Any:
 
 def _absolute(path: Path) -> Path:
     """An absolute, normalised path; symbolic links are kept, as the user named them."""
-    return Path(os.path.normpath(Path.cwd() / path))
+    return Path(os.path.normpath(os.path.join(os.getcwd(), path)))  # noqa: PTH109, PTH118 - hot path: string operations, not Path objects
+
+
+def _relative(path: Path, root: Path) -> str | None:
+    """`path` (absolute) relative to `root` as a POSIX string, None when outside it; on
+    strings, since this runs for every file of a large tree."""
+    text, prefix = str(path), str(root)
+    if text == prefix:
+        return "."
+    prefix = prefix.rstrip(os.sep) + os.sep
+    return text[len(prefix):].replace(os.sep, "/") if text.startswith(prefix) else None
 
 
 def _shown(path: Path) -> str:
@@ -510,7 +517,7 @@ def _ignored(specs: list[tuple[Path, GitIgnoreSpec]], path: Path, *, folder: boo
     """gitignore semantics: the deepest `.gitignore` with a matching pattern decides."""
     absolute = _absolute(path)
     for base, spec in reversed(specs):
-        relative = absolute.relative_to(base).as_posix() + ("/" if folder else "")
+        relative = f"{_relative(absolute, base)}{'/' if folder else ''}"
         result = spec.check_file(relative)
         if result.include is not None:
             return bool(result.include)

@@ -12,7 +12,7 @@ import re
 import sys
 from array import array
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 import yaml
@@ -125,23 +125,19 @@ class Manifest:
     document: int = 0
     #: Path of the object inside its document (non-empty for the items of a `kind: List`).
     base: Path = ()
+    # Read once: every rule and index look-up asks for them.
+    kind: str = field(init=False)
+    api_version: str = field(init=False)
+    name: str = field(init=False)
+    #: The namespace, `default` when unset (cluster-scoped kinds ignore it).
+    namespace: str = field(init=False)
 
-    @property
-    def kind(self) -> str:
-        return string(self.body.get("kind"))
-
-    @property
-    def api_version(self) -> str:
-        return string(self.body.get("apiVersion"))
-
-    @property
-    def name(self) -> str:
-        return string(mapping(self.body.get("metadata")).get("name"))
-
-    @property
-    def namespace(self) -> str:
-        """The namespace, `default` when unset (cluster-scoped kinds ignore it)."""
-        return string(mapping(self.body.get("metadata")).get("namespace")) or "default"
+    def __post_init__(self) -> None:
+        metadata = mapping(self.body.get("metadata"))
+        object.__setattr__(self, "kind", string(self.body.get("kind")))
+        object.__setattr__(self, "api_version", string(self.body.get("apiVersion")))
+        object.__setattr__(self, "name", string(metadata.get("name")))
+        object.__setattr__(self, "namespace", string(metadata.get("namespace")) or "default")
 
     def span(self, path: Path) -> Span:
         return locate(self.body, path)
