@@ -31,6 +31,8 @@ CONFIG_NAMES = (".trainlint.toml", ".trainlint.yaml", "pyproject.toml")
 EXTENSIONS = (".yaml", ".yml", ".json")
 #: Skipped when walking folders unless `exclude` says otherwise (hidden folders always are).
 DEFAULT_EXCLUDE = ("node_modules/", "venv/", "__pycache__/")
+#: Relative to the configuration's folder (or the working folder without one).
+DEFAULT_CACHE_DIR = ".trainlint_cache"
 DEFAULT = "default"
 COMMAND_LINE = "command line"
 
@@ -64,6 +66,7 @@ class Keys(BaseModel):
     exclude: list[str] | None = None
     extend_exclude: list[str] | None = None
     respect_gitignore: bool | None = None
+    cache_dir: str | None = None
     severity: dict[str, Severity] | None = None
     rules: dict[str, dict[str, Any]] | None = None
     fail_on: Literal["warning", "error"] | None = None
@@ -135,6 +138,8 @@ class Configuration:
     settings: Settings
     exclude: tuple[str, ...]
     respect_gitignore: bool
+    #: Where findings of unchanged files are kept between runs.
+    cache_dir: Path
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...]
     #: key → (effective value, where it came from), for `trainlint config`.
     values: dict[str, tuple[Any, str]]
@@ -153,18 +158,22 @@ class Configuration:
                 specs.append((spec, codes))
         return specs
 
-    def relative(self, path: Path) -> str | None:
+    def relative(self, path: str | Path) -> str | None:
         """`path` relative to the configuration's folder, None when outside it."""
-        return _relative(_absolute(path), self.root)
+        return _relative(_absolute_text(path), self.root)
 
-    def excluded(self, path: Path, *, folder: bool = False) -> bool:
+    def excluded(self, path: str | Path, *, folder: bool = False) -> bool:
+        if self._exclude_spec is None:
+            return False
         relative = self.relative(path)
-        if relative is None or self._exclude_spec is None:
+        if relative is None:
             return False
         return self._exclude_spec.match_file(relative + "/" if folder else relative)
 
     def settings_for(self, path: Path) -> Settings:
         """The settings of one file: `per-file-ignores` added to `ignore`."""
+        if not self.per_file_ignores:
+            return self.settings
         relative = self.relative(path)
         extra: tuple[str, ...] = ()
         if relative is not None:
@@ -256,15 +265,20 @@ def _yaml(text: str, shown: str) -> Any:
         raise ConfigError(f"{shown}: invalid YAML: {error}") from None
 
 
-def _absolute(path: Path) -> Path:
+def _absolute(path: str | Path) -> Path:
     """An absolute, normalised path; symbolic links are kept, as the user named them."""
-    return Path(os.path.normpath(os.path.join(os.getcwd(), path)))  # noqa: PTH109, PTH118 - hot path: string operations, not Path objects
+    return Path(_absolute_text(path))
 
 
-def _relative(path: Path, root: Path) -> str | None:
-    """`path` (absolute) relative to `root` as a POSIX string, None when outside it; on
-    strings, since this runs for every file of a large tree."""
-    text, prefix = str(path), str(root)
+def _absolute_text(path: str | Path) -> str:
+    """`_absolute` as a string: this runs for every file of a large tree, and string
+    operations cost a tenth of Path objects."""
+    return os.path.normpath(os.path.join(os.getcwd(), path))  # noqa: PTH109, PTH118
+
+
+def _relative(path: str, root: Path) -> str | None:
+    """`path` (absolute) relative to `root` as a POSIX string, None when outside it."""
+    text, prefix = path, str(root)
     if text == prefix:
         return "."
     prefix = prefix.rstrip(os.sep) + os.sep
@@ -291,6 +305,7 @@ def resolve(path: Path | None, root: Path, layers: Sequence[Layer]) -> Configura
         "select": (["ALL"], DEFAULT), "extend-select": ([], DEFAULT), "ignore": ([], DEFAULT),
         "per-file-ignores": ({}, DEFAULT), "exclude": (list(DEFAULT_EXCLUDE), DEFAULT),
         "extend-exclude": ([], DEFAULT), "respect-gitignore": (True, DEFAULT),
+        "cache-dir": (DEFAULT_CACHE_DIR, DEFAULT),
         "severity": ({}, DEFAULT), "rules": ({}, DEFAULT), "fail-on": ("warning", DEFAULT),
         "fixable": (["ALL"], DEFAULT), "unfixable": ([], DEFAULT),
     }
@@ -334,6 +349,7 @@ def resolve(path: Path | None, root: Path, layers: Sequence[Layer]) -> Configura
         path, root, settings,
         exclude=(*value["exclude"], *value["extend-exclude"]),
         respect_gitignore=value["respect-gitignore"],
+        cache_dir=root / value["cache-dir"],
         per_file_ignores=tuple(
             (pattern, tuple(codes)) for pattern, codes in value["per-file-ignores"].items()
         ),
@@ -473,11 +489,11 @@ def _walk(top: Path, resolver: Resolver) -> Iterator[str]:
                 kept.append(folder)
         folders[:] = kept
         for file in sorted(files):
-            path = here / file
-            if file.endswith(EXTENSIONS) and not config.excluded(path) and not _ignored(
-                specs, path
-            ):
-                yield str(path)
+            if not file.endswith(EXTENSIONS):
+                continue
+            name = os.path.normpath(os.path.join(root, file))  # noqa: PTH118 - see _absolute_text
+            if not config.excluded(name) and not _ignored(specs, name):
+                yield name
 
 
 class _GitIgnores:
@@ -513,9 +529,11 @@ def _in_repository(folder: Path) -> bool:
     )
 
 
-def _ignored(specs: list[tuple[Path, GitIgnoreSpec]], path: Path, *, folder: bool = False) -> bool:
+def _ignored(
+    specs: list[tuple[Path, GitIgnoreSpec]], path: str | Path, *, folder: bool = False
+) -> bool:
     """gitignore semantics: the deepest `.gitignore` with a matching pattern decides."""
-    absolute = _absolute(path)
+    absolute = _absolute_text(path)
     for base, spec in reversed(specs):
         relative = f"{_relative(absolute, base)}{'/' if folder else ''}"
         result = spec.check_file(relative)

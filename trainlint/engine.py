@@ -50,8 +50,13 @@ class Index:
         self._objects: dict[tuple[str, str, str], Manifest] = {}
         self._users: dict[tuple[str, str, str], list[Manifest]] = defaultdict(list)
         self._runtimes_by_name: dict[str, list[Manifest]] = defaultdict(list)
-        #: What rules derive from an object (its trainer pod...), computed once per run.
+        #: What rules derive from an object (its trainer pod...), computed once per input.
         self.memo: dict[tuple[Any, ...], Any] = {}
+        #: While not None, every look-up is recorded here as dependency → digest of the
+        #: answer, so a cached result can later be checked against the objects it read.
+        self.looked_up: dict[str, str] | None = None
+        #: Digests of objects, by identity (preset for objects known only by their digest).
+        self.digests: dict[int, str] = {}
         for manifest in manifests:
             kind = object_kind(manifest)
             if kind in RUNTIME_KINDS or kind in {"PersistentVolumeClaim", "StorageClass"}:
@@ -78,20 +83,68 @@ class Index:
 
     def runtime_for(self, job: Manifest) -> Manifest | None:
         """The runtime a TrainJob references, when it is among the known objects."""
-        return self._objects.get(self.runtime_key(job))
+        return self._one(self.runtime_key(job))
 
     def runtimes_named(self, name: str) -> list[Manifest]:
         """Every runtime of the run with this name, of either kind, in any namespace."""
-        return self._runtimes_by_name.get(name, [])
+        return self._many(("named", name))
 
     def trainjobs_using(self, runtime: Manifest) -> list[Manifest]:
-        return self._users.get(self._key(runtime.kind, runtime.namespace, runtime.name), [])
+        key = self._key(runtime.kind, runtime.namespace, runtime.name)
+        return self._many(("users", *key))
 
     def claim(self, namespace: str, name: str) -> Manifest | None:
-        return self._objects.get(("PersistentVolumeClaim", namespace, name))
+        return self._one(("PersistentVolumeClaim", namespace, name))
 
     def storage_class(self, name: str) -> Manifest | None:
-        return self._objects.get(("StorageClass", "", name))
+        return self._one(("StorageClass", "", name))
+
+    def answer(self, dependency: tuple[str, ...]) -> list[Manifest]:
+        """What a look-up (`("named", name)`, `("users", *key)` or an object key) finds."""
+        if dependency[0] == "named":
+            return self._runtimes_by_name.get(dependency[1], [])
+        if dependency[0] == "users":
+            return self._users.get((dependency[1], dependency[2], dependency[3]), [])
+        found = self._objects.get((dependency[0], dependency[1], dependency[2]))
+        return [found] if found is not None else []
+
+    def digest(self, dependency: tuple[str, ...]) -> str:
+        """A digest of what a look-up finds, to tell later whether the answer changed."""
+        import hashlib
+
+        parts = [self.object_digest(manifest) for manifest in self.answer(dependency)]
+        return hashlib.blake2b("\n".join(parts).encode(), digest_size=16).hexdigest()
+
+    def object_digest(self, manifest: Manifest) -> str:
+        if id(manifest) not in self.digests:
+            self.digests[id(manifest)] = body_digest(manifest.body)
+        return self.digests[id(manifest)]
+
+    def _one(self, dependency: tuple[str, ...]) -> Manifest | None:
+        found = self.answer(dependency)
+        self._record(dependency)
+        return found[0] if found else None
+
+    def _many(self, dependency: tuple[str, ...]) -> list[Manifest]:
+        self._record(dependency)
+        return self.answer(dependency)
+
+    def _record(self, dependency: tuple[str, ...]) -> None:
+        if self.looked_up is not None:
+            self.looked_up[DEPENDENCY_SEPARATOR.join(dependency)] = self.digest(dependency)
+
+
+#: Joins the parts of a dependency into one string (a JSON key).
+DEPENDENCY_SEPARATOR = "\x1f"
+
+
+def body_digest(body: object) -> str:
+    """A digest of an object's data, independent of key order and layout."""
+    import hashlib
+    import json
+
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -204,6 +257,10 @@ class Finding:
 SettingsFor = Callable[[Source], Settings]
 
 
+#: What checking one input yields: each finding with the object it lands on, if any.
+Checked = list[tuple[Finding, Manifest | None]]
+
+
 def lint(
     inputs: Iterable[Loaded],
     settings: Settings | None = None,
@@ -215,33 +272,69 @@ def lint(
     `settings_for` gives each file its own settings (its nearest configuration file) while
     all inputs still share one index, so references across files resolve.
     """
-    default = settings or Settings()
-    loaded = list(inputs)
-    index = Index(manifest for item in loaded for manifest in item.manifests)
-    plans: dict[int, _Plan] = {}
+    run = Run(inputs, settings, settings_for)
+    return run.settle(run.check(position) for position in range(len(run.inputs)))
 
-    def plan_for(source: Source) -> _Plan:
-        chosen = settings_for(source) if settings_for else default
-        if id(chosen) not in plans:
-            plans[id(chosen)] = _Plan(chosen, index)
-        return plans[id(chosen)]
 
-    found: dict[tuple[object, ...], tuple[Finding, Manifest | None]] = {}
-    for item in loaded:
-        for finding, manifest in plan_for(item.source).run(item):
-            found.setdefault(
-                (finding.code, finding.file, finding.span, finding.message), (finding, manifest)
-            )
-    by_source: dict[Source, list[tuple[Finding, Manifest | None]]] = {
-        item.source: [] for item in loaded
-    }
-    for finding, manifest in found.values():
-        by_source.setdefault(finding.source, []).append((finding, manifest))
-    manifests: dict[Source, list[Manifest]] = {item.source: item.manifests for item in loaded}
-    results: list[Finding] = []
-    for source, raw in by_source.items():
-        results.extend(plan_for(source).settle(source, raw, manifests.get(source, [])))
-    return sorted(results, key=Finding.sort_key)
+class Run:
+    """One run over a set of inputs: their shared index, and the rules of each input.
+
+    Checking an input (`check`) needs only this object, so inputs can be checked in other
+    processes (see `trainlint.parallel`); `settle` then turns all of it into findings.
+    """
+
+    def __init__(
+        self,
+        inputs: Iterable[Loaded],
+        settings: Settings | None = None,
+        settings_for: SettingsFor | None = None,
+        *,
+        record: bool = False,
+    ) -> None:
+        self.inputs = list(inputs)
+        self.index = Index(manifest for item in self.inputs for manifest in item.manifests)
+        self._default = settings or Settings()
+        self._settings_for = settings_for
+        self._plans: dict[int, _Plan] = {}
+        self._record = record
+        #: With `record`: per input, the look-ups its rules made (see `Index.looked_up`).
+        self.dependencies: dict[int, dict[str, str]] = {}
+
+    def plan_for(self, source: Source) -> _Plan:
+        chosen = self._settings_for(source) if self._settings_for else self._default
+        if id(chosen) not in self._plans:
+            self._plans[id(chosen)] = _Plan(chosen, self.index)
+        return self._plans[id(chosen)]
+
+    def check(self, position: int) -> Checked:
+        """The raw findings of one input's rules (some may land on other inputs)."""
+        item = self.inputs[position]
+        self.index.memo.clear()  # what one input derived must not hide another's look-ups
+        self.index.looked_up = {} if self._record else None
+        try:
+            return list(self.plan_for(item.source).run(item))
+        finally:
+            if self.index.looked_up is not None:
+                self.dependencies[position] = self.index.looked_up
+            self.index.looked_up = None
+
+    def settle(self, checked: Iterable[Checked]) -> list[Finding]:
+        """Deduplicated findings, each file's own rules, severities and suppressions applied,
+        in a stable order."""
+        found: dict[tuple[object, ...], tuple[Finding, Manifest | None]] = {}
+        for raw in checked:
+            for finding, manifest in raw:
+                key = (finding.code, finding.file, finding.span, finding.message)
+                found.setdefault(key, (finding, manifest))
+        by_source: dict[Source, Checked] = {item.source: [] for item in self.inputs}
+        for finding, manifest in found.values():
+            by_source.setdefault(finding.source, []).append((finding, manifest))
+        manifests = {item.source: item.manifests for item in self.inputs}
+        results: list[Finding] = []
+        for source, raw in by_source.items():
+            plan = self.plan_for(source)
+            results.extend(plan.settle(source, raw, manifests.get(source, [])))
+        return sorted(results, key=Finding.sort_key)
 
 
 class _Plan:

@@ -1,0 +1,72 @@
+"""Findings as plain JSON values: to cross a process boundary, or to be kept between runs.
+
+A packed finding names the object it lands on by its position among its file's objects,
+never by identity, so it can be unpacked against the inputs of another process or of a
+later run. A fix travels as its title and safety: its edit works only on the objects it
+was found on, so fixing always happens where the finding was made.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from trainlint.document import Loaded, Manifest, Source, Span
+from trainlint.engine import Checked, Finding, ObjectRef
+from trainlint.rule import Fix, Severity
+
+Packed = dict[str, Any]
+
+
+def pack(finding: Finding, number: int | None) -> Packed:
+    """`finding` as JSON values; `number` is its object's position in its file, if any."""
+    ref = finding.object
+    return {
+        "code": finding.code, "name": finding.name, "severity": finding.severity.value,
+        "message": finding.message, "help": finding.help, "file": finding.file,
+        "span": list(finding.span), "path": list(finding.path),
+        "object": None if ref is None else [ref.api_version, ref.kind, ref.name, ref.namespace],
+        "fix": None if finding.fix is None else [finding.fix.title, finding.fix.safe],
+        "manifest": number,
+    }
+
+
+def unpack(packed: Packed, source: Source, manifests: list[Manifest]) -> Finding:
+    """The finding again, on `source` and (by position) one of its `manifests`."""
+    number = packed["manifest"]
+    fix = packed["fix"]
+    ref = packed["object"]
+    return Finding(
+        packed["code"], packed["name"], Severity(packed["severity"]), packed["message"],
+        packed["help"], source, Span(*packed["span"]), tuple(packed["path"]),
+        None if ref is None else ObjectRef(*ref),
+        None if fix is None else Fix(fix[0], _applied_where_found, bool(fix[1])),
+        manifests[number] if number is not None and number < len(manifests) else None,
+    )
+
+
+def unpack_checked(packed: list[Packed], loaded: Mapping[str, Loaded]) -> Checked | None:
+    """Packed raw findings back on the run's objects, found by file name (None when a
+    file they land on is not in the run)."""
+    checked: Checked = []
+    for fields in packed:
+        item = loaded.get(fields["file"])
+        if item is None:
+            return None
+        finding = unpack(fields, item.source, item.manifests)
+        checked.append((finding, finding.manifest))
+    return checked
+
+
+def numbers(inputs: Any) -> dict[int, int]:
+    """Each manifest's position in its file, by identity."""
+    return {
+        id(manifest): number
+        for item in inputs
+        for number, manifest in enumerate(item.manifests)
+    }
+
+
+def _applied_where_found(_: object) -> None:
+    """A fix's edit works on the objects it was found on; fixing runs where they are."""
+    raise RuntimeError("this fix was found in another process or run: fix in one process")
