@@ -1,0 +1,153 @@
+"""The findings cache: reused only while the file, its settings and everything its rules
+looked up are unchanged; never trusted when damaged."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+from trainlint import parallel
+from trainlint.cache import Cache, Outcome, check
+from trainlint.cli import _read
+from trainlint.engine import Checked, Run, Settings
+
+RUNTIME = """\
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainingRuntime
+metadata: {name: torch-ckpt, namespace: ml}
+spec:
+  mlPolicy: {torch: {}}
+  template:
+    spec:
+      replicatedJobs:
+        - name: node
+          template:
+            metadata:
+              labels: {LABELS}
+            spec:
+              template:
+                spec:
+                  containers: [{name: node, image: busybox}]
+"""
+TRAINJOB = """\
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: sft, namespace: ml}
+spec:
+  runtimeRef: {kind: TrainingRuntime, name: torch-ckpt}
+  trainer: {image: example/trainer:1}
+"""
+UNRELATED = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {a: b}\n"
+MISSING_LABEL = RUNTIME.replace("{LABELS}", "{app: train}")
+LABELLED = RUNTIME.replace("{LABELS}", "{trainer.kubeflow.org/trainjob-ancestor-step: trainer}")
+
+
+def run_cached(folder: Path, cache_dir: Path, settings: Settings | None = None) -> Outcome:
+    names = sorted(str(path) for path in folder.glob("*.yaml"))
+    chosen = settings or Settings()
+    checked_positions: list[int] = []
+
+    def check_all(run: Run, positions: Sequence[int]) -> dict[int, Checked]:
+        checked_positions.extend(positions)
+        return parallel.check_all(run, positions, 1)
+
+    return check(
+        names, lambda items: [_read(name, "-") for name in items], lambda _: chosen,
+        check_all, Cache(cache_dir),
+    )
+
+
+def codes(outcome: Outcome) -> list[tuple[str, str]]:
+    return [(Path(finding.file).name, finding.code) for finding in outcome.findings]
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    folder = tmp_path / "manifests"
+    folder.mkdir()
+    (folder / "runtime.yaml").write_text(MISSING_LABEL)
+    (folder / "trainjob.yaml").write_text(TRAINJOB)
+    (folder / "unrelated.yaml").write_text(UNRELATED)
+    return folder
+
+
+def test_unchanged_files_are_not_checked_again(project: Path, tmp_path: Path) -> None:
+    cold = run_cached(project, tmp_path / "cache")
+    warm = run_cached(project, tmp_path / "cache")
+    assert cold.checked == 3
+    assert warm.checked == 0
+    assert codes(warm) == codes(cold)
+    assert ("trainjob.yaml", "TL201") in codes(cold)
+    assert [f.message for f in warm.findings] == [f.message for f in cold.findings]
+    assert [f.span for f in warm.findings] == [f.span for f in cold.findings]
+
+
+def test_a_change_elsewhere_rechecks_what_looked_at_it(project: Path, tmp_path: Path) -> None:
+    run_cached(project, tmp_path / "cache")
+    (project / "runtime.yaml").write_text(LABELLED)  # the TrainJob's TL201 goes away
+    after = run_cached(project, tmp_path / "cache")
+    assert after.checked == 2  # the runtime, and the TrainJob that looked it up
+    assert ("trainjob.yaml", "TL201") not in codes(after)
+    assert codes(after) == codes(run_cached(project, tmp_path / "fresh-cache"))
+
+
+def test_other_settings_are_not_served_from_the_cache(project: Path, tmp_path: Path) -> None:
+    run_cached(project, tmp_path / "cache")
+    only = run_cached(project, tmp_path / "cache", Settings(select=("TL4",)))
+    assert only.checked == 3
+    assert {code for _, code in codes(only)} <= {"TL401", "TL402"}
+
+
+@pytest.mark.parametrize("damage", [b"\x00garbage", b"[1, 2]", b'{"x": {"content": 1}}'])
+def test_a_damaged_cache_is_ignored(project: Path, tmp_path: Path, damage: bytes) -> None:
+    cold = run_cached(project, tmp_path / "cache")
+    [cache_file] = (tmp_path / "cache").glob("findings-*.json")
+    cache_file.write_bytes(damage)
+    again = run_cached(project, tmp_path / "cache")
+    assert again.checked == 3
+    assert codes(again) == codes(cold)
+    assert json.loads(cache_file.read_text())  # rewritten whole
+
+
+def test_command_line_cache_options(project: Path, tmp_path: Path) -> None:
+    trainlint = shutil.which("trainlint") or "trainlint"
+
+    def run(*options: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(  # noqa: S603 - our own command
+            [trainlint, "check", "--output-format", "concise", *options, str(project)],
+            capture_output=True, text=True, check=False, cwd=tmp_path,
+        )
+
+    first = run("--cache-dir", "kept")
+    second = run("--cache-dir", "kept")
+    uncached = run("--no-cache")
+    assert first.returncode == second.returncode == uncached.returncode == 1
+    assert first.stdout == second.stdout == uncached.stdout
+    assert list((tmp_path / "kept").glob("findings-*.json"))
+    assert not (tmp_path / ".trainlint_cache").exists()  # --no-cache wrote nothing
+
+
+def test_several_processes_give_the_same_findings(tmp_path: Path) -> None:
+    """Enough files to start workers; the output must not depend on --jobs."""
+    examples = sorted((ROOT / "examples").rglob("*.yaml"))
+    for number in range(parallel.MIN_INPUTS + 20):
+        source = examples[number % len(examples)]
+        text = source.read_text().replace("namespace: llm-sft", f"namespace: team-{number}")
+        (tmp_path / f"{number:03d}-{source.name}").write_text(text)
+    outputs = []
+    for jobs in ("1", "2"):
+        result = subprocess.run(  # noqa: S603 - our own command
+            [shutil.which("trainlint") or "trainlint", "check", "--no-cache", "--jobs", jobs,
+             "--output-format", "json", str(tmp_path)],
+            capture_output=True, text=True, check=False,
+        )
+        assert result.returncode == 1, result.stderr
+        outputs.append(result.stdout)
+    assert outputs[0] == outputs[1]
+    assert len(json.loads(outputs[0])) > parallel.MIN_INPUTS
