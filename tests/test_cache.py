@@ -119,7 +119,7 @@ def test_command_line_cache_options(project: Path, tmp_path: Path) -> None:
     trainlint = shutil.which("trainlint") or "trainlint"
 
     def run(*options: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(  # noqa: S603 - our own command
+        return subprocess.run(
             [trainlint, "check", "--output-format", "concise", *options, str(project)],
             capture_output=True, text=True, check=False, cwd=tmp_path,
         )
@@ -142,7 +142,7 @@ def test_several_processes_give_the_same_findings(tmp_path: Path) -> None:
         (tmp_path / f"{number:03d}-{source.name}").write_text(text)
     outputs = []
     for jobs in ("1", "2"):
-        result = subprocess.run(  # noqa: S603 - our own command
+        result = subprocess.run(
             [shutil.which("trainlint") or "trainlint", "check", "--no-cache", "--jobs", jobs,
              "--output-format", "json", str(tmp_path)],
             capture_output=True, text=True, check=False,
