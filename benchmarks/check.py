@@ -2,8 +2,8 @@
 
     python3 benchmarks/check.py [--runs 5] [--quick]
 
-Prints a table: medians of `--runs` runs, documents per second, and each figure's ratio to
-the floor measured in the same run (libyaml composing every document with line/column
+Prints a table: medians of `--runs` runs, documents per second, and each rate as a share
+of the floor measured in the same run (libyaml composing every document with line/column
 marks, in-process, no rules). Start-up and peak RSS are measured on real subprocesses.
 """
 
@@ -60,9 +60,10 @@ def run(arguments: Sequence[str]) -> int:
 
 
 def row(label: str, seconds: float, documents: int, floor: float, rss: int | None = None) -> str:
+    """One line: median time, documents per second, and that rate as a share of the floor's."""
     rate = documents / seconds
     memory = f"{rss / 1024:8.0f} MB" if rss is not None else " " * 11
-    return f"{label:<44} {seconds * 1000:9.0f} ms {rate:9.0f} docs/s {floor / rate:6.2f}x  {memory}"
+    return f"{label:<44} {seconds * 1000:9.0f} ms {rate:9.0f} docs/s {rate / floor:7.0%}  {memory}"
 
 
 def main() -> None:
@@ -80,7 +81,7 @@ def main() -> None:
         write_stream(stream, 10_000)
     one = corpus / "files-1000" / "000" / "manifest-00000.yaml"
 
-    print(f"{'what':<44} {'median':>12} {'rate':>16} {'floor/rate':>7}  {'peak RSS':>11}")
+    print(f"{'what':<44} {'median':>12} {'rate':>16} {'of floor':>8}  {'peak RSS':>11}")
     for size in sizes:
         folder = corpus / f"files-{size}"
         paths = sorted(folder.rglob("*.yaml"))
@@ -88,17 +89,20 @@ def main() -> None:
         floor_seconds = median_seconds(partial(compose_floor, paths), args.runs)
         floor_rate = documents / floor_seconds
         print(row(f"C compose floor, {size:,} files", floor_seconds, documents, floor_rate))
-        for label, extra in (("--jobs 1", ["--jobs", "1"]), ("--jobs 2", ["--jobs", "2"])):
-            command = ["check", "--no-cache", *extra, str(folder)]
+        cold = {}
+        for jobs in ("1", "2"):
+            command = ["check", "--no-cache", "--jobs", jobs, str(folder)]
             rss = run(command)
-            seconds = median_seconds(partial(run, command), args.runs)
-            print(row(f"trainlint check {label}, cold, {size:,} files", seconds, documents,
-                      floor_rate, rss))
-        warm = ["check", "--cache-dir", str(corpus / ".cache"), str(folder)]
+            cold[jobs] = median_seconds(partial(run, command), args.runs)
+            print(row(f"trainlint check --jobs {jobs}, cold, {size:,} files", cold[jobs],
+                      documents, floor_rate, rss))
+        warm = ["check", "--jobs", "1", "--cache-dir", str(corpus / ".cache"), str(folder)]
         run(warm)
         seconds = median_seconds(partial(run, warm), args.runs)
         print(row(f"trainlint check, warm cache, {size:,} files", seconds, documents,
                   floor_rate, run(warm)))
+        print(f"  --jobs 2 is {cold['1'] / cold['2']:.2f}x --jobs 1; "
+              f"a warm run takes {seconds / cold['1']:.0%} of a cold one")
 
     documents = compose_floor([stream])
     floor_seconds = median_seconds(partial(compose_floor, [stream]), args.runs)
