@@ -4,10 +4,13 @@ An entry holds, per file, what checking its objects produced and what its rules 
 up in the run's index (`Index.looked_up`: dependency → digest of the answer). It is
 reused when the file's bytes, its settings and trainlint itself are unchanged and every
 look-up would still find the same objects, so a TrainJob is checked again when its
-runtime changes in another file. When nothing changed at all, no file is even parsed.
+runtime changes in another file. A file whose size and modification time are unchanged
+is not even read; when the run is the last one again, nothing is parsed or checked.
 
-The cache is one JSON file per trainlint build, replaced atomically (concurrent runs
-each write a whole, valid file); anything unreadable or malformed is ignored.
+Two files per trainlint build: `findings-*.json` (what a warm run needs) and
+`index-*.json` (what validating and reusing single entries needs), each replaced
+atomically and stamped with the same generation; anything unreadable, malformed or of
+another generation is ignored, never trusted.
 """
 
 from __future__ import annotations
@@ -17,13 +20,14 @@ import hashlib
 import json
 import os
 import tempfile
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import trainlint
-from trainlint.document import Loaded, Manifest, Source, decode, dig
+from trainlint.document import Loaded, Manifest, Source, dig
 from trainlint.engine import (
     DEPENDENCY_SEPARATOR,
     RUNTIME_KINDS,
@@ -39,6 +43,9 @@ from trainlint.packed import Packed, numbers, pack, unpack, unpack_checked
 #: The kinds the index holds, whose changes other files' findings may depend on.
 INDEXED_KINDS = RUNTIME_KINDS | {"PersistentVolumeClaim", "StorageClass", "TrainJob"}
 Entry = dict[str, Any]
+#: The keys of an entry, in the findings file and in the index file.
+FINDINGS_KEYS = frozenset({"content", "stat", "settings", "settled"})
+INDEX_KEYS = frozenset({"provides", "dependencies", "checked"})
 
 
 @dataclass
@@ -62,32 +69,44 @@ def build_fingerprint() -> str:
 
 class Cache:
     def __init__(self, folder: Path) -> None:
-        self.path = folder / f"findings-{build_fingerprint()}.json"
-        self.entries: dict[str, Entry] = {}
-        with contextlib.suppress(OSError, ValueError):
-            entries = json.loads(self.path.read_bytes())
-            if isinstance(entries, dict):
-                self.entries = {
-                    name: entry for name, entry in entries.items() if _well_formed(entry)
-                }
+        build = build_fingerprint()
+        self.findings_path = folder / f"findings-{build}.json"
+        self.index_path = folder / f"index-{build}.json"
+        stored = _read_json(self.findings_path)
+        self.generation = stored.get("generation")
+        #: The key of the run that wrote the cache (see `run_key`).
+        self.run = stored.get("run")
+        self.entries = _entries(stored.get("files"), FINDINGS_KEYS)
+        self._index: dict[str, Entry] | None = None
 
     def lookup(self, name: str, content: str, settings: str) -> Entry | None:
+        """The whole entry of an unchanged file (findings and index parts), or None."""
         entry = self.entries.get(name)
-        if entry and entry["content"] == content and entry["settings"] == settings:
-            return entry
-        return None
+        if entry is None or entry["content"] != content or entry["settings"] != settings:
+            return None
+        indexed = self.index().get(name)
+        return None if indexed is None else {**entry, **indexed}
 
-    def save(self, entries: dict[str, Entry]) -> None:
-        """Replace the cache file atomically; a cache that cannot be written is skipped."""
+    def index(self) -> dict[str, Entry]:
+        if self._index is None:
+            stored = _read_json(self.index_path)
+            same = self.generation is not None and stored.get("generation") == self.generation
+            self._index = _entries(stored.get("files"), INDEX_KEYS) if same else {}
+        return self._index
+
+    def save(self, run: str, entries: dict[str, Entry]) -> None:
+        """Replace both files, index first; a cache that cannot be written is skipped."""
+        generation = uuid.uuid4().hex
+        parts = [
+            (self.index_path, INDEX_KEYS, None),
+            (self.findings_path, FINDINGS_KEYS, run),
+        ]
         with contextlib.suppress(OSError):
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            handle, temporary = tempfile.mkstemp(dir=self.path.parent, suffix=".tmp")
-            try:
-                with os.fdopen(handle, "w", encoding="utf-8") as stream:
-                    stream.write(json.dumps(entries, separators=(",", ":")))
-                Path(temporary).replace(self.path)
-            finally:
-                Path(temporary).unlink(missing_ok=True)
+            for path, keys, run_key in parts:
+                files = {
+                    name: {key: entry[key] for key in keys} for name, entry in entries.items()
+                }
+                _write_json(path, {"generation": generation, "run": run_key, "files": files})
 
 
 def check(
@@ -98,14 +117,21 @@ def check(
     cache: Cache,
 ) -> Outcome:
     """Every finding of the files `names`, from the cache where it still holds."""
-    data = {name: Path(name).read_bytes() for name in names}
-    contents = {name: hashlib.blake2b(data[name], digest_size=16).hexdigest() for name in names}
+    stats = {name: _stat(name) for name in names}
+    contents = {}
+    for name in names:
+        entry = cache.entries.get(name)
+        if entry is not None and entry["stat"] == stats[name]:
+            contents[name] = entry["content"]  # same size and time: not read again
+        else:
+            contents[name] = hashlib.blake2b(Path(name).read_bytes(), digest_size=16).hexdigest()
     keys = {name: _settings_key(settings_of(name)) for name in names}
+    run_key = _run_key(names, contents, keys)
+    if run_key == cache.run:  # the last run again: every look-up finds what it found
+        return Outcome(_settled(names, cache.entries), list(names), 0)
     cached = {name: cache.lookup(name, contents[name], keys[name]) for name in names}
-    if all(cached.values()):
-        warm = _all_from_cache(names, data, cached)
-        if warm is not None:
-            return Outcome(warm, list(names), 0)
+    if all(cached.values()) and _all_hold(names, cached):
+        return Outcome(_settled(names, cached), list(names), 0)
     run = Run(read_all(names), settings_for=lambda source: settings_of(source.name), record=True)
     reused: dict[int, Checked] = {}
     loaded = {item.source.name: item for item in run.inputs}
@@ -120,15 +146,25 @@ def check(
     produced = check_all(run, fresh)
     everything = {**reused, **produced}
     findings = run.settle(everything[position] for position in range(len(names)))
-    _store(cache, run, names, contents, keys, findings, produced)
+    identities = (contents, stats, keys)
+    cache.save(run_key, _entries_of(run, names, identities, findings, cached, produced))
     return Outcome(findings, list(names), len(fresh))
 
 
-def _all_from_cache(
-    names: Sequence[str], data: dict[str, bytes], cached: dict[str, Entry | None]
-) -> list[Finding] | None:
-    """The findings of a run where no file changed, or None when a look-up's answer would
-    differ after all (judged on stand-ins of the indexed objects, nothing parsed)."""
+def _settled(names: Sequence[str], entries: dict[str, Any]) -> list[Finding]:
+    """The cached findings of the files, their text left to be read only if shown."""
+    findings: list[Finding] = []
+    for name in names:
+        entry = entries[name]
+        assert entry is not None
+        source = Source(name)
+        findings.extend(unpack(packed, source, []) for packed in entry["settled"])
+    return sorted(findings, key=Finding.sort_key)
+
+
+def _all_hold(names: Sequence[str], cached: dict[str, Entry | None]) -> bool:
+    """Whether every cached look-up still finds the same objects, judged on stand-ins of
+    the indexed objects: nothing is parsed."""
     stand_ins = []
     digests = {}
     for name in names:
@@ -141,15 +177,7 @@ def _all_from_cache(
             digests[id(manifest)] = digest
     index = Index(stand_ins)
     index.digests.update(digests)
-    if not all(_still_holds(entry, index) for entry in cached.values() if entry):
-        return None
-    findings: list[Finding] = []
-    for name in names:
-        entry = cached[name]
-        assert entry is not None
-        source = Source(name, decode(data[name], name)[0])
-        findings.extend(unpack(packed, source, []) for packed in entry["settled"])
-    return sorted(findings, key=Finding.sort_key)
+    return all(_still_holds(entry, index) for entry in cached.values() if entry)
 
 
 def _still_holds(entry: Entry, index: Index) -> bool:
@@ -159,26 +187,30 @@ def _still_holds(entry: Entry, index: Index) -> bool:
     )
 
 
-def _store(
-    cache: Cache, run: Run, names: Sequence[str], contents: dict[str, str],
-    keys: dict[str, str], findings: list[Finding], produced: dict[int, Checked],
-) -> None:
+def _entries_of(
+    run: Run, names: Sequence[str],
+    identities: tuple[dict[str, str], dict[str, list[int]], dict[str, str]],
+    findings: list[Finding], cached: dict[str, Entry | None], produced: dict[int, Checked],
+) -> dict[str, Entry]:
+    """Every file's entry: what identifies it (content, size and time, settings), what it
+    provides to the index, what its rules looked up, and its findings."""
+    contents, stats, keys = identities
     places = numbers(run.inputs)
     settled: dict[str, list[Packed]] = {name: [] for name in names}
     for finding in findings:
         place = None if finding.manifest is None else places.get(id(finding.manifest))
         settled.setdefault(finding.file, []).append(pack(finding, place))
-    entries = dict(cache.entries)
+    entries = {}
     for position, name in enumerate(names):
         item = run.inputs[position]
-        previous = cache.entries.get(name)
+        previous = cached[name]
         checked = (
             [pack(finding, None if manifest is None else places[id(manifest)])
              for finding, manifest in produced[position]]
-            if position in produced else previous["checked"] if previous else []
+            if position in produced or previous is None else previous["checked"]
         )
         entries[name] = {
-            "content": contents[name], "settings": keys[name],
+            "content": contents[name], "stat": stats[name], "settings": keys[name],
             "provides": [
                 [_stand_in(manifest), run.index.object_digest(manifest)]
                 for manifest in item.manifests if object_kind(manifest) in INDEXED_KINDS
@@ -187,7 +219,7 @@ def _store(
             "checked": checked,
             "settled": settled[name],
         }
-    cache.save(entries)
+    return entries
 
 
 def _stand_in(manifest: Manifest) -> dict[str, Any]:
@@ -202,10 +234,46 @@ def _stand_in(manifest: Manifest) -> dict[str, Any]:
     return body
 
 
+def _run_key(names: Sequence[str], contents: dict[str, str], keys: dict[str, str]) -> str:
+    digest = hashlib.blake2b(digest_size=16)
+    for name in names:
+        digest.update(f"{name}\0{contents[name]}\0{keys[name]}\n".encode())
+    return digest.hexdigest()
+
+
+def _stat(name: str) -> list[int]:
+    status = Path(name).stat()
+    return [status.st_size, status.st_mtime_ns]
+
+
 def _settings_key(settings: Settings) -> str:
     return hashlib.blake2b(repr(settings).encode(), digest_size=16).hexdigest()
 
 
-def _well_formed(entry: object) -> bool:
-    keys = {"content", "settings", "provides", "dependencies", "checked", "settled"}
-    return isinstance(entry, dict) and keys <= entry.keys()
+def _read_json(path: Path) -> dict[str, Any]:
+    with contextlib.suppress(OSError, ValueError):
+        stored = json.loads(path.read_bytes())
+        if isinstance(stored, dict):
+            return stored
+    return {}
+
+
+def _write_json(path: Path, value: object) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(json.dumps(value, separators=(",", ":")))
+        Path(temporary).replace(path)
+    finally:
+        Path(temporary).unlink(missing_ok=True)
+
+
+def _entries(files: object, keys: frozenset[str]) -> dict[str, Entry]:
+    """The well-formed entries of a stored table (others are dropped, never trusted)."""
+    if not isinstance(files, dict):
+        return {}
+    return {
+        name: entry for name, entry in files.items()
+        if isinstance(entry, dict) and keys <= entry.keys()
+    }

@@ -13,6 +13,7 @@ import sys
 from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path as FilePath
 from typing import Any, NamedTuple
 
 import yaml
@@ -110,10 +111,24 @@ def locate(value: object, path: Path) -> Span:
 
 @dataclass(eq=False)
 class Source:
-    """The text of one input, kept for suppression comments and code frames."""
+    """The text of one input, kept for suppression comments and code frames.
+
+    Findings served from the cache come without their text: it is read from the file the
+    source names the first time it is needed (a code frame), and only then.
+    """
 
     name: str
-    text: str
+    _text: str | None = field(default=None, repr=False)
+
+    @property
+    def text(self) -> str:
+        if self._text is None:
+            try:
+                data = FilePath(self.name).read_bytes()
+            except OSError:
+                data = b""
+            self._text = decode(data, self.name)[0]
+        return self._text
 
 
 @dataclass(frozen=True, slots=True, eq=False)

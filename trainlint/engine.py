@@ -99,12 +99,21 @@ class Index:
     def storage_class(self, name: str) -> Manifest | None:
         return self._one(("StorageClass", "", name))
 
+    def claims(self) -> list[Manifest]:
+        """Every PersistentVolumeClaim of the run, in any namespace."""
+        return self._many(("claims",))
+
     def answer(self, dependency: tuple[str, ...]) -> list[Manifest]:
-        """What a look-up (`("named", name)`, `("users", *key)` or an object key) finds."""
+        """What a look-up (`("named", name)`, `("users", *key)`, `("claims",)` or an object
+        key) finds."""
         if dependency[0] == "named":
             return self._runtimes_by_name.get(dependency[1], [])
         if dependency[0] == "users":
             return self._users.get((dependency[1], dependency[2], dependency[3]), [])
+        if dependency[0] == "claims":
+            return [
+                found for key, found in self._objects.items() if key[0] == "PersistentVolumeClaim"
+            ]
         found = self._objects.get((dependency[0], dependency[1], dependency[2]))
         return [found] if found is not None else []
 
@@ -210,9 +219,13 @@ class Settings:
 
     def may_fix(self, code: str) -> bool:
         """Whether `fixable`/`unfixable` let `--fix` apply fixes of this rule."""
-        rule = all_rules().get(code)
-        return rule is not None and rule_matches(rule, self.fixable) and not rule_matches(
-            rule, self.unfixable
+        return code in self._fixable_codes
+
+    @cached_property
+    def _fixable_codes(self) -> frozenset[str]:
+        return frozenset(
+            code for code, rule in all_rules().items()
+            if rule_matches(rule, self.fixable) and not rule_matches(rule, self.unfixable)
         )
 
     def fails(self, findings: Iterable[Finding]) -> bool:
