@@ -62,7 +62,16 @@ class Storage:
 
 
 def checkpoint_dirs(pod: TrainerPod, options: CheckpointOptions) -> list[CheckpointDir]:
-    """Absolute checkpoint paths from the pod's env and command line, first mention first."""
+    """Absolute checkpoint paths from the pod's env and command line, first mention first
+    (worked out once per pod and way of recognising them: several rules ask)."""
+    key = ("checkpoint-dirs", options.env_name_parts, options.env_names, options.flags)
+    if key not in pod.derived:
+        pod.derived[key] = _checkpoint_dirs(pod, options)
+    found: list[CheckpointDir] = pod.derived[key]
+    return found
+
+
+def _checkpoint_dirs(pod: TrainerPod, options: CheckpointOptions) -> list[CheckpointDir]:
     literals = {
         name: item.value["value"]
         for name, item in pod.env.items()

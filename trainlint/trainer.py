@@ -125,6 +125,8 @@ class TrainerPod:
     num_nodes: Value | None = None
     #: False when the runtime is unknown: absent mounts or volumes prove nothing.
     complete: bool = True
+    #: What rules derive from the pod (its checkpoint directories...), by how they did.
+    derived: dict[tuple[Any, ...], Any] = field(default_factory=dict, repr=False)
 
     @property
     def nodes(self) -> int:
@@ -349,6 +351,13 @@ def pod_for(manifest: Manifest, ctx: Context) -> TrainerPod | None:
             if manifest.kind == "TrainJob" else runtime_pod(manifest)
         )
     pod: TrainerPod | None = ctx.index.memo[key]
+    return pod
+
+
+def job_pod(job: Manifest, ctx: Context) -> TrainerPod:
+    """`pod_for` a TrainJob, which always has one (its own, when the runtime is unknown)."""
+    pod = pod_for(job, ctx)
+    assert pod is not None
     return pod
 
 

@@ -5,7 +5,7 @@ from collections.abc import Iterator
 from trainlint.document import Manifest, dig
 from trainlint.engine import Context
 from trainlint.rule import Problem, Severity, rule
-from trainlint.trainer import RENDEZVOUS_FRAMEWORKS, framework, runtime_pod
+from trainlint.trainer import RENDEZVOUS_FRAMEWORKS, framework, pod_for
 
 
 @rule(
@@ -75,7 +75,7 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     if runtime is None or isinstance(dig(job.body, "spec", "trainer"), dict):
         return
     plugin = framework(runtime)
-    pod = runtime_pod(runtime)
+    pod = pod_for(runtime, ctx)
     if plugin == "flux":
         consequence = "the Flux plugin reads `spec.trainer.command` and the reconcile fails"
     elif plugin in RENDEZVOUS_FRAMEWORKS and pod is not None and pod.nodes > 1:

@@ -6,7 +6,7 @@ from typing import Any
 from trainlint.document import Manifest, dig, mapping, mappings
 from trainlint.engine import Context
 from trainlint.rule import Problem, Severity, rule
-from trainlint.trainer import ancestor, named, pod_specs, runtime_pod
+from trainlint.trainer import ancestor, named, pod_for, pod_specs
 
 INITIALIZERS = ("dataset-initializer", "model-initializer")
 
@@ -145,7 +145,7 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
                               mountPath: /workspace
     ```
     """
-    trainer = runtime_pod(runtime)
+    trainer = pod_for(runtime, ctx)
     if trainer is None:
         return
     templates = set(trainer.claim_templates)

@@ -12,7 +12,7 @@ from trainlint.checkpoint import (
 from trainlint.document import Manifest
 from trainlint.engine import Context
 from trainlint.rule import Problem, Severity, rule
-from trainlint.trainer import runtime_pod, trainjob_pod
+from trainlint.trainer import job_pod, pod_for
 
 
 @rule(
@@ -102,12 +102,10 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
                             claimName: train-ckpt
     ```
     """
-    pod = runtime_pod(runtime)
+    pod = pod_for(runtime, ctx)
     if pod is None:
         return
-    users = [
-        trainjob_pod(job, runtime, ctx.trainer_version) for job in ctx.trainjobs_using(runtime)
-    ]
+    users = [job_pod(job, ctx) for job in ctx.trainjobs_using(runtime)]
     for directory in written_dirs(pod, ctx.options):
         where = storage(pod, directory.path)
         claim = claim_name(pod, where)

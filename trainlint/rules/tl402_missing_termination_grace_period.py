@@ -8,7 +8,7 @@ from trainlint.checkpoint import CheckpointOptions, checkpoint_dirs, first_on
 from trainlint.document import Manifest, Path
 from trainlint.engine import Context
 from trainlint.rule import Edit, Fix, Problem, Severity, rule
-from trainlint.trainer import At, TrainerPod, runtime_pod, trainjob_pod
+from trainlint.trainer import At, TrainerPod, pod_for
 
 #: Kubernetes' default `terminationGracePeriodSeconds`.
 DEFAULT_GRACE = 30
@@ -112,8 +112,8 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     runtime = ctx.runtime_for(manifest) if manifest.kind == "TrainJob" else manifest
     if runtime is None:
         return  # the grace period is the runtime's: unknown
-    alone = runtime_pod(runtime)
-    pod = alone if runtime is manifest else trainjob_pod(manifest, runtime, ctx.trainer_version)
+    alone = pod_for(runtime, ctx)
+    pod = pod_for(manifest, ctx)
     if pod is None:
         return
     directories = checkpoint_dirs(pod, options)

@@ -6,7 +6,7 @@ from trainlint.checkpoint import CheckpointOptions, checkpoint_dirs
 from trainlint.document import Manifest
 from trainlint.engine import Context
 from trainlint.rule import Problem, Severity, rule
-from trainlint.trainer import JOBSET, jobset, runtime_pod, trainjob_pod
+from trainlint.trainer import JOBSET, job_pod, jobset, pod_for
 
 
 def _message(path: str, origin: str) -> str:
@@ -99,7 +99,7 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     runtime = ctx.runtime_for(manifest) if manifest.kind == "TrainJob" else manifest
     if runtime is None or "failurePolicy" in jobset(runtime):
         return
-    own = runtime_pod(runtime)
+    own = pod_for(runtime, ctx)
     own_dirs = checkpoint_dirs(own, ctx.options) if own is not None else []
     if manifest.kind != "TrainJob":
         if own_dirs:
@@ -107,7 +107,7 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
         return
     if own_dirs:
         return  # reported on the runtime
-    pod = trainjob_pod(manifest, runtime, ctx.trainer_version)
+    pod = job_pod(manifest, ctx)
     for directory in checkpoint_dirs(pod, ctx.options):
         if directory.at.manifest is manifest:
             yield Problem(directory.at.path, _message(directory.path, directory.origin))

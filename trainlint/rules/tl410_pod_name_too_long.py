@@ -5,7 +5,7 @@ from collections.abc import Iterator
 from trainlint.document import Manifest, dig, mapping
 from trainlint.engine import Context
 from trainlint.rule import Problem, Severity, rule
-from trainlint.trainer import is_count, replicated_jobs, trainjob_pod
+from trainlint.trainer import is_count, job_pod, pod_for, replicated_jobs
 
 MAX_NAME = 63
 #: JobSet checks the longest pod name with the random suffix Kubernetes appends.
@@ -80,7 +80,7 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     runtime = ctx.runtime_for(job)
     if runtime is None or not job.name or len(job.name) > MAX_NAME:
         return
-    nodes = trainjob_pod(job, runtime, ctx.trainer_version).nodes
+    nodes = job_pod(job, ctx).nodes
     longest = ""
     for _, replicated in replicated_jobs(runtime):
         name = replicated.get("name")
