@@ -1,0 +1,130 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from trainlint.document import Manifest, Path, dig, mapping
+from trainlint.engine import Context
+from trainlint.rule import Problem, Severity, rule
+from trainlint.trainer import framework, trainer_container
+
+#: Resource names of Huawei Ascend NPUs start with this (any case).
+NPU_PREFIX = "huawei.com/ascend"
+
+
+@rule(
+    "TL276", "npu-nproc-from-cpu-count",
+    kinds={"TrainingRuntime", "ClusterTrainingRuntime", "TrainJob"}, severity=Severity.WARNING,
+    since="2.1",
+    fix="Set `spec.trainer.numProcPerNode` to the NPUs per node.",
+)
+def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
+    """## What it does
+    Flags Ascend NPUs (`huawei.com/Ascend*`) among the trainer's resources (the runtime's
+    `node` container, or a TrainJob's `resourcesPerNode`) on a torch runtime whose
+    processes per node are left to `auto`: `numProcPerNode` unset or `auto` (in v2.1 the
+    TrainJob's, else the runtime's `mlPolicy.torch.numProcPerNode`; from v2.2 the
+    TrainJob's only).
+
+    ## Why is this bad?
+    With `auto` the torch plugin counts GPUs only (resource names containing `gpu`). It
+    finds none, so PET_NPROC_PER_NODE becomes the CPU count of the node container
+    (`requests.cpu`, else `limits.cpu`, at least 1): torchrun starts that many processes
+    instead of one per NPU.
+
+    ## Example
+    ```yaml
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: TrainJob
+    metadata:
+      name: npu-run-1
+    spec:
+      runtimeRef:
+        name: torch-distributed
+      trainer:
+        resourcesPerNode:
+          limits:
+            cpu: 32
+            huawei.com/Ascend910: 8
+    ---
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: ClusterTrainingRuntime
+    metadata:
+      name: torch-distributed
+    spec:
+      mlPolicy:
+        torch: {}
+      template:
+        spec:
+          replicatedJobs:
+            - name: node
+              template:
+                metadata:
+                  labels:
+                    trainer.kubeflow.org/trainjob-ancestor-step: trainer
+                spec:
+                  template:
+                    spec:
+                      containers:
+                        - name: node
+                          image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
+    ```
+
+    Use instead:
+    ```yaml
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: TrainJob
+    metadata:
+      name: npu-run-1
+    spec:
+      runtimeRef:
+        name: torch-distributed
+      trainer:
+        numProcPerNode: 8
+        resourcesPerNode:
+          limits:
+            cpu: 32
+            huawei.com/Ascend910: 8
+    ```
+    """
+    runtime = ctx.runtime_for(manifest) if manifest.kind == "TrainJob" else manifest
+    if runtime is None or framework(runtime) != "torch":
+        return
+    runtime_nproc = (
+        dig(runtime.body, "spec", "mlPolicy", "torch", "numProcPerNode")
+        if ctx.trainer_version < (2, 2) else None
+    )
+    container = trainer_container(runtime)
+    if manifest.kind != "TrainJob":
+        if container is not None and runtime_nproc in (None, "auto"):
+            yield from _npus(container[1].get("resources"), (*container[0], "resources"))
+        return
+    trainer = mapping(dig(manifest.body, "spec", "trainer"))
+    nproc = trainer.get("numProcPerNode", runtime_nproc)
+    if nproc not in (None, "auto"):
+        return
+    if "resourcesPerNode" in trainer:
+        yield from _npus(trainer["resourcesPerNode"], ("spec", "trainer", "resourcesPerNode"))
+    elif trainer.get("numProcPerNode") == "auto" and container is not None:
+        for problem in _npus(container[1].get("resources"), ()):
+            yield Problem(("spec", "trainer", "numProcPerNode"), problem.message)
+
+
+def _npus(resources: Any, path: Path) -> Iterator[Problem]:
+    """A problem on the first NPU resource, unless a GPU resource makes `auto` count GPUs."""
+    parts = {part: mapping(mapping(resources).get(part)) for part in ("requests", "limits")}
+    if any("gpu" in str(name) for listed in parts.values() for name in listed):
+        return
+    for part in ("limits", "requests"):
+        npu = next((name for name in parts[part] if str(name).lower().startswith(NPU_PREFIX)), None)
+        if npu is None:
+            continue
+        cpu = parts["requests"].get("cpu", parts["limits"].get("cpu"))
+        count = f"`cpu: {cpu}`" if cpu is not None else "no CPU set, so 1"
+        yield Problem(
+            (*path, part, npu),
+            f"`{npu}` gives the trainer NPUs, but with `numProcPerNode` auto the torch plugin "
+            f"counts GPUs only: PET_NPROC_PER_NODE becomes the CPU count ({count}), not one "
+            "process per NPU; set `numProcPerNode` to the NPUs per node",
+        )
+        return

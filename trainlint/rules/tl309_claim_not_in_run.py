@@ -1,0 +1,108 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from trainlint.checkpoint import claim_namespaces
+from trainlint.document import Manifest, dig
+from trainlint.engine import Context
+from trainlint.rule import Problem, Severity, rule
+from trainlint.trainer import pod_for
+
+
+@rule(
+    "TL309", "claim-not-in-run",
+    kinds={"TrainingRuntime", "ClusterTrainingRuntime", "TrainJob"}, severity=Severity.WARNING,
+    fix="Create the PersistentVolumeClaim in the namespace of the TrainJob, or fix `claimName`.",
+)
+def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
+    """## What it does
+    When the run holds PersistentVolumeClaims (so its storage is linted too), flags a
+    trainer pod volume whose `persistentVolumeClaim.claimName` is not among them in the
+    namespace the pods run in: the runtime's own, or for a ClusterTrainingRuntime the
+    namespaces of the TrainJobs of the run that use it. It is reported on the object that
+    declares the volume. A run without any PersistentVolumeClaim is not judged.
+
+    ## Why is this bad?
+    A pod whose PVC does not exist in its namespace is never scheduled: the trainer pods
+    stay Pending, and a gang-scheduled job never starts. A PVC of the same name in another
+    namespace does not count.
+
+    ## Example
+    ```yaml
+    apiVersion: v1
+    kind: PersistentVolumeClaim
+    metadata:
+      name: train-ckpt
+      namespace: default
+    spec:
+      accessModes: [ReadWriteMany]
+      resources:
+        requests:
+          storage: 100Gi
+    ---
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: TrainingRuntime
+    metadata:
+      name: torch-ckpt
+      namespace: ml
+    spec:
+      mlPolicy:
+        torch: {}
+      template:
+        spec:
+          replicatedJobs:
+            - name: node
+              template:
+                metadata:
+                  labels:
+                    trainer.kubeflow.org/trainjob-ancestor-step: trainer
+                spec:
+                  template:
+                    spec:
+                      containers:
+                        - name: node
+                          image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
+                          volumeMounts:
+                            - name: ckpt
+                              mountPath: /mnt/ckpt
+                      volumes:
+                        - name: ckpt
+                          persistentVolumeClaim:
+                            claimName: train-ckpt
+    ```
+
+    Use instead:
+    ```yaml
+    apiVersion: v1
+    kind: PersistentVolumeClaim
+    metadata:
+      name: train-ckpt
+      namespace: ml
+    spec:
+      accessModes: [ReadWriteMany]
+      resources:
+        requests:
+          storage: 100Gi
+    ```
+    """
+    pod = pod_for(manifest, ctx)
+    if pod is None:
+        return
+    for name, volume in sorted(pod.volumes.items()):
+        claim = dig(volume.value, "persistentVolumeClaim", "claimName")
+        if volume.at.manifest is not manifest or not isinstance(claim, str) or not claim:
+            continue
+        claims = ctx.index.claims()
+        if not claims:
+            return
+        for namespace in claim_namespaces(manifest, ctx):
+            if ctx.claim(namespace, claim) is not None:
+                continue
+            elsewhere = "`, `".join(sorted({c.namespace for c in claims if c.name == claim}))
+            where = f" (the run has it in namespace `{elsewhere}`)" if elsewhere else ""
+            yield Problem(
+                (*volume.at.path, "persistentVolumeClaim", "claimName"),
+                f"volume `{name}` mounts PVC `{claim}`, which is not among the run's "
+                f"PersistentVolumeClaims in namespace `{namespace}`{where}: the trainer pods "
+                "stay Pending until it exists there",
+            )

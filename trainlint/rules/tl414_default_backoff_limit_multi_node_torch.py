@@ -1,0 +1,116 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from trainlint.document import Manifest, mapping
+from trainlint.engine import Context
+from trainlint.rule import Problem, Severity, rule
+from trainlint.trainer import JOBS, framework, jobset, pod_for, runtime_pod, trainer_job
+
+#: Kubernetes' default `backoffLimit`.
+DEFAULT_BACKOFF_LIMIT = 6
+
+
+@rule(
+    "TL414", "default-backoff-limit-multi-node-torch",
+    kinds={"TrainingRuntime", "ClusterTrainingRuntime", "TrainJob"}, severity=Severity.WARNING,
+    fix="Set `backoffLimit: 0` on the trainer job (and `failurePolicy.maxRestarts` to restart "
+    "the whole JobSet).",
+)
+def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
+    """## What it does
+    Flags the trainer job of a torch runtime that runs on more than one node (the
+    runtime's `mlPolicy.numNodes`, or a TrainJob's `spec.trainer.numNodes`) when the job
+    sets no `backoffLimit` and the JobSet has no `failurePolicy`. It is reported on the
+    TrainJob when only the TrainJob makes the run multi-node, else on the runtime.
+    (With a `failurePolicy.maxRestarts` above 0, TL401 covers the same job.)
+
+    ## Why is this bad?
+    Kubernetes defaults `backoffLimit` to 6, and JobSet's default `restartPolicy:
+    OnFailure` restarts a failed rank in place. Multi-node torchrun uses a static
+    rendezvous, which a restarted rank cannot rejoin: each of the 6 retries hangs until the
+    rendezvous or NCCL timeout before the TrainJob finally fails.
+
+    ## Example
+    ```yaml
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: ClusterTrainingRuntime
+    metadata:
+      name: torch-4
+    spec:
+      mlPolicy:
+        numNodes: 4
+        torch: {}
+      template:
+        spec:
+          replicatedJobs:
+            - name: node
+              template:
+                metadata:
+                  labels:
+                    trainer.kubeflow.org/trainjob-ancestor-step: trainer
+                spec:
+                  template:
+                    spec:
+                      containers:
+                        - name: node
+                          image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
+    ```
+
+    Use instead:
+    ```yaml
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: ClusterTrainingRuntime
+    metadata:
+      name: torch-4
+    spec:
+      mlPolicy:
+        numNodes: 4
+        torch: {}
+      template:
+        spec:
+          replicatedJobs:
+            - name: node
+              template:
+                metadata:
+                  labels:
+                    trainer.kubeflow.org/trainjob-ancestor-step: trainer
+                spec:
+                  backoffLimit: 0
+                  template:
+                    spec:
+                      containers:
+                        - name: node
+                          image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
+    ```
+    """
+    runtime = ctx.runtime_for(manifest) if manifest.kind == "TrainJob" else manifest
+    if runtime is None or framework(runtime) != "torch" or "failurePolicy" in jobset(runtime):
+        return
+    found = trainer_job(runtime)
+    if found is None:
+        return
+    index, job = found
+    template = mapping(job.get("template"))
+    job_spec = mapping(template.get("spec"))
+    if "backoffLimit" in job_spec or "backoffLimitPerIndex" in job_spec:
+        return
+    own = runtime_pod(runtime)
+    own_nodes = own.nodes if own is not None else 1
+    pod = pod_for(manifest, ctx)
+    if pod is None or pod.nodes <= 1:
+        return
+    if manifest.kind != "TrainJob":
+        path = (*JOBS, index, "template", *(("spec",) if "spec" in template else ()))
+    elif own_nodes <= 1 and pod.num_nodes is not None and pod.num_nodes.at.manifest is manifest:
+        path = ("spec", "trainer", "numNodes")
+    else:
+        return
+    yield Problem(
+        path,
+        f"trainer job `{job.get('name')}` runs on {pod.nodes} torch nodes with `backoffLimit` "
+        f"unset (Kubernetes defaults it to {DEFAULT_BACKOFF_LIMIT}) and no JobSet "
+        f"`failurePolicy`: a failed rank is restarted in place up to {DEFAULT_BACKOFF_LIMIT} "
+        "times but cannot rejoin the static torchrun rendezvous, so each retry hangs until "
+        "the rendezvous or NCCL timeout; set `backoffLimit: 0`",
+    )
