@@ -50,6 +50,9 @@ class Index:
         self._objects: dict[tuple[str, str, str], Manifest] = {}
         self._users: dict[tuple[str, str, str], list[Manifest]] = defaultdict(list)
         self._runtimes_by_name: dict[str, list[Manifest]] = defaultdict(list)
+        self._claims: list[Manifest] = []
+        self._claims_by_name: dict[str, list[Manifest]] = defaultdict(list)
+        self._answer_digests: dict[tuple[str, ...], str] = {}
         #: What rules derive from an object (its trainer pod...), computed once per input.
         self.memo: dict[tuple[Any, ...], Any] = {}
         #: While not None, every look-up is recorded here as dependency → digest of the
@@ -61,8 +64,13 @@ class Index:
             kind = object_kind(manifest)
             if kind in RUNTIME_KINDS or kind in {"PersistentVolumeClaim", "StorageClass"}:
                 key = self._key(kind, manifest.namespace, manifest.name)
-                if self._objects.setdefault(key, manifest) is manifest and kind in RUNTIME_KINDS:
+                if self._objects.setdefault(key, manifest) is not manifest:
+                    continue
+                if kind in RUNTIME_KINDS:
                     self._runtimes_by_name[manifest.name].append(manifest)
+                elif kind == "PersistentVolumeClaim":
+                    self._claims.append(manifest)
+                    self._claims_by_name[manifest.name].append(manifest)
             elif kind == "TrainJob":
                 self._users[self.runtime_key(manifest)].append(manifest)
 
@@ -103,6 +111,10 @@ class Index:
         """Every PersistentVolumeClaim of the run, in any namespace."""
         return self._many(("claims",))
 
+    def claims_named(self, name: str) -> list[Manifest]:
+        """The PersistentVolumeClaims of the run with this name, in any namespace."""
+        return self._many(("claims-named", name))
+
     def answer(self, dependency: tuple[str, ...]) -> list[Manifest]:
         """What a look-up (`("named", name)`, `("users", *key)`, `("claims",)` or an object
         key) finds."""
@@ -111,9 +123,9 @@ class Index:
         if dependency[0] == "users":
             return self._users.get((dependency[1], dependency[2], dependency[3]), [])
         if dependency[0] == "claims":
-            return [
-                found for key, found in self._objects.items() if key[0] == "PersistentVolumeClaim"
-            ]
+            return self._claims
+        if dependency[0] == "claims-named":
+            return self._claims_by_name.get(dependency[1], [])
         found = self._objects.get((dependency[0], dependency[1], dependency[2]))
         return [found] if found is not None else []
 
@@ -121,8 +133,11 @@ class Index:
         """A digest of what a look-up finds, to tell later whether the answer changed."""
         import hashlib
 
-        parts = [self.object_digest(manifest) for manifest in self.answer(dependency)]
-        return hashlib.blake2b("\n".join(parts).encode(), digest_size=16).hexdigest()
+        if dependency not in self._answer_digests:  # answers do not change during a run
+            parts = [self.object_digest(manifest) for manifest in self.answer(dependency)]
+            digest = hashlib.blake2b("\n".join(parts).encode(), digest_size=16).hexdigest()
+            self._answer_digests[dependency] = digest
+        return self._answer_digests[dependency]
 
     def object_digest(self, manifest: Manifest) -> str:
         if id(manifest) not in self.digests:

@@ -98,7 +98,8 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
         for namespace in claim_namespaces(manifest, ctx):
             if ctx.claim(namespace, claim) is not None:
                 continue
-            elsewhere = "`, `".join(sorted({c.namespace for c in claims if c.name == claim}))
+            namesakes = ctx.index.claims_named(claim)
+            elsewhere = "`, `".join(sorted({namesake.namespace for namesake in namesakes}))
             where = f" (the run has it in namespace `{elsewhere}`)" if elsewhere else ""
             yield Problem(
                 (*volume.at.path, "persistentVolumeClaim", "claimName"),
