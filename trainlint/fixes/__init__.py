@@ -46,6 +46,53 @@ def new_seq(items: Iterable[Any] = ()) -> Any:
     return CommentedSeq(items)
 
 
+def nested(path: tuple[str, ...], value: Any) -> Any:
+    """A block mapping holding `value` at key path `path`: `nested(("a", "b"), 1)` is
+    `{a: {b: 1}}`."""
+    for key in reversed(path):
+        value = new_map([(key, value)])
+    return value
+
+
+def gather(parent: Any, keys: Iterable[str], deeper: int) -> Any:
+    """A new block mapping of `keys` taken out of `parent` in their order, with their
+    comments, to be placed `deeper` columns to the right of where they were."""
+    found = new_map()
+    for key in keys:
+        value, comment = take(parent, key)
+        place(found, key, value, comment, shift=0)
+    _shift_comments(found, deeper)
+    return found
+
+
+def _shift_comments(node: Any, columns: int) -> None:
+    """Move the comments inside `node` by `columns`, as the node itself moved: comment
+    lines stay aligned with the keys and items they stand above."""
+    seen: set[int] = set()
+    stack = [node]
+    while stack:
+        value = stack.pop()
+        comments = getattr(value, "ca", None)
+        if comments is not None:
+            for token in _tokens([comments.comment, *comments.items.values()]):
+                if id(token) not in seen:  # ruamel keeps some tokens in two places
+                    seen.add(id(token))
+                    _shift(token, columns)
+        if isinstance(value, dict):
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+
+
+def _tokens(slots: Any) -> Iterable[Any]:
+    """The comment tokens of ruamel's nested comment slots (lists, tokens and Nones)."""
+    if isinstance(slots, list):
+        for slot in slots:
+            yield from _tokens(slot)
+    elif slots is not None:
+        yield slots
+
+
 def put(parent: Any, key: str, value: Any, *, first: bool = False) -> None:
     """Set `key`: in its place (keeping its comments) when present, else at the end (or,
     with `first`, before the other keys)."""
@@ -129,25 +176,38 @@ class _NoComments:
 _NONE = _NoComments()
 
 
-def place(parent: Any, key: str, value: Any, comment: Any, *, index: int | None = None) -> None:
-    """Insert `key` (at `index`, else at the end) with comments taken from elsewhere."""
+def place(
+    parent: Any, key: str, value: Any, comment: Any, *, index: int | None = None,
+    shift: int | None = None,
+) -> None:
+    """Insert `key` (at `index`, else at the end) with comments taken from elsewhere; an
+    end-of-line comment follows its new line, or with `shift` (how much longer the line
+    became) keeps its distance from it."""
     if index is None or index >= len(parent):
         parent[key] = value
     else:
         parent.insert(index, key, value)
     if comment is not None and hasattr(parent, "ca"):
         parent.ca.items[key] = comment
-        _unpin(comment)
+        _unpin(comment, shift)
 
 
-def _unpin(comment: Any) -> None:
-    """Let a moved end-of-line comment follow its line, not the column it had before."""
+def _unpin(comment: Any, shift: int | None = None) -> None:
+    """Let a moved end-of-line comment follow its line, not the column it had before (or
+    the column moved by `shift`)."""
+    token = comment[2] if len(comment) > 2 else None
+    if token is not None:
+        _shift(token, shift)
+
+
+def _shift(token: Any, columns: int | None) -> None:
+    """Move a comment token by `columns` (None: to column 0, right after its line)."""
     import copy
 
-    token = comment[2] if len(comment) > 2 else None
-    if token is not None and getattr(token, "start_mark", None) is not None:
-        mark = copy.copy(token.start_mark)
-        mark.column = 0
+    mark = getattr(token, "start_mark", None)
+    if mark is not None:
+        mark = copy.copy(mark)
+        mark.column = 0 if columns is None else max(0, mark.column + columns)
         token.start_mark = mark
 
 
@@ -185,4 +245,4 @@ def rename(parent: Any, old: str, new: str) -> None:
         raise Stale((old,))
     index = list(parent).index(old)
     value, comment = take(parent, old)
-    place(parent, new, value, comment, index=index)
+    place(parent, new, value, comment, index=index, shift=len(new) - len(old))

@@ -33,6 +33,9 @@ class Issue:
     code: str
     path: Path
     message: str
+    #: For an unknown key: the one known name close enough to be what was meant (none when
+    #: several are as close), so a fix can rename the key without reading the message.
+    match: str | None = None
 
 
 def root(kind: str, api_version: str, release: TrainerVersion, kubernetes: str) -> Node | None:
@@ -182,8 +185,10 @@ class _Walker:
 
     # --- findings ---
 
-    def add(self, code: str, path: list[str | int], message: str) -> None:
-        self.out.append(Issue(code, tuple(path), message))
+    def add(
+        self, code: str, path: list[str | int], message: str, match: str | None = None
+    ) -> None:
+        self.out.append(Issue(code, tuple(path), message, match))
 
     def where(self, path: list[str | int]) -> str:
         return dotted(tuple(path)) or "the object"
@@ -216,7 +221,8 @@ class _Walker:
             return
         message = (f"unknown field `{key}` in `{where}` ({self.schema_name(core)} schema): the "
                    "API server prunes it silently, so it has no effect; ")
-        guess = suggest(key, [*node.fields, *node.elsewhere])
+        found = close_matches(key, [*node.fields, *node.elsewhere])
+        guess = found[0] if found else None
         if guess is None:
             message += "remove it or fix its name"
         else:
@@ -226,7 +232,7 @@ class _Walker:
                 message += f" (it exists in Trainer {other.describe()}"
                 advice = other.advice(self.release)
                 message += f"; {advice})" if advice else ")"
-        self.add(UNKNOWN, [*path, key], message)
+        self.add(UNKNOWN, [*path, key], message, found[0] if len(found) == 1 else None)
 
     def missing(self, key: str, path: list[str | int]) -> None:
         where = self.where(path)
@@ -286,15 +292,25 @@ def _parses(text: str, kind: str) -> bool:
 
 def suggest(word: str, candidates: list[str]) -> str | None:
     """The candidate closest to `word` by edit distance, when close enough to be a typo."""
+    found = close_matches(word, candidates)
+    return found[0] if found else None
+
+
+def close_matches(word: str, candidates: list[str]) -> list[str]:
+    """The candidates closest to `word` (all of them when tied), when close enough to be a
+    typo; a candidate equal but for case comes alone."""
     lowered = word.lower()
-    best, best_distance = None, max(1, len(word) // 4) + 1
+    limit = max(1, len(word) // 4) + 1
+    best, found = limit, []
     for candidate in candidates:
         if candidate.lower() == lowered:
-            return candidate
-        distance = _distance(lowered, candidate.lower(), best_distance)
-        if distance < best_distance:
-            best, best_distance = candidate, distance
-    return best
+            return [candidate]
+        distance = _distance(lowered, candidate.lower(), best + 1)
+        if distance < best:
+            best, found = distance, [candidate]
+        elif distance == best < limit:
+            found.append(candidate)
+    return found
 
 
 def _distance(left: str, right: str, bound: int) -> int:

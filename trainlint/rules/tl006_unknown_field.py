@@ -1,11 +1,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
-from trainlint.document import Manifest
+from trainlint import fixes
+from trainlint.document import Manifest, Path, dig, mapping
 from trainlint.engine import Context
-from trainlint.model.check import SCHEMA_KINDS, UNKNOWN, problems
-from trainlint.rule import Problem, Severity, rule
+from trainlint.model.check import SCHEMA_KINDS, UNKNOWN, Issue, issues
+from trainlint.rule import Edit, Fix, Problem, Severity, rule
 
 
 @rule(
@@ -16,7 +18,8 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does
     Flags fields that no schema of the selected Trainer release has (or, inside Pod and Job
     templates, PVCs and StorageClasses, no Kubernetes schema has), and suggests the nearest
-    known name: `numNode` → `numNodes`.
+    known name: `numNode` → `numNodes`. `--fix --unsafe-fixes` renames the key when exactly
+    one known name is that close and the mapping does not have it yet.
 
     ## Why is this bad?
     Unknown fields of a custom resource are pruned silently: under the default
@@ -49,4 +52,25 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
         numNodes: 4
     ```
     """
-    yield from problems(manifest, ctx, UNKNOWN)
+    for issue in issues(manifest, ctx):
+        if issue.code == UNKNOWN:
+            yield Problem(issue.path, issue.message, fix=_rename_fix(manifest, issue))
+
+
+def _rename_fix(manifest: Manifest, issue: Issue) -> Fix | None:
+    """Rename the key to the one known name it is a typo of. Unsafe: the value, pruned so
+    far, starts to take effect. None when several names are as close, or when the mapping
+    already has the name (which value was meant is then unclear)."""
+    parent, old = issue.path[:-1], issue.path[-1]
+    if issue.match is None or not isinstance(old, str):
+        return None
+    if issue.match in mapping(dig(manifest.body, *parent)):
+        return None
+    return Fix(f"rename `{old}` to `{issue.match}`", _rename(parent, old, issue.match), safe=False)
+
+
+def _rename(parent: Path, old: str, new: str) -> Edit:
+    def edit(node: Any) -> None:
+        fixes.rename(fixes.at(node, parent), old, new)
+
+    return edit

@@ -1,16 +1,35 @@
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterator
+from typing import Any
 
-from trainlint.document import Manifest
+from trainlint import fixes
+from trainlint.document import Manifest, dig, mapping
 from trainlint.engine import Context
-from trainlint.model.check import OTHER_RELEASE, SCHEMA_KINDS, problems
-from trainlint.rule import Problem, Severity, rule
+from trainlint.model.check import OTHER_RELEASE, SCHEMA_KINDS, issues
+from trainlint.rule import Edit, Fix, Options, Problem, Severity, rule
+
+SPEC_OVERRIDES, TEMPLATE_OVERRIDES, PATCHES = (
+    "podSpecOverrides", "podTemplateOverrides", "runtimePatches",
+)
+#: Where a runtime patch lists the jobs it patches.
+PATCH_JOBS = ("trainingRuntimeSpec", "template", "spec", "replicatedJobs")
+#: From a patched job's `template` (a Job template) to its pod template.
+POD_TEMPLATE = ("spec", "template")
+#: The pod metadata that v2.1 overrides apply (the other keys were ignored).
+POD_METADATA = frozenset({"labels", "annotations"})
+
+
+class MigrationOptions(Options):
+    #: The `manager` of the runtime patch that the fix writes from overrides.
+    manager: str = "trainlint.dev/migrated"
 
 
 @rule(
     OTHER_RELEASE, "field-from-other-release", kinds=set(SCHEMA_KINDS), severity=Severity.ERROR,
     fix="Use the field of the release the cluster runs, or set `trainer-version` to it.",
+    options=MigrationOptions,
 )
 def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does
@@ -21,10 +40,20 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     v2.2; `jax`, `xgboost`, `flux`, `volumeClaimPolicies` and `activeDeadlineSeconds`
     arrived in v2.2, `envInjection` in v2.3.
 
+    `--fix` renames `podSpecOverrides` to `podTemplateOverrides` for v2.1, moving each
+    entry's pod fields under `spec`. With `--unsafe-fixes`, for v2.2 and later, it rewrites
+    `podSpecOverrides` or `podTemplateOverrides` as one `runtimePatches` entry that patches
+    the pod template of each target job; not when two entries target the same job (the
+    later one won) or when `runtimePatches` is already set.
+
     ## Why is this bad?
     The Trainer API changed in every minor release, and the API server prunes fields its
     CRD does not know without an error: the overrides, deadline or policy of a manifest
     written for another release are silently dropped.
+
+    ## Options
+    `manager`: the `manager` of the runtime patch that the fix writes, a domain-prefixed
+    path (see TL209); default `trainlint.dev/migrated`.
 
     ## Example
     ```yaml
@@ -67,4 +96,153 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
                               gpu: a100
     ```
     """
-    yield from problems(manifest, ctx, OTHER_RELEASE)
+    for issue in issues(manifest, ctx):
+        if issue.code != OTHER_RELEASE:
+            continue
+        repair = _repair(manifest, issue.path, ctx) if manifest.kind == "TrainJob" else None
+        if isinstance(repair, str):
+            yield Problem(issue.path, issue.message, help=repair)
+        else:
+            yield Problem(issue.path, issue.message, fix=repair)
+
+
+def _repair(job: Manifest, path: tuple[str | int, ...], ctx: Context) -> Fix | str | None:
+    """The fix of overrides written for an older release, or why there is none (shown as
+    the finding's help). Going back to an older release has no fix: its overrides lack
+    fields the newer ones have."""
+    if path not in (("spec", SPEC_OVERRIDES), ("spec", TEMPLATE_OVERRIDES)):
+        return None
+    old = str(path[1])
+    if ctx.trainer_version == (2, 1) and old == SPEC_OVERRIDES:
+        new = TEMPLATE_OVERRIDES
+    elif ctx.trainer_version >= (2, 2):
+        new = PATCHES
+    else:
+        return None
+    why = _refusal(mapping(job.body.get("spec")), old, new)
+    if why:
+        return f"not fixed automatically: {why}; move the overrides to `{new}` by hand"
+    if new == TEMPLATE_OVERRIDES:
+        return Fix(
+            f"rename `{old}` to `{new}`, with each entry's pod fields under `spec`", _to_templates
+        )
+    options: MigrationOptions = ctx.options
+    return Fix(
+        f"rewrite `{old}` as the `{new}` entry of manager `{options.manager}` (unsafe: the "
+        "manager comes from option `manager`, and a patch's containers, volumes and service "
+        "account are immutable)",
+        _to_patches(old, options.manager),
+        safe=False,
+    )
+
+
+def _refusal(spec: dict[str, Any], old: str, new: str) -> str | None:
+    """Why the overrides cannot be converted mechanically, if they cannot."""
+    if new in spec:
+        return f"`{new}` is already set"
+    entries = spec[old]
+    allowed = {"targetJobs", *(_pod_fields() if old == SPEC_OVERRIDES else ("metadata", "spec"))}
+    unfit = _unfit(entries, old, allowed)
+    if unfit or new != PATCHES:
+        return unfit
+    return _shared_target(entries)
+
+
+def _to_templates(job: Any) -> None:
+    spec = fixes.at(job, ("spec",))
+    indent, _ = _layout(job, SPEC_OVERRIDES)
+    fixes.rename(spec, SPEC_OVERRIDES, TEMPLATE_OVERRIDES)
+    for entry in spec[TEMPLATE_OVERRIDES]:
+        pod = fixes.gather(entry, [key for key in entry if key != "targetJobs"], indent)
+        if pod:
+            fixes.place(entry, "spec", pod, None)
+
+
+def _to_patches(old: str, manager: str) -> Edit:
+    def edit(job: Any) -> None:
+        spec = fixes.at(job, ("spec",))
+        if PATCHES in spec:
+            raise fixes.Stale((PATCHES,))  # another override field was rewritten first
+        index = list(spec).index(old)
+        indent, item = _layout(job, old)
+        # Entry keys sit at column c; a patched job's keys at c + 3 indents + an item step,
+        # and its pod template's keys 3 indents further (the pod spec's keys one more).
+        deeper = 6 * indent + item
+        entries, comment = fixes.take(spec, old)
+        jobs = fixes.new_seq()
+        for entry in entries:
+            if old == TEMPLATE_OVERRIDES:
+                keys = [key for key in ("metadata", "spec") if key in entry]
+                template = fixes.gather(entry, keys, deeper)
+            else:
+                keys = [key for key in entry if key != "targetJobs"]
+                pod = fixes.gather(entry, keys, deeper + indent)
+                template = fixes.new_map([("spec", pod)] if pod else [])
+            for number, target in enumerate(entry["targetJobs"]):
+                patched = fixes.new_map([("name", target["name"])])
+                if template:
+                    own = template if number == 0 else copy.deepcopy(template)
+                    patched["template"] = fixes.nested(POD_TEMPLATE, own)
+                jobs.append(patched)
+        patch = fixes.new_map([("manager", manager)])
+        patch.update(fixes.nested(PATCH_JOBS, jobs))
+        fixes.place(
+            spec, PATCHES, fixes.new_seq([patch]), comment, index=index,
+            shift=len(PATCHES) - len(old),
+        )
+
+    return edit
+
+
+def _layout(job: Any, key: str) -> tuple[int, int]:
+    """(mapping indent, columns from a list's key to its items' keys) as the file lays out
+    `spec.<key>`, from the positions ruamel.yaml recorded; moved comments follow them."""
+    spec = job["spec"]
+    indent = spec.lc.col - job.lc.key("spec")[1]
+    entries = spec[key]
+    item = entries[0].lc.col - spec.lc.key(key)[1] if entries else 0
+    return max(indent, 0), max(item, 0)
+
+
+def _pod_fields() -> set[str]:
+    """The pod fields of a v2.0 override entry (v2.1 moved them under `spec`)."""
+    from pydantic.alias_generators import to_camel
+
+    from trainlint.model.trainjob import PodSpecOverride
+
+    return {to_camel(name) for name in PodSpecOverride.model_fields} - {"targetJobs"}
+
+
+def _unfit(entries: object, old: str, allowed: set[str]) -> str | None:
+    """Why the entries do not have the shape the conversion knows, if they do not."""
+    if not isinstance(entries, list):
+        return f"`{old}` is not a list"
+    for index, entry in enumerate(entries):
+        if not isinstance(entry, dict):
+            return f"entry {index} is not a mapping"
+        stray = next((key for key in entry if key not in allowed), None)
+        if stray is not None:
+            return f"entry {index} has `{stray}`, which `{old}` does not have"
+        metadata = mapping(entry.get("metadata"))
+        stray = next((key for key in metadata if key not in POD_METADATA), None)
+        if stray is not None:
+            return f"entry {index} has `metadata.{stray}`, which `{old}` ignores"
+        targets = entry.get("targetJobs")
+        names = [dig(target, "name") for target in targets] if isinstance(targets, list) else []
+        if not names or not all(isinstance(name, str) for name in names):
+            return f"entry {index} does not name its target jobs"
+    return None
+
+
+def _shared_target(entries: list[dict[str, Any]]) -> str | None:
+    """A job two entries target: overrides apply in order and the later one wins, but a
+    patch holds one entry per job."""
+    seen: dict[str, int] = {}
+    for index, entry in enumerate(entries):
+        for target in entry["targetJobs"]:
+            name = target["name"]
+            if name in seen:
+                return (f"entries {seen[name]} and {index} both target job `{name}` (overrides "
+                        "apply in order, the later one winning; a patch holds one entry per job)")
+            seen[name] = index
+    return None
