@@ -219,3 +219,12 @@ def test_action_is_a_composite_action_with_the_documented_inputs() -> None:
     section = (root / "README.md").read_text().split("## Configuration and CI", 1)[1]
     for name in inputs:
         assert f"`{name}`" in section, f"README does not document the action input {name}"
+
+
+def test_kubernetes_version_option(project: Path) -> None:
+    """`--kubernetes-version` picks the core schemas; a release it cannot read is exit 2."""
+    good = trainlint("check", "--kubernetes-version", "1.31", "clean.yaml", cwd=project)
+    assert good.returncode == 0, good.stderr
+    bad = trainlint("check", "--kubernetes-version", "1.x", "clean.yaml", cwd=project)
+    assert bad.returncode == 2
+    assert "--kubernetes-version: '1.x' is not a Kubernetes release" in bad.stderr

@@ -55,6 +55,10 @@ def _config_options(command: Callable[..., None]) -> Callable[..., None]:
     "--trainer-version", metavar="VERSION",
     help="Trainer release the manifests target (2.0, 2.1, 2.2, 2.3) [default: 2.3].",
 )
+@click.option(
+    "--kubernetes-version", metavar="VERSION",
+    help="Kubernetes release of the cluster, for the schemas of core objects [default: 1.33].",
+)
 @click.option("--select", metavar="CODES", help="Comma-separated codes, prefixes or names to run.")
 @click.option("--extend-select", metavar="CODES", help="Codes to run on top of `select`.")
 @click.option("--ignore", metavar="CODES", help="Comma-separated codes, prefixes or names to skip.")
@@ -86,11 +90,11 @@ def _config_options(command: Callable[..., None]) -> Callable[..., None]:
 )
 def check(
     paths: tuple[str, ...], config_file: str | None, isolated: bool,
-    trainer_version: str | None, select: str | None, extend_select: str | None,
-    ignore: str | None, output_format: str | None, output_file: Path | None,
-    statistics: bool, exit_zero: bool, stdin_filename: str, fix: bool, unsafe_fixes: bool,
-    diff: bool, show_fixes: bool, fix_only: bool, jobs: int, no_cache: bool,
-    cache_dir: Path | None,
+    trainer_version: str | None, kubernetes_version: str | None, select: str | None,
+    extend_select: str | None, ignore: str | None, output_format: str | None,
+    output_file: Path | None, statistics: bool, exit_zero: bool, stdin_filename: str,
+    fix: bool, unsafe_fixes: bool, diff: bool, show_fixes: bool, fix_only: bool, jobs: int,
+    no_cache: bool, cache_dir: Path | None,
 ) -> None:
     """Check files and folders (recursively: *.yaml, *.yml, *.json); `-` reads stdin.
 
@@ -108,7 +112,8 @@ def check(
     gc.freeze()
     gc.set_threshold(100_000, 50, 1_000)
     given = {
-        "trainer-version": trainer_version, "select": _split(select),
+        "trainer-version": trainer_version, "kubernetes-version": kubernetes_version,
+        "select": _split(select),
         "extend-select": _split(extend_select), "ignore": _split(ignore),
     }
     overrides = {key: value for key, value in given.items() if value is not None}
