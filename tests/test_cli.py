@@ -228,3 +228,13 @@ def test_kubernetes_version_option(project: Path) -> None:
     bad = trainlint("check", "--kubernetes-version", "1.x", "clean.yaml", cwd=project)
     assert bad.returncode == 2
     assert "--kubernetes-version: '1.x' is not a Kubernetes release" in bad.stderr
+
+
+def test_stdin_file_is_named_in_per_file_reports(project: Path) -> None:
+    """Reports that list every checked file (JUnit) name stdin by `--stdin-filename`."""
+    result = trainlint(
+        "check", "--output-format", "junit", "--stdin-filename", "piped.yaml", "-",
+        cwd=project, stdin=CLEAN,
+    )
+    assert result.returncode == 0, result.stderr
+    assert '<testcase classname="piped.yaml" name="trainlint" />' in result.stdout

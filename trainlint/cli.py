@@ -113,8 +113,8 @@ def check(
     gc.set_threshold(100_000, 50, 1_000)
     given = {
         "trainer-version": trainer_version, "kubernetes-version": kubernetes_version,
-        "select": _split(select),
-        "extend-select": _split(extend_select), "ignore": _split(ignore),
+        "select": _split(select), "extend-select": _split(extend_select),
+        "ignore": _split(ignore),
     }
     overrides = {key: value for key, value in given.items() if value is not None}
     names, where, default_cache = _select(paths, config_file, isolated, overrides, stdin_filename)
@@ -145,7 +145,8 @@ def check(
         report_err = STDIN in paths and output_file is None
     elif no_cache or STDIN in paths:
         run = Run(read_all(names), settings_for=settings_for)
-        findings, files = parallel.lint_all(run, processes), names
+        findings = parallel.lint_all(run, processes)
+        files = [item.source.name for item in run.inputs]
     else:
         from trainlint.cache import Cache
         from trainlint.cache import check as cached_check
