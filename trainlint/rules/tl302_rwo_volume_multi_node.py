@@ -84,6 +84,36 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
       resources:
         requests:
           storage: 100Gi
+    ---
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: TrainingRuntime
+    metadata:
+      name: torch-ckpt
+    spec:
+      mlPolicy:
+        numNodes: 2
+        torch: {}
+      template:
+        spec:
+          replicatedJobs:
+            - name: node
+              template:
+                metadata:
+                  labels:
+                    trainer.kubeflow.org/trainjob-ancestor-step: trainer
+                spec:
+                  template:
+                    spec:
+                      containers:
+                        - name: node
+                          image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
+                          volumeMounts:
+                            - name: ckpt
+                              mountPath: /mnt/ckpt
+                      volumes:
+                        - name: ckpt
+                          persistentVolumeClaim:
+                            claimName: train-ckpt
     ```
     """
     pod = pod_for(manifest, ctx)
