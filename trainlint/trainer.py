@@ -25,6 +25,10 @@ MAIN_CONTAINERS = {
     "model-initializer": "model-initializer",
 }
 JOBS: Path = ("spec", "template", "spec", "replicatedJobs")
+#: The JobSet spec inside a runtime.
+JOBSET: Path = JOBS[:-1]
+#: From a runtime patch to the replicatedJobs it patches.
+PATCH_JOBS: tuple[str, ...] = ("trainingRuntimeSpec", "template", "spec", "replicatedJobs")
 #: From a replicatedJob to its pod spec.
 POD_SPEC: Path = ("template", "spec", "template", "spec")
 
@@ -95,11 +99,10 @@ def override_pods(job: Manifest) -> Iterator[tuple[Path, dict[str, Any], list[st
             ]
             yield (("spec", field_name, index, *pod_path), mapping(dig(override, *pod_path)),
                    targets)
-    patch_jobs = ("trainingRuntimeSpec", "template", "spec", "replicatedJobs")
     for index, patch in mappings(spec.get("runtimePatches")):
-        for job_index, patched in mappings(dig(patch, *patch_jobs)):
+        for job_index, patched in mappings(dig(patch, *PATCH_JOBS)):
             name = patched.get("name")
-            path = ("spec", "runtimePatches", index, *patch_jobs, job_index, *POD_SPEC)
+            path = ("spec", "runtimePatches", index, *PATCH_JOBS, job_index, *POD_SPEC)
             yield path, mapping(dig(patched, *POD_SPEC)), [name] if isinstance(name, str) else []
 
 
@@ -152,7 +155,7 @@ def runtime_pod(runtime: Manifest) -> TrainerPod | None:
         for _, other in mappings(pod_spec.get(kind)):
             pod.mounted.update(_mount_names(other))
     _add_volumes(pod, pod_spec, runtime, pod_path)
-    policies = (*JOBS[:-1], "volumeClaimPolicies")
+    policies = (*JOBSET, "volumeClaimPolicies")
     for policy_index, policy in mappings(dig(runtime.body, *policies)):
         for template_index, template in mappings(policy.get("templates")):
             name = dig(template, "metadata", "name")
@@ -252,7 +255,6 @@ def _add_volumes(pod: TrainerPod, pod_spec: dict[str, Any], manifest: Manifest, 
 WEBHOOK_VALIDATION_LABEL = "trainer.kubeflow.org/webhook-validation"
 #: The `mlPolicy` keys that select a framework plugin, in the order the API lists them.
 FRAMEWORKS = ("torch", "mpi", "jax", "xgboost", "flux")
-PATCH_JOBS: Path = ("trainingRuntimeSpec", "template", "spec", "replicatedJobs")
 
 
 def framework(runtime: Manifest) -> str | None:
@@ -306,8 +308,6 @@ def override_targets(job: Manifest) -> Iterator[tuple[Path, str]]:
 
 # --- the silent-failure catalogue ---
 
-#: The JobSet spec inside a runtime.
-JOBSET: Path = JOBS[:-1]
 #: Frameworks whose nodes rendezvous at `<trainjob>-node-0-0.<trainjob>`.
 RENDEZVOUS_FRAMEWORKS = frozenset({"torch", "jax", "xgboost"})
 

@@ -9,12 +9,12 @@ from trainlint.document import Manifest, dig, mapping
 from trainlint.engine import Context
 from trainlint.model.check import OTHER_RELEASE, SCHEMA_KINDS, issues
 from trainlint.rule import Edit, Fix, Options, Problem, Severity, rule
+from trainlint.trainer import PATCH_JOBS
 
 SPEC_OVERRIDES, TEMPLATE_OVERRIDES, PATCHES = (
     "podSpecOverrides", "podTemplateOverrides", "runtimePatches",
 )
 #: Where a runtime patch lists the jobs it patches.
-PATCH_JOBS = ("trainingRuntimeSpec", "template", "spec", "replicatedJobs")
 #: From a patched job's `template` (a Job template) to its pod template.
 POD_TEMPLATE = ("spec", "template")
 #: The pod metadata that v2.1 overrides apply (the other keys were ignored).

@@ -5,7 +5,7 @@ from collections.abc import Iterator
 from trainlint.document import Manifest, dig, mapping
 from trainlint.engine import Context
 from trainlint.rule import Problem, Severity, rule
-from trainlint.trainer import framework
+from trainlint.trainer import framework, is_count
 
 TORCH_WORDS = ("auto", "cpu", "gpu")
 
@@ -92,7 +92,7 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
 
 def _denial(policy: str | None, value: object, version: tuple[int, int]) -> tuple[str, str] | None:
     """(the webhook's detail, what to use instead) when the framework refuses `value`."""
-    is_int = isinstance(value, int) and not isinstance(value, bool)
+    is_int = is_count(value)
     if version <= (2, 1) and policy == "torch" and isinstance(value, str):
         if value not in TORCH_WORDS:
             return "must have an int value or [auto cpu gpu]", "an integer, `auto`, `cpu` or `gpu`"

@@ -7,7 +7,7 @@ from trainlint import fixes
 from trainlint.document import Manifest, Path, dig, mapping
 from trainlint.engine import Context
 from trainlint.rule import Edit, Fix, Problem, Severity, rule
-from trainlint.trainer import JOBS, replicated_jobs
+from trainlint.trainer import JOBS, JOBSET, is_count, replicated_jobs
 
 #: Kubernetes' default `backoffLimit`, and the default when `backoffLimitPerIndex` is set.
 DEFAULT_BACKOFF_LIMIT = 6
@@ -87,12 +87,9 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
                           image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
     ```
     """
-    policy = mapping(dig(runtime.body, *JOBS[:-1], "failurePolicy"))
+    policy = mapping(dig(runtime.body, *JOBSET, "failurePolicy"))
     restarts = policy.get("maxRestarts")
-    if not _count(restarts) or policy.get("restartStrategy") == "InPlaceRestart":
-        return
-    assert isinstance(restarts, int)
-    if restarts <= 0:
+    if not is_count(restarts) or restarts <= 0 or policy.get("restartStrategy") == "InPlaceRestart":
         return
     for index, job in replicated_jobs(runtime):
         job_spec = mapping(dig(job, "template", "spec"))
@@ -106,7 +103,7 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
             has_spec = "spec" in mapping(job.get("template"))
             path = (*JOBS, index, "template", *(("spec",) if has_spec else ()))
             limit = default
-        elif _count(limit) and limit > 0:
+        elif is_count(limit) and limit > 0:
             setting = f"sets `backoffLimit: {limit}`"
             path = (*JOBS, index, "template", "spec", "backoffLimit")
         else:
@@ -126,6 +123,3 @@ def _zero_backoff(template: Path) -> Edit:
 
     return edit
 
-
-def _count(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)

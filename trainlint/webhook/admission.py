@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
-from trainlint.document import MAX_DEPTH, Loaded, Manifest, Source, dotted, mapping
+from trainlint.document import MAX_DEPTH, Loaded, Manifest, Source, dotted, mapping, string
 from trainlint.engine import TRAINER_GROUP, TRAINER_KINDS, Finding, Settings, lint
 from trainlint.rule import Severity
 
@@ -92,10 +92,10 @@ def parse(body: bytes) -> Review:
         raise BadReview("request.uid is missing")
     return Review(
         uid=uid,
-        kind=_text(mapping(request.get("kind")).get("kind")),
-        operation=_text(request.get("operation")),
-        namespace=_text(request.get("namespace")),
-        name=_text(request.get("name")),
+        kind=string(mapping(request.get("kind")).get("kind")),
+        operation=string(request.get("operation")),
+        namespace=string(request.get("namespace")),
+        name=string(request.get("name")),
         dry_run=request.get("dryRun") is True,
         object=request.get("object"),
         old_object=request.get("oldObject"),
@@ -252,6 +252,3 @@ def response(uid: str, decision: Decision) -> dict[str, Any]:
         answer["warnings"] = list(decision.warnings)
     return {"apiVersion": API_VERSION, "kind": KIND, "response": answer}
 
-
-def _text(value: object) -> str:
-    return value if isinstance(value, str) else ""
