@@ -125,7 +125,13 @@ def check(
             contents[name] = entry["content"]  # same size and time: not read again
         else:
             contents[name] = hashlib.blake2b(Path(name).read_bytes(), digest_size=16).hexdigest()
-    keys = {name: _settings_key(settings_of(name)) for name in names}
+    by_settings: dict[int, str] = {}  # files share a few Settings: digest each once
+    keys = {}
+    for name in names:
+        settings = settings_of(name)
+        if id(settings) not in by_settings:
+            by_settings[id(settings)] = _settings_key(settings)
+        keys[name] = by_settings[id(settings)]
     run_key = _run_key(names, contents, keys)
     if run_key == cache.run:  # the last run again: every look-up finds what it found
         return Outcome(_settled(names, cache.entries), list(names), 0)
