@@ -204,6 +204,28 @@ def test_version_imports_neither_pydantic_nor_the_rules(tmp_path: Path) -> None:
     assert result.stdout.splitlines() == ["trainlint, version 0.1.0", "[]"]
 
 
+def test_check_without_configuration_imports_no_validation_library(tmp_path: Path) -> None:
+    """Checking a TrainJob on the defaults needs neither pydantic (configuration, models:
+    the schema trees ship compiled) nor the fixer's or the webhook's libraries."""
+    job = tmp_path / "job.yaml"
+    job.write_text(
+        "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata:\n  name: a\n"
+        "spec:\n  runtimeRef:\n    name: torch-distributed\n  trainer:\n    numNodes: 2\n"
+    )
+    code = (
+        "import sys\nfrom trainlint.cli import main\n"
+        "try:\n    main(['check', '--no-cache', 'job.yaml'])\nexcept SystemExit as end:\n"
+        "    print(end.code)\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'pydantic', 'pydantic_core', "
+        "'jsonschema', 'kubernetes_validate', 'ruamel', 'aiohttp', 'kubernetes_asyncio'}))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True
+    )
+    assert result.stdout.splitlines()[-2:] == ["1", "[]"], result.stdout
+    assert "TL102" in result.stdout  # it did check: the runtime is not among the inputs
+
+
 def test_action_is_a_composite_action_with_the_documented_inputs() -> None:
     root = Path(__file__).resolve().parent.parent
     action = yaml.safe_load((root / "action.yml").read_text())

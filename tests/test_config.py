@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tests.test_suppression import RUNTIME
 from trainlint.config import CONFIG_NAMES, ConfigError, Resolver, describe, discover
@@ -146,6 +149,28 @@ def test_exclude_and_extend_exclude() -> None:
     ]
 
 
+@given(
+    patterns=st.lists(st.sampled_from(
+        ["node_modules/", "venv/", "build/", "b", "*.yaml", "a/b/", "!keep/", "!a.yaml"]
+    ), max_size=4),
+    parts=st.lists(st.sampled_from(["node_modules", "venv", "build", "a", "b", "keep",
+                                    "a.yaml"]), min_size=1, max_size=4),
+    folder=st.booleans(),
+)
+def test_folder_names_are_excluded_as_pathspec_would(
+    patterns: list[str], parts: list[str], folder: bool
+) -> None:
+    """Plain folder-name patterns skip pathspec; the answer must be pathspec's."""
+    from pathspec import GitIgnoreSpec
+
+    root = Path("/project")
+    configuration = Resolver(isolated=True).for_path(Path.cwd())
+    configuration = dataclasses.replace(configuration, root=root, exclude=tuple(patterns))
+    relative = "/".join(parts)
+    expected = GitIgnoreSpec.from_lines(patterns).match_file(relative + "/" * folder)
+    assert configuration.excluded(root / relative, folder=folder) == expected
+
+
 def test_gitignore_is_respected_unless_turned_off() -> None:
     Path(".git").mkdir()
     write(".gitignore", "build/\n*.local.yaml\n")
@@ -225,7 +250,8 @@ def test_bad_rule_options_name_the_option() -> None:
         "Input should be a valid integer, unable to parse string as an integer"
     )
     assert error("[rules.TL402]\nmax-seconds = 1\n") == (
-        ".trainlint.toml: rules.TL402.max-seconds: Extra inputs are not permitted"
+        ".trainlint.toml: rules.TL402.max-seconds: "
+        "unknown option (known: env-name-parts, env-names, flags, min-seconds)"
     )
     assert error("[rules.TL002]\nx = 1\n") == (
         ".trainlint.toml: rules.TL002: TL002 (duplicate-key) takes no options"

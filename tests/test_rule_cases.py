@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from tests.conftest import ROOT, lint_text
+from trainlint import keys
 from trainlint.document import load
 from trainlint.engine import Finding, Settings, lint
 from trainlint.fix import fix_all
@@ -44,7 +45,7 @@ def case_settings(code: str, case: dict[str, Any]) -> Settings:
     options = {}
     if "options" in case:
         assert rule.options is not None, f"{code} takes no options"
-        options[code] = rule.options.model_validate(case["options"])
+        options[code] = keys.rule_options(rule, case["options"], f"rules/{code}.yaml", "")
     return Settings(
         trainer_version=parse_version(str(case.get("trainer-version", "2.3"))),
         rule_options=options,

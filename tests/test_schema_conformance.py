@@ -4,14 +4,16 @@ kubernetes-validate's schemas (which the CRD inlines) and `status`."""
 
 from __future__ import annotations
 
+import pickle
 from typing import Any
 
 import pytest
 import yaml
 
 from tests.conftest import shared_or_skip
+from trainlint.model.node import Node, compiled
 from trainlint.model.runtime import TrainingRuntime
-from trainlint.model.schema import Model, Node, tree
+from trainlint.model.schema import Model, compile_trees, dump, tree
 from trainlint.model.trainjob import TrainJob
 from trainlint.rule import parse_version
 
@@ -99,3 +101,12 @@ def test_comparison_sees_a_difference() -> None:
     assert ".spec.runtimePatches: in the CRD, not in the model" in found
     assert ".spec.podTemplateOverrides: in the model, not in the CRD" in found
     assert ".spec.trainer.numProcPerNode: CRD type integer, model int-or-string" in found
+
+
+def test_compiled_trees_are_those_of_the_models() -> None:
+    """Checking reads the trees shipped in `trees.pickle`: they must be what the models say
+    today (after changing a model: `python -m trainlint.model`)."""
+    fresh = pickle.loads(dump(compile_trees()))  # a round trip shares objects as a load does
+    assert dump(compiled()) == dump(fresh)
+    assert compiled()["TrainJob", (2, 1)].fields["spec"].fields["podTemplateOverrides"]
+    assert "podTemplateOverrides" not in compiled()["TrainJob", (2, 0)].fields["spec"].fields

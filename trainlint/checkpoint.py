@@ -26,6 +26,7 @@ EPHEMERAL = ("emptyDir", "ephemeral", "hostPath")
 _VARIABLE = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
 
 
+@dataclass(frozen=True)
 class CheckpointOptions(Options):
     """How a checkpoint directory is recognised; extend the lists for your own scripts."""
 

@@ -8,13 +8,16 @@ severities, order) stays in the parent, so the output is the same as with one pr
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from trainlint.document import Loaded
 from trainlint.engine import Checked, Finding, Run
 from trainlint.packed import Packed, numbers, pack, unpack_checked
+
+if TYPE_CHECKING:
+    from multiprocessing.pool import Pool
 
 #: Inputs per task: large enough to amortise a round trip, small enough to balance cores.
 CHUNK = 64
@@ -31,7 +34,14 @@ def available_cores() -> int:
 
 
 def worth_it(jobs: int, inputs: int) -> bool:
-    return jobs > 1 and inputs >= MIN_INPUTS and "fork" in multiprocessing.get_all_start_methods()
+    return jobs > 1 and inputs >= MIN_INPUTS and hasattr(os, "fork")
+
+
+def _pool(jobs: int) -> Pool:
+    """Forked workers (imported here: most runs never fork, and the import is not free)."""
+    import multiprocessing
+
+    return multiprocessing.get_context("fork").Pool(jobs)
 
 
 def read_all(names: Sequence[str], read: Callable[[str], Loaded], jobs: int) -> list[Loaded]:
@@ -41,7 +51,7 @@ def read_all(names: Sequence[str], read: Callable[[str], Loaded], jobs: int) -> 
         return [read(name) for name in names]
     _READ = read
     try:
-        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+        with _pool(jobs) as pool:
             return pool.map(_read_one, names, chunksize=CHUNK)
     finally:
         _READ = None
@@ -60,7 +70,7 @@ def check_all(run: Run, positions: Sequence[int], jobs: int) -> dict[int, Checke
         return {position: run.check(position) for position in positions}
     _RUN = run, numbers(run.inputs)
     try:
-        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+        with _pool(jobs) as pool:
             results = pool.map(_check_packed, positions, chunksize=CHUNK)
     finally:
         _RUN = None

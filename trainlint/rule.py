@@ -9,9 +9,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import cache
-from typing import TYPE_CHECKING, Any
-
-from pydantic import BaseModel, ConfigDict
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from trainlint.document import Manifest, Path
 
@@ -43,13 +41,20 @@ class Severity(StrEnum):
     WARNING = "warning"
 
 
-class Options(BaseModel):
-    """Base of rule options: kebab-case keys in config, unknown keys refused."""
+@dataclass(frozen=True)
+class Options:
+    """Base of rule options, frozen dataclasses with defaults: kebab-case keys in config,
+    unknown keys refused.
 
-    model_config = ConfigDict(
-        extra="forbid", frozen=True, alias_generator=lambda name: name.replace("_", "-"),
-        populate_by_name=True,
-    )
+    Plain dataclasses, so a run without a configuration never imports pydantic; the
+    configuration validates a `[rules.CODE]` table against them with pydantic, which
+    reads `__pydantic_config__`.
+    """
+
+    __pydantic_config__: ClassVar[dict[str, Any]] = {
+        "extra": "forbid", "alias_generator": lambda name: name.replace("_", "-"),
+        "populate_by_name": True,
+    }
 
 
 #: Edits the round-trip mapping (ruamel.yaml) of the object a Problem is on, in place.

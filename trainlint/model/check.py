@@ -6,14 +6,14 @@ the result for the last object is kept, so the walk runs once per object, not pe
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from trainlint.document import LocatedDict, LocatedList, Manifest, Path, dotted
 from trainlint.engine import Context
 from trainlint.model.k8s import converter, resolve_version
-from trainlint.model.schema import Model, Node, tree
+from trainlint.model.node import Node, compiled
 from trainlint.rule import Problem, TrainerVersion, format_version
 
 TRAINER_API = "trainer.kubeflow.org/v1alpha1"
@@ -47,12 +47,7 @@ def root(kind: str, api_version: str, release: TrainerVersion, kubernetes: str) 
         return converter(resolve_version(kubernetes)).definition(definition, embedded=False)
     if api_version != TRAINER_API:
         return None
-    model: type[Model]
-    if kind == "TrainJob":
-        from trainlint.model.trainjob import TrainJob as model
-    else:
-        from trainlint.model.runtime import TrainingRuntime as model
-    return tree(model, release)
+    return compiled()["TrainJob" if kind == "TrainJob" else "TrainingRuntime", release]
 
 
 _last: tuple[Manifest, TrainerVersion, str, list[Issue]] | None = None
@@ -119,6 +114,15 @@ def _fits(value: object, kind: str) -> bool:
     return type(value) in _FITS[kind]
 
 
+#: Per schema type, the Python types of values that need no walk at all: anything under
+#: `any`, and a scalar of the right type where there are no bounds (`Node.bounded`). Most
+#: nodes are such scalars; skipping the call for them halves the walk.
+_SETTLED: dict[str, tuple[type, ...]] = {
+    **{kind: types for kind, types in _FITS.items() if dict not in types and list not in types},
+    "any": (str, int, float, bool, type(None), dict, LocatedDict, list, LocatedList),
+}
+
+
 class _Walker:
     def __init__(self, kind: str, release: TrainerVersion, kubernetes: str, out: list[Issue]):
         self.kind = kind
@@ -151,18 +155,24 @@ class _Walker:
             if node.bounded:
                 self.limits(len(value), node.min_items, node.max_items, path, "items")
             assert node.items is not None
-            for index, item in enumerate(value):
-                path.append(index)
-                self.walk(item, node.items, path, core)
-                path.pop()
+            self.children(enumerate(value), node.items, path, core)
         elif kind == "map":
             assert node.items is not None
-            for key, item in value.items():
-                path.append(key)
-                self.walk(item, node.items, path, core)
-                path.pop()
+            self.children(value.items(), node.items, path, core)
         else:
             self.scalar(value, node, path)
+
+    def children(
+        self, pairs: Iterable[tuple[str | int, Any]], node: Node, path: list[str | int], core: bool
+    ) -> None:
+        """Walk the items of an array or map, which share one schema `node`."""
+        settled = () if node.bounded else _SETTLED.get(node.type, ())
+        for key, item in pairs:
+            if type(item) in settled:
+                continue
+            path.append(key)
+            self.walk(item, node, path, core)
+            path.pop()
 
     def mapping(self, value: dict[str, Any], node: Node, path: list[str | int], core: bool) -> None:
         fields = node.fields
@@ -171,6 +181,8 @@ class _Walker:
             if child is None:
                 if not node.open and item is not None:  # a null unknown key loses nothing
                     self.unknown(key, node, path, core)
+                continue
+            if not child.bounded and type(item) in _SETTLED.get(child.type, ()):
                 continue
             path.append(key)
             self.walk(item, child, path, core)

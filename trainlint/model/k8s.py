@@ -17,7 +17,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from trainlint.model.schema import Node, Type, tree
+from trainlint.model.node import Node, Type, compiled
 from trainlint.rule import RELEASES
 
 OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
@@ -76,9 +76,7 @@ class Converter:
         node = self._nodes.get(key)
         if node is None:
             if embedded and name == OBJECT_META:
-                from trainlint.model.common import EmbeddedMeta
-
-                node = tree(EmbeddedMeta, RELEASES[0])
+                node = compiled()["EmbeddedMeta", RELEASES[0]]
             else:
                 node = Node("any")
                 self._nodes[key] = node  # before filling: definitions may be recursive

@@ -15,7 +15,8 @@ from trainlint.model.common import (
     ObjectMeta,
     PersistentVolumeClaim,
 )
-from trainlint.model.schema import Enum, MinProperties, Model, Released, Required, only
+from trainlint.model.node import Released
+from trainlint.model.schema import Enum, MinProperties, Model, Required, only
 
 # --- the JobSet spec (vendored JobSet v0.8.2 in v2.0 … v0.12.0 in v2.3) ---
 

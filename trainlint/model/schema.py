@@ -4,23 +4,28 @@ The models (`trainlint.model.trainjob`, `trainlint.model.runtime`) are pydantic 
 whose fields carry the facts of every release at once: `Released` says in which
 releases a field exists, `Versioned` which constraints hold in which releases, `Core`
 that a value is a Kubernetes type checked against kubernetes-validate's schemas.
-`tree(model, release)` flattens them into `Node`s, plain slotted objects that a single
-recursive walk can check without asking pydantic anything.
+`tree(model, release)` flattens them into `Node`s (`trainlint.model.node`), plain
+slotted objects that a single recursive walk can check without asking pydantic anything.
+
+Checking reads the trees compiled into `COMPILED`; after changing a model, write them
+again with `python -m trainlint.model` (a test fails until then).
 """
 
 from __future__ import annotations
 
 import copy
+import pickle
 import types
 import typing
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal, Union, get_args, get_origin
 
 from annotated_types import Ge, Le, MaxLen, MinLen
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 
-from trainlint.rule import RELEASES, TrainerVersion, format_version, parse_version
+from trainlint.model.node import Node, Released, Releases, Type
+from trainlint.rule import RELEASES, TrainerVersion
 
 
 class Model(BaseModel):
@@ -29,44 +34,6 @@ class Model(BaseModel):
     model_config = ConfigDict(
         alias_generator=to_camel, populate_by_name=True, extra="forbid", defer_build=True
     )
-
-
-@dataclass(frozen=True)
-class Releases:
-    """A range of Trainer releases (`until` included)."""
-
-    since: str = "2.0"
-    until: str | None = None
-
-    def covers(self, release: TrainerVersion) -> bool:
-        return parse_version(self.since) <= release and (
-            self.until is None or release <= parse_version(self.until)
-        )
-
-    def describe(self) -> str:
-        first = format_version(parse_version(self.since))
-        if self.until is None:
-            return f"{first} and later" if self.since != "2.0" else "every release"
-        last = format_version(parse_version(self.until))
-        return f"{first} only" if first == last else f"{first}–{last}"
-
-
-@dataclass(frozen=True)
-class Released(Releases):
-    """The field exists only in these releases.
-
-    `instead` says what to do in the other releases: (first release, advice) pairs, the
-    advice of the latest pair not after the release applies.
-    """
-
-    instead: tuple[tuple[str, str], ...] = ()
-
-    def advice(self, release: TrainerVersion) -> str:
-        found = ""
-        for first, text in self.instead:
-            if parse_version(first) <= release:
-                found = text
-        return found
 
 
 @dataclass(frozen=True)
@@ -117,44 +84,6 @@ class Core:
 @dataclass(frozen=True)
 class Unchecked:
     """A subtree the API server does not judge on create (status) or keeps as is."""
-
-
-Type = Literal["object", "array", "map", "string", "integer", "number", "boolean",
-               "int-or-string", "quantity", "any", "core"]
-
-
-@dataclass(eq=False, slots=True)
-class Node:
-    """One position of the schema: what a value there must be."""
-
-    type: Type
-    #: object: the known keys; map: None.
-    fields: dict[str, Node] = field(default_factory=dict)
-    #: array items, map values.
-    items: Node | None = None
-    required: tuple[str, ...] = ()
-    #: Fields of this object that exist in other releases, with when and what instead.
-    elsewhere: dict[str, Released] = field(default_factory=dict)
-    enum: tuple[Any, ...] | None = None
-    minimum: int | None = None
-    maximum: int | None = None
-    min_length: int | None = None
-    max_length: int | None = None
-    min_items: int | None = None
-    max_items: int | None = None
-    min_properties: int | None = None
-    default: Any = None
-    #: An object whose unknown keys are kept (free-form Kubernetes objects).
-    open: bool = False
-    #: Null is a valid value (Kubernetes types that say so); otherwise null is pruned.
-    nullable: bool = False
-    #: For `core`: the Kubernetes definition; `embedded` inside a custom resource.
-    definition: str = ""
-    embedded: bool = True
-    #: Why an integer is required (the field took strings in other releases).
-    note: str = ""
-    #: The value has an enumeration, bounds or sizes to check (a fast path for the rest).
-    bounded: bool = False
 
 
 _TREES: dict[tuple[type[Model], TrainerVersion], Node] = {}
@@ -276,5 +205,20 @@ def _constrain(node: Node, constraint: object) -> None:
             node.type, node.note = "integer", note
 
 
-def releases_of(model: type[Model]) -> dict[TrainerVersion, Node]:
-    return {release: tree(model, release) for release in RELEASES}
+def compile_trees() -> dict[tuple[str, TrainerVersion], Node]:
+    """The tree of every top-level model in every release, as `COMPILED` holds them."""
+    from trainlint.model.common import EmbeddedMeta
+    from trainlint.model.runtime import TrainingRuntime
+    from trainlint.model.trainjob import TrainJob
+
+    return {
+        (model.__name__, release): tree(model, release)
+        for model in (TrainJob, TrainingRuntime, EmbeddedMeta)
+        for release in RELEASES
+    }
+
+
+def dump(trees: dict[tuple[str, TrainerVersion], Node]) -> bytes:
+    """The bytes of `trainlint.model.node.COMPILED` for these trees (shared subtrees are
+    written once)."""
+    return pickle.dumps(trees, protocol=5)

@@ -21,7 +21,8 @@ from trainlint.model.common import (
     Volume,
     VolumeMount,
 )
-from trainlint.model.schema import Integer, Model, Released, only
+from trainlint.model.node import Released
+from trainlint.model.schema import Integer, Model, only
 
 #: Limits that the v2.2 CRD introduced on many TrainJob fields.
 _V22 = "2.2"

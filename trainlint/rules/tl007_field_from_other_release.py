@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import copy
 from collections.abc import Iterator
 from typing import Any
@@ -21,6 +23,7 @@ POD_TEMPLATE = ("spec", "template")
 POD_METADATA = frozenset({"labels", "annotations"})
 
 
+@dataclass(frozen=True)
 class MigrationOptions(Options):
     #: The `manager` of the runtime patch that the fix writes from overrides.
     manager: str = "trainlint.dev/migrated"

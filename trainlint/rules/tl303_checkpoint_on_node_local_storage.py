@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from collections.abc import Iterator
 
 from trainlint.checkpoint import (
@@ -16,6 +18,7 @@ from trainlint.rule import Problem, Severity, rule
 from trainlint.trainer import pod_for
 
 
+@dataclass(frozen=True)
 class LocalStorageOptions(CheckpointOptions):
     """Checkpoint recognition, plus the provisioners whose volumes live on one node."""
 

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from collections.abc import Iterator
 from typing import Any
 
@@ -14,6 +16,7 @@ from trainlint.trainer import At, TrainerPod, pod_for
 DEFAULT_GRACE = 30
 
 
+@dataclass(frozen=True)
 class Options(CheckpointOptions):
     min_seconds: int = 60
 

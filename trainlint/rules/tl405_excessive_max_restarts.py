@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from collections.abc import Iterator
 
 from trainlint.document import Manifest, mapping
@@ -8,6 +10,7 @@ from trainlint.rule import Options, Problem, Severity, rule
 from trainlint.trainer import JOBSET, is_count, jobset
 
 
+@dataclass(frozen=True)
 class MaxRestartsOptions(Options):
     #: The most JobSet restarts a run may plausibly need.
     max_restarts: int = 10
