@@ -320,6 +320,7 @@ def _read(name: str, stdin_filename: str) -> Loaded:
         return load("", name, [problem])
     display = stdin_filename if name == STDIN else name
     text, problems = decode(data, display)
+    del data  # parsing copies the text once more: a long file must not be held three times
     return load(text, display, problems)
 
 

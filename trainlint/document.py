@@ -87,45 +87,52 @@ class LoadProblem:
 
 
 class LocatedDict(dict[str, Any]):
-    """A mapping read from a file, with the span of each key (in key order) in `spans`."""
+    """A mapping read from a file; the spans of its keys, in key order, are the entries
+    `first`, `first + 1`... of `spans` (four numbers an entry).
 
-    __slots__ = ("spans",)
+    All the containers of a document share one `spans` array: an array per container
+    would be a third of the memory a document takes.
+    """
 
-    def __init__(self) -> None:
+    __slots__ = ("first", "spans")
+
+    def __init__(self, spans: array[int], first: int = 0) -> None:
         super().__init__()
-        self.spans = array("I")
+        self.spans = spans
+        self.first = first
 
     def span_of(self, key: str | int) -> Span | None:
         if not isinstance(key, str) or key not in self:
             return None
-        return _unpack(self.spans, list(self).index(key))
+        return _unpack(self.spans, self.first + list(self).index(key))
 
 
 class LocatedList(list[Any]):
-    """A list read from a file, with the span of each item in `spans`."""
+    """A list read from a file; the spans of its items are entries `first`... of `spans`."""
 
-    __slots__ = ("spans",)
+    __slots__ = ("first", "spans")
 
-    def __init__(self) -> None:
+    def __init__(self, spans: array[int], first: int = 0) -> None:
         super().__init__()
-        self.spans = array("I")
+        self.spans = spans
+        self.first = first
 
     def span_of(self, index: str | int) -> Span | None:
         if not isinstance(index, int) or not 0 <= index < len(self):
             return None
-        return _unpack(self.spans, index)
+        return _unpack(self.spans, self.first + index)
 
 
-def _unpack(spans: array[int], index: int) -> Span:
-    return Span(*spans[4 * index : 4 * index + 4])
+def _unpack(spans: array[int], entry: int) -> Span:
+    return Span(*spans[4 * entry : 4 * entry + 4])
 
 
 def locate(value: object, path: Path) -> Span:
     """The span of the deepest node of `path` that exists under `value` (the key, for a
     mapping entry; the item, for a list index); the first key's span for an empty path."""
     span: Span | None = None
-    if not path and isinstance(value, LocatedDict) and value.spans:
-        span = _unpack(value.spans, 0)
+    if not path and isinstance(value, LocatedDict) and value:
+        span = _unpack(value.spans, value.first)
     for key in path:
         if not isinstance(value, LocatedDict | LocatedList):
             break
@@ -219,11 +226,12 @@ def mappings(value: object) -> Iterator[tuple[int, dict[str, Any]]]:
 def dig(value: object, *path: str | int) -> Any:
     """The value at `path` (keys and list indexes), or None where the shape differs."""
     for key in path:
-        if isinstance(key, int):
-            items = sequence(value)
-            value = items[key] if 0 <= key < len(items) else None
+        if isinstance(key, str):  # most steps: rules dig through mappings
+            value = value.get(key) if isinstance(value, dict) else None
+        elif isinstance(value, list) and 0 <= key < len(value):
+            value = value[key]
         else:
-            value = mapping(value).get(key)
+            value = None
     return value
 
 
@@ -411,6 +419,14 @@ class _Builder:
         self.root = root
         self.nodes = 1
         self.problems: list[LoadProblem] = []
+        #: The spans of the whole document: each container appends its own when built.
+        self.spans = array("I")
+
+    def _place(self, spans: list[int]) -> int:
+        """Append one container's spans to the document's; the entry of the first."""
+        first = len(self.spans) // 4
+        self.spans.fromlist(spans)
+        return first
 
     def build(self, node: yaml.Node, depth: int = 0) -> Any:
         if type(node) is yaml.ScalarNode:
@@ -436,18 +452,19 @@ class _Builder:
             )
         if type(node) is yaml.MappingNode:
             return self._mapping(node, depth + 1)
-        items = LocatedList()
-        spans = items.spans
+        items = LocatedList(self.spans)
+        spans: list[int] = []
         for item in node.value:
             start, end = item.start_mark, item.end_mark
-            spans.extend((start.line + 1, start.column + 1, end.line + 1, end.column + 1))
+            spans += (start.line + 1, start.column + 1, end.line + 1, end.column + 1)
             scalar = type(item) is yaml.ScalarNode
             items.append(_scalar(item) if scalar else self.build(item, depth + 1))
+        items.first = self._place(spans)  # after the items': a container's spans are contiguous
         return items
 
     def _mapping(self, node: yaml.Node, depth: int) -> LocatedDict:
-        result = LocatedDict()
-        spans = result.spans
+        result = LocatedDict(self.spans)
+        spans: list[int] = []
         merged: list[tuple[yaml.Node, yaml.Node]] = []
         for key_node, value_node in node.value:
             if key_node.tag == _MERGE:
@@ -475,9 +492,9 @@ class _Builder:
                     )
                 )
                 slot = 4 * list(result).index(key)
-                spans[slot : slot + 4] = array("I", key_span)
+                spans[slot : slot + 4] = key_span
             else:
-                spans.extend(key_span)
+                spans += key_span
             result[key] = (
                 _scalar(value_node) if type(value_node) is yaml.ScalarNode
                 else self.build(value_node, depth)
@@ -488,8 +505,9 @@ class _Builder:
                 extra = self.build(source, depth)
                 for key, value in mapping(extra).items():
                     if key not in result:
-                        spans.extend(_span(key_node))
+                        spans += _span(key_node)
                         result[key] = value
+        result.first = self._place(spans)
         return result
 
 
@@ -497,7 +515,7 @@ def _scalar(node: yaml.ScalarNode) -> Any:
     """YAML 1.1 scalars, as kubectl's decoder reads them (`on`/`yes` are booleans)."""
     tag = node.tag
     if tag is _STR:  # what `_Loader.resolve` answers for most scalars
-        return node.value
+        return sys.intern(node.value)  # values repeat across objects: a long file shares them
     if tag == _NULL:
         return None
     try:

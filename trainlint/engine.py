@@ -53,7 +53,8 @@ class Index:
         self._claims: list[Manifest] = []
         self._claims_by_name: dict[str, list[Manifest]] = defaultdict(list)
         self._answer_digests: dict[tuple[str, ...], str] = {}
-        #: What rules derive from an object (its trainer pod...), computed once per input.
+        #: What rules derive from an object (its trainer pod...), computed once per object
+        #: checked.
         self.memo: dict[tuple[Any, ...], Any] = {}
         #: While not None, every look-up is recorded here as dependency → digest of the
         #: answer, so a cached result can later be checked against the objects it read.
@@ -90,8 +91,13 @@ class Index:
         return self._key(str(kind), job.namespace, str(name))
 
     def runtime_for(self, job: Manifest) -> Manifest | None:
-        """The runtime a TrainJob references, when it is among the known objects."""
-        return self._one(self.runtime_key(job))
+        """The runtime a TrainJob references, when it is among the known objects (looked
+        up once per job and input: most rules of a TrainJob ask)."""
+        key = ("runtime-for", id(job))
+        if key not in self.memo:
+            self.memo[key] = self._one(self.runtime_key(job))
+        found: Manifest | None = self.memo[key]
+        return found
 
     def runtimes_named(self, name: str) -> list[Manifest]:
         """Every runtime of the run with this name, of either kind, in any namespace."""
@@ -337,7 +343,6 @@ class Run:
     def check(self, position: int) -> Checked:
         """The raw findings of one input's rules (some may land on other inputs)."""
         item = self.inputs[position]
-        self.index.memo.clear()  # what one input derived must not hide another's look-ups
         self.index.looked_up = {} if self._record else None
         try:
             return list(self.plan_for(item.source).run(item))
@@ -370,6 +375,7 @@ class _Plan:
 
     def __init__(self, settings: Settings, index: Index) -> None:
         self.settings = settings
+        self.index = index
         self.enabled = {rule.code: rule for rule in settings.enabled()}
         self.by_kind: dict[str, list[tuple[Rule, Context]]] = defaultdict(list)
         for rule, options in settings.rules_with_options:
@@ -385,6 +391,9 @@ class _Plan:
             if problem.code in self.enabled:
                 yield _from_load_problem(self.enabled[problem.code], problem, item.source), None
         for manifest in item.manifests:
+            # What one object's rules derived (its pod...) is dropped before the next: it
+            # must not hide another input's look-ups, and a long file must not hold it all.
+            self.index.memo.clear()
             for rule, context in self.by_kind.get(object_kind(manifest), ()):
                 assert rule.check is not None
                 for found in rule.check(manifest, context):
