@@ -6,7 +6,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
@@ -179,7 +179,7 @@ def _select(
             folder = os.path.dirname(shown)  # noqa: PTH120 - strings: one per file
             if folder not in by_folder:
                 by_folder[folder] = resolver.for_path(Path(shown))
-            where[shown] = by_folder[folder].settings_for(Path(shown))
+            where[shown] = by_folder[folder].settings_for(shown)
         return names, where, resolver.for_path(Path.cwd()).cache_dir
     except ConfigError as error:
         raise Failure(str(error)) from None
@@ -328,9 +328,24 @@ def run() -> None:
     """Entry point: any unexpected error is a clear message and exit 2, never a traceback."""
     try:
         main()
+    except SystemExit as end:
+        _leave(end.code)
     except Exception as error:  # the last line of defence
         click.echo(f"trainlint: internal error: {type(error).__name__}: {error}", err=True)
-        sys.exit(2)
+        _leave(2)
+
+
+def _leave(code: object) -> NoReturn:
+    """Exit once the output is flushed, without freeing the run's objects one by one (a
+    large run would spend a twentieth of its time on that)."""
+    if code is not None and not isinstance(code, int):
+        raise SystemExit(code)  # a message: Python prints it
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except OSError:
+        pass  # the reader went away (`| head`): nothing more can be said to it
+    os._exit(code or 0)
 
 
 @main.command()

@@ -104,7 +104,7 @@ class Configuration:
             return True
         return spec is not None and spec.match_file(relative + "/" if folder else relative)
 
-    def settings_for(self, path: Path) -> Settings:
+    def settings_for(self, path: str | Path) -> Settings:
         """The settings of one file: `per-file-ignores` added to `ignore`."""
         if not self.per_file_ignores:
             return self.settings
