@@ -115,6 +115,19 @@ def test_a_damaged_cache_is_ignored(project: Path, tmp_path: Path, damage: bytes
     assert json.loads(cache_file.read_text())  # rewritten whole
 
 
+def test_files_of_other_builds_are_removed(project: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "cache"
+    folder.mkdir()
+    (folder / "findings-0000000000000000.json").write_text("{}")
+    (folder / "index-0000000000000000.json").write_text("{}")
+    (folder / "notes.txt").write_text("mine")
+    run_cached(project, folder)
+    cache = Cache(folder)
+    assert sorted(folder.iterdir()) == sorted(
+        [cache.findings_path, cache.index_path, folder / "notes.txt"]
+    )
+
+
 def test_command_line_cache_options(project: Path, tmp_path: Path) -> None:
     trainlint = shutil.which("trainlint") or "trainlint"
 

@@ -70,6 +70,7 @@ def build_fingerprint() -> str:
 class Cache:
     def __init__(self, folder: Path) -> None:
         build = build_fingerprint()
+        self.folder = folder
         self.findings_path = folder / f"findings-{build}.json"
         self.index_path = folder / f"index-{build}.json"
         stored = _read_json(self.findings_path)
@@ -107,6 +108,11 @@ class Cache:
                     name: {key: entry[key] for key in keys} for name, entry in entries.items()
                 }
                 _write_json(path, {"generation": generation, "run": run_key, "files": files})
+        ours = {self.findings_path, self.index_path}
+        for stale in [*self.folder.glob("findings-*.json"), *self.folder.glob("index-*.json")]:
+            if stale not in ours:  # another build's: never read again
+                with contextlib.suppress(OSError):
+                    stale.unlink()
 
 
 def check(
