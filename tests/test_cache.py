@@ -123,8 +123,23 @@ def test_files_of_other_builds_are_removed(project: Path, tmp_path: Path) -> Non
     (folder / "notes.txt").write_text("mine")
     run_cached(project, folder)
     cache = Cache(folder)
-    assert sorted(folder.iterdir()) == sorted(
-        [cache.findings_path, cache.index_path, folder / "notes.txt"]
+    assert sorted(folder.iterdir()) == sorted([
+        cache.findings_path, cache.index_path, folder / "notes.txt",
+        folder / ".gitignore", folder / "CACHEDIR.TAG",
+    ])
+
+
+def test_git_ignores_the_cache_folder(project: Path, tmp_path: Path) -> None:
+    subprocess.run(["git", "init", "--quiet", str(tmp_path)], check=True)
+    run_cached(project, tmp_path / "cache")
+    status = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all"], cwd=tmp_path,
+        capture_output=True, text=True, check=True,
+    ).stdout
+    assert "manifests/runtime.yaml" in status
+    assert "cache" not in status
+    assert (tmp_path / "cache" / "CACHEDIR.TAG").read_text().startswith(
+        "Signature: 8a477f597d28d172789f06886806bc55"
     )
 
 

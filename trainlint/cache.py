@@ -103,6 +103,7 @@ class Cache:
             (self.findings_path, FINDINGS_KEYS, run),
         ]
         with contextlib.suppress(OSError):
+            _mark(self.folder)
             for path, keys, run_key in parts:
                 files = {
                     name: {key: entry[key] for key in keys} for name, entry in entries.items()
@@ -268,6 +269,22 @@ def _read_json(path: Path) -> dict[str, Any]:
         if isinstance(stored, dict):
             return stored
     return {}
+
+
+#: Written into the cache folder, as pytest, mypy and ruff do with theirs: git ignores the
+#: folder (a pre-commit hook must not see its own cache as a change) and backup tools skip it.
+MARKERS = {
+    ".gitignore": "# Created by trainlint: this folder is a cache.\n*\n",
+    "CACHEDIR.TAG": "Signature: 8a477f597d28d172789f06886806bc55\n"
+    "# This file is a cache directory tag created by trainlint.\n",
+}
+
+
+def _mark(folder: Path) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in MARKERS.items():
+        if not (folder / name).exists():
+            (folder / name).write_text(text, encoding="utf-8")
 
 
 def _write_json(path: Path, value: object) -> None:
