@@ -29,7 +29,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures" / "admission-review"
 SERVICE = "trainlint.trainlint-system.svc"
-MAX_CONNECTIONS = 256
+#: The API server opens a connection whenever all are busy; what bounds them is its own
+#: limit on mutating requests in flight (`--max-mutating-requests-inflight`, 200 by
+#: default): 512 is two or three API servers at that limit. Fewer would queue requests in
+#: this load generator, where the webhook cannot see them; more would model no real cluster.
+MAX_CONNECTIONS = 512
 TIMEOUT = 3.0
 
 

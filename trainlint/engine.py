@@ -227,6 +227,20 @@ class Settings:
         return [rule for rule, _ in self.rules_with_options]
 
     @cached_property
+    def rules_by_code(self) -> dict[str, Rule]:
+        """The enabled rules, by code (read only)."""
+        return {rule.code: rule for rule, _ in self.rules_with_options}
+
+    @cached_property
+    def rules_by_kind(self) -> dict[str, tuple[tuple[Rule, Options | None], ...]]:
+        """The enabled rules and their options, by the kind they check."""
+        by_kind: dict[str, list[tuple[Rule, Options | None]]] = defaultdict(list)
+        for rule, options in self.rules_with_options:
+            for kind in rule.kinds:
+                by_kind[kind].append((rule, options))
+        return {kind: tuple(rules) for kind, rules in by_kind.items()}
+
+    @cached_property
     def rules_with_options(self) -> tuple[tuple[Rule, Options | None], ...]:
         """The enabled rules and their options, worked out once per Settings (a webhook
         lints every request with the same Settings)."""
@@ -300,13 +314,16 @@ def lint(
     settings: Settings | None = None,
     *,
     settings_for: SettingsFor | None = None,
+    context: Iterable[Manifest] = (),
 ) -> list[Finding]:
     """Every finding of the enabled rules over all inputs, suppressions applied, sorted.
 
     `settings_for` gives each file its own settings (its nearest configuration file) while
-    all inputs still share one index, so references across files resolve.
+    all inputs still share one index, so references across files resolve. `context` are
+    objects that references may find (the cluster's, for the webhook) but that are not
+    checked: findings that land on them are dropped.
     """
-    run = Run(inputs, settings, settings_for)
+    run = Run(inputs, settings, settings_for, context=context)
     return run.settle(run.check(position) for position in range(len(run.inputs)))
 
 
@@ -324,9 +341,12 @@ class Run:
         settings_for: SettingsFor | None = None,
         *,
         record: bool = False,
+        context: Iterable[Manifest] = (),
     ) -> None:
         self.inputs = list(inputs)
-        self.index = Index(manifest for item in self.inputs for manifest in item.manifests)
+        self.index = Index(
+            [*(manifest for item in self.inputs for manifest in item.manifests), *context]
+        )
         self._default = settings or Settings()
         self._settings_for = settings_for
         self._plans: dict[int, _Plan] = {}
@@ -361,7 +381,8 @@ class Run:
                 found.setdefault(key, (finding, manifest))
         by_source: dict[Source, Checked] = {item.source: [] for item in self.inputs}
         for finding, manifest in found.values():
-            by_source.setdefault(finding.source, []).append((finding, manifest))
+            if finding.source in by_source:  # not on a context object
+                by_source[finding.source].append((finding, manifest))
         manifests = {item.source: item.manifests for item in self.inputs}
         results: list[Finding] = []
         for source, raw in by_source.items():
@@ -371,19 +392,31 @@ class Run:
 
 
 class _Plan:
-    """The rules one Settings enables, by kind, with their contexts."""
+    """The rules one Settings enables, by kind, with their contexts (one per set of
+    options: the webhook makes a plan for every request)."""
 
     def __init__(self, settings: Settings, index: Index) -> None:
         self.settings = settings
         self.index = index
-        self.enabled = {rule.code: rule for rule in settings.enabled()}
-        self.by_kind: dict[str, list[tuple[Rule, Context]]] = defaultdict(list)
-        for rule, options in settings.rules_with_options:
-            context = Context(
-                settings.trainer_version, index, options, settings.kubernetes_version
+        self.enabled = settings.rules_by_code
+        self._contexts: dict[int, Context] = {}
+        self._by_kind: dict[str, list[tuple[Rule, Context]]] = {}
+
+    def rules_for(self, kind: str) -> list[tuple[Rule, Context]]:
+        if kind not in self._by_kind:
+            self._by_kind[kind] = [
+                (rule, self._context(options))
+                for rule, options in self.settings.rules_by_kind.get(kind, ())
+            ]
+        return self._by_kind[kind]
+
+    def _context(self, options: Options | None) -> Context:
+        if id(options) not in self._contexts:
+            self._contexts[id(options)] = Context(
+                self.settings.trainer_version, self.index, options,
+                self.settings.kubernetes_version,
             )
-            for kind in rule.kinds:
-                self.by_kind[kind].append((rule, context))
+        return self._contexts[id(options)]
 
     def run(self, item: Loaded) -> Iterator[tuple[Finding, Manifest | None]]:
         """The findings of one input (some may land on objects of other inputs)."""
@@ -394,7 +427,7 @@ class _Plan:
             # What one object's rules derived (its pod...) is dropped before the next: it
             # must not hide another input's look-ups, and a long file must not hold it all.
             self.index.memo.clear()
-            for rule, context in self.by_kind.get(object_kind(manifest), ()):
+            for rule, context in self.rules_for(object_kind(manifest)):
                 assert rule.check is not None
                 for found in rule.check(manifest, context):
                     yield _from_problem(rule, found, manifest), found.manifest or manifest

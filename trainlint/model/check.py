@@ -277,6 +277,8 @@ class _Walker:
     def limits(
         self, size: int, low: int | None, high: int | None, path: list[str | int], unit: str
     ) -> None:
+        if (low is None or size >= low) and (high is None or size <= high):
+            return  # most values: no message to word
         where = self.where(path)
         wording = "items" if unit == "items" else "chars long"
         if low is not None and size < low:

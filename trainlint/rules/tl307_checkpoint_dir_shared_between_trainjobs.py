@@ -13,15 +13,15 @@ from trainlint.checkpoint import (
 from trainlint.document import Manifest
 from trainlint.engine import Context
 from trainlint.rule import Problem, Severity, rule
-from trainlint.trainer import At, trainjob_pod
+from trainlint.trainer import At, job_pod
 
 #: A checkpoint location shared between runs: namespace, PVC and path inside it.
 Location = tuple[str, str, str]
 
 
-def _locations(job: Manifest, runtime: Manifest, ctx: Context) -> dict[Location, tuple[str, At]]:
+def _locations(job: Manifest, ctx: Context) -> dict[Location, tuple[str, At]]:
     """Where a TrainJob's checkpoints land on named PVCs: location → (path, where it is set)."""
-    pod = trainjob_pod(job, runtime, ctx.trainer_version)
+    pod = job_pod(job, ctx)
     found: dict[Location, tuple[str, At]] = {}
     for directory in written_dirs(pod, ctx.options):
         where = storage(pod, directory.path)
@@ -132,11 +132,11 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     runtime = ctx.runtime_for(job)
     if runtime is None:
         return
-    mine = _locations(job, runtime, ctx)
+    mine = _locations(job, ctx)
     for other in ctx.trainjobs_using(runtime):
         if other is job:
             return
-        for location in mine.keys() & _locations(other, runtime, ctx).keys():
+        for location in mine.keys() & _locations(other, ctx).keys():
             path, at = mine.pop(location)
             yield Problem(
                 at.path,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
@@ -131,14 +131,9 @@ def decide(
     manifest = request_manifest(review)
     if manifest is None or not _readable(manifest, review):
         return unreadable(review, mode)
-    related = [Loaded(other.source, [other], []) for other in context(manifest)]
     # Cluster objects are looked up, not checked: their own findings were reported when
     # they were admitted, and running their rules again would double the cost of a request.
-    quiet = replace(settings, select=())
-    findings = lint(
-        [Loaded(manifest.source, [manifest], []), *related], settings,
-        settings_for=lambda source: settings if source is manifest.source else quiet,
-    )
+    findings = lint([Loaded(manifest.source, [manifest], [])], settings, context=context(manifest))
     return judge(findings, mode)
 
 
@@ -153,15 +148,17 @@ def _readable(manifest: Manifest, review: Review) -> bool:
 
 def shallow(value: object, limit: int = MAX_DEPTH) -> bool:
     """Whether nesting stays within what a Kubernetes object has (rules recurse)."""
-    stack = [(value, 0)]
+    stack: list[tuple[dict[str, Any] | list[Any], int]] = []
+    if isinstance(value, dict | list):
+        stack.append((value, 0))
     while stack:
         item, depth = stack.pop()
-        if depth > limit:
+        children = item.values() if isinstance(item, dict) else item
+        if children and depth >= limit:  # its children lie deeper than the limit
             return False
-        if isinstance(item, dict):
-            stack.extend((child, depth + 1) for child in item.values())
-        elif isinstance(item, list):
-            stack.extend((child, depth + 1) for child in item)
+        stack.extend(
+            (child, depth + 1) for child in children if isinstance(child, dict | list)
+        )
     return True
 
 
@@ -231,7 +228,9 @@ def warning_lines(findings: Sequence[Finding]) -> tuple[str, ...]:
 
 def printable(text: str) -> str:
     """One line of printable characters: kubectl prints warnings as they come."""
-    return " ".join("".join(c if c.isprintable() else " " for c in text).split())
+    if not text.isprintable():
+        text = "".join(char if char.isprintable() else " " for char in text)
+    return " ".join(text.split())
 
 
 def clip(text: str, limit: int) -> str:

@@ -7,6 +7,7 @@ a request only reads it, so no API call ever sits on the request path.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from functools import lru_cache
 from typing import Any
 
 from trainlint.document import Manifest, Source, mapping
@@ -56,7 +57,7 @@ class Store:
         kind, namespace, name = self._refs.runtime_key(manifest)
         runtime = self.get(kind, namespace, name) if kind in RUNTIME_KINDS else None
         related = [runtime] if runtime is not None else []
-        names = [*claim_names(manifest.body), *(claim_names(runtime.body) if runtime else ())]
+        names = [*claim_names(manifest.body), *(_stored_claims(runtime) if runtime else ())]
         for claim_name in dict.fromkeys(names):
             claim = self.get("PersistentVolumeClaim", manifest.namespace, claim_name)
             if claim is not None:
@@ -76,14 +77,25 @@ class Store:
         return "" if kind in CLUSTER_SCOPED else manifest.namespace, manifest.name
 
 
+@lru_cache(maxsize=4096)
+def _stored_claims(runtime: Manifest) -> tuple[str, ...]:
+    """The claim names of a stored runtime, found once: a watch event replaces the object
+    (a new Manifest) when it changes. Bounded, so replaced ones age out."""
+    return tuple(claim_names(runtime.body))
+
+
 def claim_names(value: object) -> Iterator[str]:
     """Every `claimName` in an object, wherever the volumes sit."""
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if key == "claimName" and isinstance(item, str):
-                yield item
-            else:
-                yield from claim_names(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from claim_names(item)
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            name = item.get("claimName")
+            if isinstance(name, str):
+                yield name
+            children: Iterable[Any] = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        stack.extend(reversed([child for child in children if isinstance(child, dict | list)]))
