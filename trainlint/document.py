@@ -14,7 +14,7 @@ from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path as FilePath
-from typing import Any, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 import yaml
 
@@ -27,6 +27,8 @@ MAX_NODES = 250_000
 #: libyaml's composer recurses in C and overflows the stack around 20,000 levels.
 #: Above this many nesting indicators a document is first measured with the event parser.
 _COMPOSER_SAFE_BOUND = 5_000
+#: Most plain scalars whose tags are remembered (see `_Loader.resolve`).
+_TAGS_KEPT = 100_000
 
 _STR = "tag:yaml.org,2002:str"
 _INT = "tag:yaml.org,2002:int"
@@ -48,6 +50,8 @@ class _Loader(yaml.CSafeLoader):
     """
 
     _implicit = yaml.CSafeLoader.yaml_implicit_resolvers
+    #: The tag of each plain scalar met so far: keys and values repeat across documents.
+    _tags: ClassVar[dict[str, str]] = {}
 
     def descend_resolver(self, current_node: object, current_index: object) -> None:
         pass
@@ -57,12 +61,22 @@ class _Loader(yaml.CSafeLoader):
 
     def resolve(self, kind: type[yaml.Node], value: str | None, implicit: Any) -> str:
         if kind is yaml.ScalarNode:
-            if implicit[0]:
-                for tag, pattern in self._implicit.get(value[:1] if value else "", ()):
-                    if pattern.match(value):
-                        return str(tag)
-            return _STR
+            if not implicit[0]:
+                return _STR
+            text = value or ""
+            tag = self._tags.get(text)
+            if tag is None:
+                tag = self._plain_tag(text)
+                if len(self._tags) < _TAGS_KEPT:
+                    self._tags[text] = tag
+            return tag
         return _MAP if kind is yaml.MappingNode else _SEQ
+
+    def _plain_tag(self, value: str) -> str:
+        for tag, pattern in self._implicit.get(value[:1], ()):
+            if pattern.match(value):
+                return str(tag)
+        return _STR
 
 
 class Span(NamedTuple):
@@ -101,11 +115,6 @@ class LocatedDict(dict[str, Any]):
         self.spans = spans
         self.first = first
 
-    def span_of(self, key: str | int) -> Span | None:
-        if not isinstance(key, str) or key not in self:
-            return None
-        return _unpack(self.spans, self.first + list(self).index(key))
-
 
 class LocatedList(list[Any]):
     """A list read from a file; the spans of its items are entries `first`... of `spans`."""
@@ -117,31 +126,26 @@ class LocatedList(list[Any]):
         self.spans = spans
         self.first = first
 
-    def span_of(self, index: str | int) -> Span | None:
-        if not isinstance(index, int) or not 0 <= index < len(self):
-            return None
-        return _unpack(self.spans, self.first + index)
-
-
-def _unpack(spans: array[int], entry: int) -> Span:
-    return Span(*spans[4 * entry : 4 * entry + 4])
-
 
 def locate(value: object, path: Path) -> Span:
     """The span of the deepest node of `path` that exists under `value` (the key, for a
     mapping entry; the item, for a list index); the first key's span for an empty path."""
-    span: Span | None = None
+    found: tuple[LocatedDict | LocatedList, int] | None = None
     if not path and isinstance(value, LocatedDict) and value:
-        span = _unpack(value.spans, value.first)
+        found = value, 0
     for key in path:
-        if not isinstance(value, LocatedDict | LocatedList):
+        if isinstance(value, LocatedDict) and isinstance(key, str) and key in value:
+            found = value, list(value).index(key)
+        elif isinstance(value, LocatedList) and isinstance(key, int) and 0 <= key < len(value):
+            found = value, key
+        else:
             break
-        found = value.span_of(key)
-        if found is None:
-            break
-        span = found
         value = value[key]  # type: ignore[index]
-    return span or UNKNOWN_SPAN
+    if found is None:
+        return UNKNOWN_SPAN
+    container, position = found  # only the deepest span is unpacked
+    entry = 4 * (container.first + position)
+    return Span(*container.spans[entry : entry + 4])
 
 
 @dataclass(eq=False)
