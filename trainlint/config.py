@@ -198,7 +198,10 @@ def _absolute(path: str | Path) -> Path:
 def _absolute_text(path: str | Path) -> str:
     """`_absolute` as a string: this runs for every file of a large tree, and string
     operations cost a tenth of Path objects."""
-    return os.path.normpath(os.path.join(os.getcwd(), path))  # noqa: PTH109, PTH118
+    text = os.fspath(path)
+    if not os.path.isabs(text):  # noqa: PTH117
+        text = os.path.join(os.getcwd(), text)  # noqa: PTH109, PTH118
+    return os.path.normpath(text)
 
 
 def _relative(path: str, root: Path) -> str | None:
@@ -455,6 +458,8 @@ def _ignored(
     specs: list[tuple[Path, GitIgnoreSpec]], path: str | Path, *, folder: bool = False
 ) -> bool:
     """gitignore semantics: the deepest `.gitignore` with a matching pattern decides."""
+    if not specs:
+        return False
     absolute = _absolute_text(path)
     for base, spec in reversed(specs):
         relative = f"{_relative(absolute, base)}{'/' if folder else ''}"

@@ -22,6 +22,8 @@ from trainlint.rule import (
     Severity,
     TrainerVersion,
     all_rules,
+    code_matches,
+    names_codes,
 )
 from trainlint.rule import matches as rule_matches
 
@@ -253,8 +255,17 @@ class Settings:
         )
 
     def may_fix(self, code: str) -> bool:
-        """Whether `fixable`/`unfixable` let `--fix` apply fixes of this rule."""
+        """Whether `fixable`/`unfixable` let `--fix` apply fixes of this rule (told from the
+        code alone when they name codes: a run served from the cache imports no rule)."""
+        if self._selects_codes:
+            return any(code_matches(code, selector) for selector in self.fixable) and not any(
+                code_matches(code, selector) for selector in self.unfixable
+            )
         return code in self._fixable_codes
+
+    @cached_property
+    def _selects_codes(self) -> bool:
+        return names_codes((*self.fixable, *self.unfixable))
 
     @cached_property
     def _fixable_codes(self) -> frozenset[str]:

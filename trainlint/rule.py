@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import cache
@@ -188,8 +188,14 @@ def find_rule(selector: str) -> Rule | None:
 
 def matches(rule: Rule, selectors: Any) -> bool:
     """Whether a rule is named by any selector: a code, a code prefix (`TL3`, `ALL`) or a name."""
-    for selector in selectors:
-        upper = selector.upper()
-        if upper == "ALL" or rule.code.startswith(upper) or rule.name == selector:
-            return True
-    return False
+    return any(code_matches(rule.code, selector) or rule.name == selector for selector in selectors)
+
+
+def code_matches(code: str, selector: str) -> bool:
+    upper = selector.upper()
+    return upper == "ALL" or code.startswith(upper)
+
+
+def names_codes(selectors: Iterable[str]) -> bool:
+    """Whether every selector is a code or code prefix: matching then needs no rule."""
+    return all(re.fullmatch(r"ALL|TL\d{0,3}", selector.upper()) for selector in selectors)
