@@ -4,13 +4,21 @@ The rules are pure functions of an input and the run's shared index, so once eve
 is read the parent builds the `Run` and forks: each worker inherits it as it is (no copy
 is sent) and returns only its findings, packed (`trainlint.packed`). Settling (suppressions,
 severities, order) stays in the parent, so the output is the same as with one process.
+
+The parent is one of the `jobs`: it reads and checks the first share of the inputs while
+`jobs - 1` workers do the rest, so only their shares are copied back to it. They hand
+them back through files: a parent busy with its own share would leave them waiting on a
+pipe.
 """
 
 from __future__ import annotations
 
 import os
+import pickle
+import tempfile
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from trainlint.document import Loaded
 from trainlint.engine import Checked, Finding, Run
@@ -19,14 +27,17 @@ from trainlint.packed import Packed, numbers, pack, unpack_checked
 if TYPE_CHECKING:
     from multiprocessing.pool import Pool
 
-#: Inputs per task: large enough to amortise a round trip, small enough to balance cores.
-CHUNK = 64
 #: Below this many inputs, starting workers costs more than it saves.
 MIN_INPUTS = 200
+#: The parent's share against a worker's: workers also pickle what they made, and the
+#: parent unpickles it only once its own share is done.
+PARENT_WEIGHT = 1.25
 
-#: The state a forked worker inherits (set in the parent just before forking).
-_READ: Callable[[str], Loaded] | None = None
-_RUN: tuple[Run, dict[int, int]] | None = None
+T = TypeVar("T")
+R = TypeVar("R")
+
+#: What a forked worker does with each item of its share (set just before forking).
+_WORK: Callable[[Any], Any] | None = None
 
 
 def available_cores() -> int:
@@ -37,24 +48,12 @@ def worth_it(jobs: int, inputs: int) -> bool:
     return jobs > 1 and inputs >= MIN_INPUTS and hasattr(os, "fork")
 
 
-def _pool(jobs: int) -> Pool:
-    """Forked workers (imported here: most runs never fork, and the import is not free)."""
-    import multiprocessing
-
-    return multiprocessing.get_context("fork").Pool(jobs)
-
-
 def read_all(names: Sequence[str], read: Callable[[str], Loaded], jobs: int) -> list[Loaded]:
     """`read` every name, in order, on `jobs` processes."""
-    global _READ  # noqa: PLW0603 - handed to the forked workers
     if not worth_it(jobs, len(names)):
         return [read(name) for name in names]
-    _READ = read
-    try:
-        with _pool(jobs) as pool:
-            return pool.map(_read_one, names, chunksize=CHUNK)
-    finally:
-        _READ = None
+    mine, theirs = _spread(names, jobs, read, read)
+    return mine + theirs
 
 
 def lint_all(run: Run, jobs: int) -> list[Finding]:
@@ -64,37 +63,68 @@ def lint_all(run: Run, jobs: int) -> list[Finding]:
 
 
 def check_all(run: Run, positions: Sequence[int], jobs: int) -> dict[int, Checked]:
-    """The raw findings of the inputs at `positions`, checked on `jobs` processes."""
-    global _RUN  # noqa: PLW0603 - handed to the forked workers
+    """The raw findings of the inputs at `positions` (in that order), checked on `jobs`
+    processes."""
     if not worth_it(jobs, len(positions)):
         return {position: run.check(position) for position in positions}
-    _RUN = run, numbers(run.inputs)
-    try:
-        with _pool(jobs) as pool:
-            results = pool.map(_check_packed, positions, chunksize=CHUNK)
-    finally:
-        _RUN = None
+    places = numbers(run.inputs)
+
+    def packed(position: int) -> tuple[list[Packed], dict[str, str] | None]:
+        found = [
+            pack(finding, None if manifest is None else places[id(manifest)])
+            for finding, manifest in run.check(position)
+        ]
+        return found, run.dependencies.get(position)
+
+    mine, theirs = _spread(positions, jobs, run.check, packed)
+    checked = dict(zip(positions, mine, strict=False))
     loaded = {item.source.name: item for item in run.inputs}
-    checked = {}
-    for position, (packed, dependencies) in zip(positions, results, strict=True):
+    for position, (found, dependencies) in zip(positions[len(mine):], theirs, strict=True):
         if dependencies is not None:
             run.dependencies[position] = dependencies
-        found = unpack_checked(packed, loaded)
-        assert found is not None  # every file of the run is in `loaded`
-        checked[position] = found
+        unpacked = unpack_checked(found, loaded)
+        assert unpacked is not None  # every file of the run is in `loaded`
+        checked[position] = unpacked
     return checked
 
 
-def _read_one(name: str) -> Loaded:
-    assert _READ is not None
-    return _READ(name)
+def _spread(
+    items: Sequence[T], jobs: int, here: Callable[[T], R], there: Callable[[T], Any]
+) -> tuple[list[R], list[Any]]:
+    """`here` over the parent's share of `items` and `there` over the workers' shares, in
+    forked processes: both results, in the order of `items`."""
+    global _WORK  # noqa: PLW0603 - handed to the forked workers
+    cut = round(len(items) * PARENT_WEIGHT / (PARENT_WEIGHT + jobs - 1))
+    rest = items[cut:]
+    shares = [rest[index :: jobs - 1] for index in range(jobs - 1)]
+    _WORK = there
+    try:
+        with tempfile.TemporaryDirectory(prefix="trainlint-") as folder, _pool(jobs - 1) as pool:
+            paths = [Path(folder) / f"{index}.pickle" for index in range(jobs - 1)]
+            pending = pool.map_async(_work_share, zip(shares, paths, strict=True), chunksize=1)
+            mine = [here(item) for item in items[:cut]]
+            done = [_load(path) for path in pending.get()]
+    finally:
+        _WORK = None
+    theirs = [done[index % (jobs - 1)][index // (jobs - 1)] for index in range(len(rest))]
+    return mine, theirs
 
 
-def _check_packed(position: int) -> tuple[list[Packed], dict[str, str] | None]:
-    assert _RUN is not None
-    run, places = _RUN
-    packed = [
-        pack(finding, None if manifest is None else places[id(manifest)])
-        for finding, manifest in run.check(position)
-    ]
-    return packed, run.dependencies.get(position)
+def _pool(jobs: int) -> Pool:
+    """Forked workers (imported here: most runs never fork, and the import is not free)."""
+    import multiprocessing
+
+    return multiprocessing.get_context("fork").Pool(jobs)
+
+
+def _work_share(task: tuple[Sequence[Any], Path]) -> Path:
+    items, path = task
+    assert _WORK is not None
+    path.write_bytes(pickle.dumps([_WORK(item) for item in items], pickle.HIGHEST_PROTOCOL))
+    return path
+
+
+def _load(path: Path) -> list[Any]:
+    """A worker's results, written by that worker of this run (never an outside file)."""
+    results: list[Any] = pickle.loads(path.read_bytes())
+    return results
