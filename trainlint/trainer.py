@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeGuard
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeGuard
 
 from trainlint.document import Manifest, Path, dig, mapping, mappings, sequence
 
@@ -33,16 +33,15 @@ PATCH_JOBS: tuple[str, ...] = ("trainingRuntimeSpec", "template", "spec", "repli
 POD_SPEC: Path = ("template", "spec", "template", "spec")
 
 
-@dataclass(frozen=True, slots=True)
-class At:
-    """Where a value was written: the object and the key path inside it."""
+class At(NamedTuple):
+    """Where a value was written: the object and the key path inside it (named tuples:
+    a trainer pod makes a pair for every env variable, mount and argument)."""
 
     manifest: Manifest
     path: Path
 
 
-@dataclass(frozen=True, slots=True)
-class Value:
+class Value(NamedTuple):
     value: Any
     at: At
 
