@@ -349,6 +349,29 @@ def test_slow_headers_are_cut_off(loop: Loop, certs: tls.SelfSigned) -> None:
     loop.run(server.stop(0))
 
 
+def test_connections_beyond_the_cap_are_closed(loop: Loop, certs: tls.SelfSigned) -> None:
+    """Memory stays bounded whatever the clients do: past `max_connections`, a new
+    connection is closed at once, and the ones within the cap are still served."""
+    server = loop.start(options(certs, max_connections=2), DirectorySource(CONTEXT))
+    context = ssl.create_default_context(cafile=str(certs.ca))
+    held = [
+        context.wrap_socket(socket.create_connection(("127.0.0.1", server.port), 5),
+                            server_hostname=SERVICE)
+        for _ in range(3)
+    ]
+    assert held[2].recv(1024) == b""  # the third: closed by the server
+    body = (FIXTURES / "trainjob-create-clean.json").read_bytes()
+    request = (f"POST /validate?timeout=3s HTTP/1.1\r\nHost: {SERVICE}\r\nContent-Type: "
+               f"application/json\r\nContent-Length: {len(body)}\r\n\r\n").encode() + body
+    held[0].sendall(request)
+    assert held[0].recv(65536).startswith(b"HTTP/1.1 200")
+    refused = server.metrics.errors.labels("too_many_connections")._value.get()
+    assert refused == 1
+    for sock in held:
+        sock.close()
+    loop.run(server.stop(0))
+
+
 def test_certificate_rotation_under_load(loop: Loop, tmp_path: Path) -> None:
     """Swap the mounted files while clients keep sending: no request fails, and new
     connections get the new certificate."""

@@ -377,11 +377,13 @@ def _leave(code: object) -> NoReturn:
 @click.option("--tls12", is_flag=True, help="Also accept TLS 1.2 (ECDHE with AEAD only).")
 @click.option("--lame-duck", default=5.0, show_default=True, metavar="SECONDS",
               help="After SIGTERM, keep serving this long (not ready) before draining.")
+@click.option("--max-connections", default=1024, show_default=True, type=click.IntRange(1),
+              help="Open connections at most (each holds ~300 KiB); more are closed at once.")
 def serve(
     host: str, port: int, metrics_port: int, tls_cert: Path | None, tls_key: Path | None,
     self_signed: bool, ca_out: Path | None, service_name: str, namespace: str,
     context_dir: Path | None, mode: str, config_file: str | None,
-    no_annotation_exemptions: bool, tls12: bool, lame_duck: float,
+    no_annotation_exemptions: bool, tls12: bool, lame_duck: float, max_connections: int,
 ) -> None:
     """Run the validating admission webhook (needs the `serve` extra)."""
     from dataclasses import replace
@@ -407,7 +409,7 @@ def serve(
         tls_cert=tls_cert, tls_key=tls_key, host=host, port=port, metrics_port=metrics_port,
         mode=webhook.Mode(mode), service_name=service_name, namespace=namespace,
         settings=replace(settings, annotation_exemptions=not no_annotation_exemptions),
-        allow_tls12=tls12, lame_duck=lame_duck,
+        allow_tls12=tls12, lame_duck=lame_duck, max_connections=max_connections,
     )
     try:
         webhook.run(options, self_signed=self_signed, ca_out=ca_out, context_dir=context_dir)

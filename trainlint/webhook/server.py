@@ -69,6 +69,9 @@ class Options:
     cert_poll: float = 5.0
     header_timeout: float = 10.0
     keepalive: float = 130.0
+    #: Open connections at most; more are closed at once. Each holds ~300 KiB (TLS and
+    #: read buffers): this bounds memory whatever the clients do.
+    max_connections: int = 1024
 
     @property
     def dns_name(self) -> str:
@@ -258,17 +261,23 @@ async def never_5xx(
 
 class _HeaderDeadline(asyncio.Protocol):
     """Wraps aiohttp's protocol: a request whose headers take longer than the header
-    timeout closes the connection (slow clients cannot hold sockets open). Idle keep-alive
-    connections are aiohttp's own, with its longer keep-alive timeout."""
+    timeout closes the connection (slow clients cannot hold sockets open), and so does a
+    connection beyond the cap. Idle keep-alive connections are aiohttp's own, with its
+    longer keep-alive timeout."""
 
-    def __init__(self, inner: Any, timeout: float) -> None:
+    def __init__(self, inner: Any, timeout: float, connections: _Connections) -> None:
         self.inner = inner
         self.timeout = timeout
+        self.connections = connections
         self.timer: asyncio.TimerHandle | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport
         self.inner.connection_made(transport)
+        self.connections.open += 1
+        if self.connections.open > self.connections.limit:
+            self.connections.refused()
+            transport.close()
 
     def data_received(self, data: bytes) -> None:
         self.inner.data_received(data)
@@ -289,6 +298,7 @@ class _HeaderDeadline(asyncio.Protocol):
         return result
 
     def connection_lost(self, exc: Exception | None) -> None:
+        self.connections.open -= 1
         if self.timer is not None:
             self.timer.cancel()
         self.inner.connection_lost(exc)
@@ -300,28 +310,41 @@ class _HeaderDeadline(asyncio.Protocol):
         self.inner.resume_writing()
 
 
-class _Factory:
-    """aiohttp's server object, handing out header-guarded protocols."""
+@dataclass
+class _Connections:
+    limit: int
+    refused: Callable[[], None]
+    open: int = 0
 
-    def __init__(self, server: web.Server, timeout: float) -> None:
+
+class _Factory:
+    """aiohttp's server object, handing out guarded protocols."""
+
+    def __init__(self, server: web.Server, timeout: float, connections: _Connections) -> None:
         self._server = server
         self._timeout = timeout
+        self._connections = connections
 
     def __call__(self) -> _HeaderDeadline:
-        return _HeaderDeadline(self._server(), self._timeout)
+        return _HeaderDeadline(self._server(), self._timeout, self._connections)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._server, name)
 
 
 class _GuardedRunner(web.AppRunner):
-    def __init__(self, app: web.Application, header_timeout: float, **kwargs: Any) -> None:
+    def __init__(
+        self, app: web.Application, header_timeout: float, connections: _Connections,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(app, **kwargs)
         self._header_timeout = header_timeout
+        self._connections = connections
 
     async def _make_server(self) -> web.Server:
         server = await super()._make_server()
-        return _Factory(server, self._header_timeout)  # type: ignore[return-value]  # a proxy
+        # a proxy of the server:
+        return _Factory(server, self._header_timeout, self._connections)  # type: ignore[return-value]
 
 
 class Server:
@@ -357,8 +380,11 @@ class Server:
         probes.router.add_get("/healthz", webhook.healthz)
         probes.router.add_get("/readyz", webhook.readyz)
         probes.router.add_get("/metrics", webhook.metrics_page)
+        connections = _Connections(
+            self.options.max_connections, self.metrics.errors.labels("too_many_connections").inc
+        )
         main = _GuardedRunner(
-            app, self.options.header_timeout, access_log=None,
+            app, self.options.header_timeout, connections, access_log=None,
             keepalive_timeout=self.options.keepalive, shutdown_timeout=self.options.drain,
         )
         side = web.AppRunner(probes, access_log=None, shutdown_timeout=1.0)
