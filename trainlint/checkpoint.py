@@ -12,6 +12,7 @@ import re
 import shlex
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cache
 from typing import TYPE_CHECKING
 
 from trainlint.document import Manifest, dig
@@ -87,12 +88,11 @@ def _checkpoint_dirs(pod: TrainerPod, options: CheckpointOptions) -> list[Checkp
 
 
 def _candidates(pod: TrainerPod, options: CheckpointOptions) -> Iterator[CheckpointDir]:
+    parts = _any_of(options.env_name_parts)
     for name, item in pod.env.items():
         upper = name.upper()
         value = item.value.get("value")
-        if isinstance(value, str) and (
-            upper in options.env_names or any(part in upper for part in options.env_name_parts)
-        ):
+        if isinstance(value, str) and (upper in options.env_names or parts.search(upper)):
             yield CheckpointDir(value, f"env {name}", item.at)
     keys = {flag.lstrip("-") for flag in options.flags}
     items = [*pod.command, *pod.args]
@@ -105,6 +105,12 @@ def _candidates(pod: TrainerPod, options: CheckpointOptions) -> Iterator[Checkpo
             if key.lstrip("-").rsplit(".", 1)[-1] in keys:
                 kind = "flag" if key.startswith("-") else "arg"
                 yield CheckpointDir(value, f"{kind} {key}", at)
+
+
+@cache
+def _any_of(parts: tuple[str, ...]) -> re.Pattern[str]:
+    """A pattern finding any of `parts` (one that never matches for none)."""
+    return re.compile("|".join(map(re.escape, parts)) or "(?!)")
 
 
 def _split(item: str) -> list[str]:

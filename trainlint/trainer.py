@@ -182,9 +182,7 @@ def trainjob_pod(job: Manifest, runtime: Manifest | None, version: tuple[int, in
     pod.namespace = job.namespace
     trainer = mapping(dig(job.body, "spec", "trainer"))
     trainer_path = ("spec", "trainer")
-    for index, variable in mappings(trainer.get("env")):
-        if isinstance(variable.get("name"), str):
-            pod.env[variable["name"]] = Value(variable, At(job, (*trainer_path, "env", index)))
+    _add_env(pod, trainer.get("env"), job, trainer_path)
     for key in ("command", "args"):
         if isinstance(trainer.get(key), list):
             setattr(pod, key, _strings(trainer[key], job, (*trainer_path, key)))
@@ -226,12 +224,19 @@ def _mount_names(container: dict[str, Any]) -> set[str]:
 def _add_container(
     pod: TrainerPod, container: dict[str, Any], manifest: Manifest, path: Path
 ) -> None:
-    for index, variable in mappings(container.get("env")):
-        if isinstance(variable.get("name"), str):
-            pod.env[variable["name"]] = Value(variable, At(manifest, (*path, "env", index)))
+    _add_env(pod, container.get("env"), manifest, path)
     pod.command = _strings(container.get("command"), manifest, (*path, "command"))
     pod.args = _strings(container.get("args"), manifest, (*path, "args"))
     _add_mounts(pod, container, manifest, path)
+
+
+def _add_env(pod: TrainerPod, variables: object, manifest: Manifest, path: Path) -> None:
+    """The named env variables under `path` (a later one wins, as in Kubernetes)."""
+    env_path = (*path, "env")
+    for index, variable in mappings(variables):
+        name = variable.get("name")
+        if isinstance(name, str):
+            pod.env[name] = Value(variable, At(manifest, (*env_path, index)))
 
 
 def _add_mounts(pod: TrainerPod, container: dict[str, Any], manifest: Manifest, path: Path) -> None:
