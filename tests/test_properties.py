@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import ROOT, lint_text
@@ -94,6 +94,7 @@ trees = st.recursive(
 
 @settings(max_examples=150, deadline=None)
 @given(st.dictionaries(keys, trees, min_size=1, max_size=4), st.booleans())
+@example({"no": 0, "on": {"yes": [1]}}, False)  # YAML 1.1 booleans: dumped quoted
 def test_positions_land_on_the_line_holding_the_key(tree: dict[str, Any], flow: bool) -> None:
     text = yaml.safe_dump(tree, default_flow_style=flow, width=10_000)
     manifest_text = "apiVersion: v1\nkind: ConfigMap\n" + ("" if flow else text)
@@ -105,8 +106,9 @@ def test_positions_land_on_the_line_holding_the_key(tree: dict[str, Any], flow: 
     for path in _paths(body)[1:]:
         span = manifest.span(path)
         line = lines[span.line - 1]
-        if isinstance(path[-1], str):
-            assert line[span.column - 1:].startswith(path[-1]), (path, line)
+        if isinstance(path[-1], str):  # a key the dumper quotes (`'no'`) starts at its quote
+            written = (path[-1], f"'{path[-1]}'", f'"{path[-1]}"')
+            assert line[span.column - 1:].startswith(written), (path, line)
 
 
 def test_examples_exist() -> None:
