@@ -102,7 +102,8 @@ class LoadProblem:
 
 class LocatedDict(dict[str, Any]):
     """A mapping read from a file; the spans of its keys, in key order, are the entries
-    `first`, `first + 1`... of `spans` (four numbers an entry).
+    `first`, `first + 1`... of `spans` (four numbers an entry: start and end, 0-based, as
+    libyaml marks them).
 
     All the containers of a document share one `spans` array: an array per container
     would be a third of the memory a document takes.
@@ -145,7 +146,8 @@ def locate(value: object, path: Path) -> Span:
         return UNKNOWN_SPAN
     container, position = found  # only the deepest span is unpacked
     entry = 4 * (container.first + position)
-    return Span(*container.spans[entry : entry + 4])
+    line, column, end_line, end_column = container.spans[entry : entry + 4]
+    return Span(line + 1, column + 1, end_line + 1, end_column + 1)  # stored as libyaml's
 
 
 @dataclass(eq=False)
@@ -460,7 +462,7 @@ class _Builder:
         spans: list[int] = []
         for item in node.value:
             start, end = item.start_mark, item.end_mark
-            spans += (start.line + 1, start.column + 1, end.line + 1, end.column + 1)
+            spans += (start.line, start.column, end.line, end.column)
             scalar = type(item) is yaml.ScalarNode
             items.append(_scalar(item) if scalar else self.build(item, depth + 1))
         items.first = self._place(spans)  # after the items': a container's spans are contiguous
@@ -485,14 +487,14 @@ class _Builder:
                 continue
             key = sys.intern(key_node.value)  # keys repeat in every object: share them
             start, end = key_node.start_mark, key_node.end_mark
-            key_span = (start.line + 1, start.column + 1, end.line + 1, end.column + 1)
+            key_span = (start.line, start.column, end.line, end.column)
             if key in result:
                 self.problems.append(
                     LoadProblem(
                         "TL002",
                         f"duplicate key `{key}`: kubectl rejects the document "
                         "(other tools silently keep one value)",
-                        Span(*key_span),
+                        _span(key_node),
                     )
                 )
                 slot = 4 * list(result).index(key)
@@ -509,7 +511,7 @@ class _Builder:
                 extra = self.build(source, depth)
                 for key, value in mapping(extra).items():
                     if key not in result:
-                        spans += _span(key_node)
+                        spans += _marks(key_node)
                         result[key] = value
         result.first = self._place(spans)
         return result
@@ -535,5 +537,10 @@ def _scalar(node: yaml.ScalarNode) -> Any:
 
 
 def _span(node: yaml.Node) -> Span:
+    line, column, end_line, end_column = _marks(node)
+    return Span(line + 1, column + 1, end_line + 1, end_column + 1)
+
+
+def _marks(node: yaml.Node) -> tuple[int, int, int, int]:
     start, end = node.start_mark, node.end_mark
-    return Span(start.line + 1, start.column + 1, end.line + 1, end.column + 1)
+    return start.line, start.column, end.line, end.column
