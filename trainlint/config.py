@@ -94,6 +94,12 @@ class Configuration:
         """`path` relative to the configuration's folder, None when outside it."""
         return _relative(_absolute_text(path), self.root)
 
+    @property
+    def excludes_files(self) -> bool:
+        """Whether a pattern may exclude a file of a folder that is not excluded itself
+        (folder names alone cannot: a walk skips excluded folders)."""
+        return self._excludes[1] is not None
+
     def excluded(self, path: str | Path, *, folder: bool = False) -> bool:
         relative = self.relative(path)
         if relative is None:
@@ -391,7 +397,8 @@ def discover(paths: Sequence[str], resolver: Resolver) -> Iterator[str]:
         if name == "-":
             yield name
         elif path.is_dir():
-            yield from _walk(path, resolver)
+            if not resolver.for_path(path).excluded(path, folder=True):
+                yield from _walk(path, resolver)
         elif path.exists():
             if not resolver.for_path(path).excluded(path):
                 yield name
@@ -413,11 +420,12 @@ def _walk(top: Path, resolver: Resolver) -> Iterator[str]:
             ) and not _ignored(specs, path, folder=True):
                 kept.append(folder)
         folders[:] = kept
+        check = config.excludes_files
         for file in sorted(files):
             if not file.endswith(EXTENSIONS):
                 continue
             name = os.path.normpath(os.path.join(root, file))  # noqa: PTH118 - see _absolute_text
-            if not config.excluded(name) and not _ignored(specs, name):
+            if not (check and config.excluded(name)) and not _ignored(specs, name):
                 yield name
 
 

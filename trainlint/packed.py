@@ -9,6 +9,7 @@ was found on, so fixing always happens where the finding was made.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
 
 from trainlint.document import Loaded, Manifest, Source, Span
@@ -36,11 +37,25 @@ def unpack(packed: Packed, source: Source, manifests: list[Manifest]) -> Finding
     """The finding again, on `source` and (by position) one of its `manifests`."""
     code, name, severity, message, help_text, _, span, path, ref, fix, number = packed
     return Finding(
-        code, name, Severity(severity), message, help_text, source, Span(*span), tuple(path),
-        None if ref is None else ObjectRef(*ref),
-        None if fix is None else Fix(fix[0], _applied_where_found, bool(fix[1])),
+        code, name, _SEVERITIES[severity], message, help_text, source, Span(*span),
+        tuple(path), None if ref is None else _object(*ref),
+        None if fix is None else _fix(fix[0], bool(fix[1])),
         manifests[number] if number is not None and number < len(manifests) else None,
     )
+
+
+_SEVERITIES = {severity.value: severity for severity in Severity}
+
+
+# Findings on one object, or with one repair, share them: a warm run unpacks thousands.
+@lru_cache(maxsize=4096)
+def _object(api_version: str, kind: str, name: str, namespace: str | None) -> ObjectRef:
+    return ObjectRef(api_version, kind, name, namespace)
+
+
+@lru_cache(maxsize=4096)
+def _fix(title: str, safe: bool) -> Fix:
+    return Fix(title, _applied_where_found, safe)
 
 
 def unpack_checked(packed: list[Packed], loaded: Mapping[str, Loaded]) -> Checked | None:
