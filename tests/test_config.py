@@ -140,8 +140,10 @@ def test_exclude_and_extend_exclude() -> None:
                  ".hidden/h.yaml", "charts/x/values.yaml"):
         write(name, "kind: ConfigMap\napiVersion: v1\n")
     assert list(discover(["."], Resolver())) == ["a.yaml", "charts/x/values.yaml"]
-    # Excluded files are skipped even when named, so the pre-commit hook honours them.
+    # Excluded files are skipped even when named, so the pre-commit hook honours them;
+    # so are excluded folders.
     assert list(discover(["b.generated.yaml", "a.yaml"], Resolver())) == ["a.yaml"]
+    assert list(discover(["node_modules", "charts/x"], Resolver())) == ["charts/x/values.yaml"]
     write(".trainlint.toml", 'exclude = ["a.yaml"]\n')  # replaces the defaults
     assert list(discover(["."], Resolver())) == [
         "b.generated.yaml", "charts/x/values.yaml", "charts/x/templates/t.yaml",
