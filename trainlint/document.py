@@ -8,6 +8,7 @@ carries only a key path and its position costs a short walk, never a second pars
 
 from __future__ import annotations
 
+import operator
 import re
 import sys
 from array import array
@@ -53,11 +54,11 @@ class _Loader(yaml.CSafeLoader):
     #: The tag of each plain scalar met so far: keys and values repeat across documents.
     _tags: ClassVar[dict[str, str]] = {}
 
-    def descend_resolver(self, current_node: object, current_index: object) -> None:
-        pass
-
-    def ascend_resolver(self) -> None:
-        pass
+    # The composer calls these around every node, for path resolvers, which nothing here
+    # registers. C callables that do nothing (and, as builtins, take no `self`) cost a
+    # fraction of a Python method: `is_(node, index)` and `tuple()` (the empty singleton).
+    descend_resolver = operator.is_  # type: ignore[assignment]  # a callable all the same
+    ascend_resolver = tuple  # type: ignore[assignment]
 
     def resolve(self, kind: type[yaml.Node], value: str | None, implicit: Any) -> str:
         if kind is yaml.ScalarNode:
@@ -106,26 +107,21 @@ class LocatedDict(dict[str, Any]):
     libyaml marks them).
 
     All the containers of a document share one `spans` array: an array per container
-    would be a third of the memory a document takes.
+    would be a third of the memory a document takes. The loader sets both attributes
+    (there is no `__init__` to call: it builds hundreds of thousands of these).
     """
 
     __slots__ = ("first", "spans")
-
-    def __init__(self, spans: array[int], first: int = 0) -> None:
-        super().__init__()
-        self.spans = spans
-        self.first = first
+    first: int
+    spans: array[int]
 
 
 class LocatedList(list[Any]):
     """A list read from a file; the spans of its items are entries `first`... of `spans`."""
 
     __slots__ = ("first", "spans")
-
-    def __init__(self, spans: array[int], first: int = 0) -> None:
-        super().__init__()
-        self.spans = spans
-        self.first = first
+    first: int
+    spans: array[int]
 
 
 def locate(value: object, path: Path) -> Span:
@@ -428,12 +424,6 @@ class _Builder:
         #: The spans of the whole document: each container appends its own when built.
         self.spans = array("I")
 
-    def _place(self, spans: list[int]) -> int:
-        """Append one container's spans to the document's; the entry of the first."""
-        first = len(self.spans) // 4
-        self.spans.fromlist(spans)
-        return first
-
     def build(self, node: yaml.Node, depth: int = 0) -> Any:
         if type(node) is yaml.ScalarNode:
             return _scalar(node)
@@ -458,18 +448,22 @@ class _Builder:
             )
         if type(node) is yaml.MappingNode:
             return self._mapping(node, depth + 1)
-        items = LocatedList(self.spans)
+        items = LocatedList()
+        items.spans = document = self.spans
         spans: list[int] = []
         for item in node.value:
             start, end = item.start_mark, item.end_mark
             spans += (start.line, start.column, end.line, end.column)
             scalar = type(item) is yaml.ScalarNode
             items.append(_scalar(item) if scalar else self.build(item, depth + 1))
-        items.first = self._place(spans)  # after the items': a container's spans are contiguous
+        # After the items' own: the spans of one container are contiguous.
+        items.first = len(document) // 4
+        document.fromlist(spans)
         return items
 
     def _mapping(self, node: yaml.Node, depth: int) -> LocatedDict:
-        result = LocatedDict(self.spans)
+        result = LocatedDict()
+        result.spans = document = self.spans
         spans: list[int] = []
         merged: list[tuple[yaml.Node, yaml.Node]] = []
         for key_node, value_node in node.value:
@@ -513,7 +507,8 @@ class _Builder:
                     if key not in result:
                         spans += _marks(key_node)
                         result[key] = value
-        result.first = self._place(spans)
+        result.first = len(document) // 4
+        document.fromlist(spans)
         return result
 
 
