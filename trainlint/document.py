@@ -454,8 +454,12 @@ class _Builder:
         for item in node.value:
             start, end = item.start_mark, item.end_mark
             spans += (start.line, start.column, end.line, end.column)
-            scalar = type(item) is yaml.ScalarNode
-            items.append(_scalar(item) if scalar else self.build(item, depth + 1))
+            if type(item) is not yaml.ScalarNode:
+                items.append(self.build(item, depth + 1))
+            elif item.tag is _STR:  # most scalars: a string, built here
+                items.append(sys.intern(item.value))
+            else:
+                items.append(_scalar(item))
         # After the items' own: the spans of one container are contiguous.
         items.first = len(document) // 4
         document.fromlist(spans)
@@ -495,10 +499,12 @@ class _Builder:
                 spans[slot : slot + 4] = key_span
             else:
                 spans += key_span
-            result[key] = (
-                _scalar(value_node) if type(value_node) is yaml.ScalarNode
-                else self.build(value_node, depth)
-            )
+            if type(value_node) is not yaml.ScalarNode:
+                result[key] = self.build(value_node, depth)
+            elif value_node.tag is _STR:  # most scalars: a string, built here
+                result[key] = sys.intern(value_node.value)
+            else:
+                result[key] = _scalar(value_node)
         for key_node, value_node in merged:  # merged keys point at their `<<`
             is_list = isinstance(value_node, yaml.SequenceNode)
             for source in value_node.value if is_list else [value_node]:
