@@ -3,6 +3,7 @@ bytes written, format choice and color."""
 
 from __future__ import annotations
 
+import gc
 import os
 import pty
 import re
@@ -260,3 +261,16 @@ def test_stdin_file_is_named_in_per_file_reports(project: Path) -> None:
     )
     assert result.returncode == 0, result.stderr
     assert '<testcase classname="piped.yaml" name="trainlint" />' in result.stdout
+
+
+def test_check_in_process_gives_the_cycle_collector_back(project: Path) -> None:
+    """`check` turns the cyclic collector off for its run; a caller in the same process
+    (a test, an embedding tool) gets it back on."""
+    from click.testing import CliRunner
+
+    from trainlint.cli import main
+
+    assert gc.isenabled()
+    result = CliRunner().invoke(main, ["check", "--no-cache", str(project)])
+    assert result.exit_code == 1
+    assert gc.isenabled()
