@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from trainlint.document import decode, load
+from trainlint.document import decode
 from trainlint.engine import Finding, Settings, lint
+from trainlint.loader import load
 
 ROOT = Path(__file__).resolve().parent.parent
 #: The upstream manifests and CRDs, beside the checkout (absent in a bare clone).

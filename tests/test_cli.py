@@ -274,3 +274,16 @@ def test_check_in_process_gives_the_cycle_collector_back(project: Path) -> None:
     result = CliRunner().invoke(main, ["check", "--no-cache", str(project)])
     assert result.exit_code == 1
     assert gc.isenabled()
+
+
+def test_a_run_served_from_the_cache_parses_nothing(project: Path) -> None:
+    """When nothing changed, neither the YAML parser nor a rule is even imported (without
+    a configuration: validating one imports pydantic and, for rule selectors, the rules)."""
+    (project / ".trainlint.toml").unlink()
+    watched = ("yaml", "trainlint.loader", "trainlint.rules.", "pydantic", "pathspec")
+    arguments = ["check", "--cache-dir", "cache", str(project)]
+    cold = _imported_by(arguments, watched, project.parent)
+    warm = _imported_by(arguments, watched, project.parent)
+    assert "yaml" in cold[-1] and "trainlint.loader" in cold[-1]
+    assert warm[-2:] == [cold[-2], "[]"]
+    assert warm[:-2] == cold[:-2]  # the same findings

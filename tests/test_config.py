@@ -13,8 +13,9 @@ from hypothesis import strategies as st
 
 from tests.test_suppression import RUNTIME
 from trainlint.config import CONFIG_NAMES, ConfigError, Resolver, describe, discover
-from trainlint.document import Source, load
+from trainlint.document import Source
 from trainlint.engine import Finding, Settings, lint
+from trainlint.loader import load
 from trainlint.rule import Severity
 
 NO_GRACE = RUNTIME.replace("                  terminationGracePeriodSeconds: 120\n", "")

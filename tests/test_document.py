@@ -7,7 +7,8 @@ import time
 import pytest
 
 from tests.conftest import lint_text
-from trainlint.document import MAX_DEPTH, Span, decode, load
+from trainlint.document import Span, decode
+from trainlint.loader import MAX_DEPTH, load
 
 RUNTIME = """\
 apiVersion: trainer.kubeflow.org/v1alpha1

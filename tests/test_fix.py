@@ -13,8 +13,8 @@ import pytest
 
 from tests.conftest import ROOT, UPDATE
 from trainlint import fix
-from trainlint.document import load
 from trainlint.engine import lint
+from trainlint.loader import load
 
 TRAINLINT = shutil.which("trainlint") or "trainlint"
 GOLDEN = ROOT / "fixtures" / "fix"

@@ -11,9 +11,9 @@ import yaml
 
 from tests.conftest import ROOT
 from tests.test_rule_cases import case_settings
-from trainlint.document import load
 from trainlint.engine import Finding, Settings, lint
 from trainlint.fix import fix_all
+from trainlint.loader import load
 from trainlint.rule import parse_version
 
 _CASES = {

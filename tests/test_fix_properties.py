@@ -8,9 +8,10 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from trainlint.document import Loaded, load
+from trainlint.document import Loaded
 from trainlint.engine import Finding, Settings, lint
 from trainlint.fix import fix_all
+from trainlint.loader import load
 
 LABEL = "trainer.kubeflow.org/trainjob-ancestor-step"
 

@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import ROOT, lint_text
-from trainlint.document import load
 from trainlint.engine import Settings
+from trainlint.loader import load
 from trainlint.rule import RELEASES
 
 EXAMPLES = [

@@ -13,9 +13,9 @@ import yaml
 
 from tests.conftest import ROOT, lint_text
 from trainlint import keys
-from trainlint.document import load
 from trainlint.engine import Finding, Settings, lint
 from trainlint.fix import fix_all
+from trainlint.loader import load
 from trainlint.rule import all_rules, parse_version
 
 CASES_DIR = ROOT / "rules"

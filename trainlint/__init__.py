@@ -11,12 +11,12 @@ __version__ = "0.1.0"
 __all__ = ["Finding", "Settings", "__version__", "lint", "load"]
 
 if TYPE_CHECKING:
-    from trainlint.document import load
     from trainlint.engine import Finding, Settings, lint
+    from trainlint.loader import load
 
 _EXPORTS = {
     "lint": "trainlint.engine", "Finding": "trainlint.engine", "Settings": "trainlint.engine",
-    "load": "trainlint.document",
+    "load": "trainlint.loader",
 }
 
 

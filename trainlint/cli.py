@@ -313,7 +313,8 @@ def _rule_entry(rule: Rule) -> dict[str, str]:
 
 
 def _read(name: str, stdin_filename: str) -> Loaded:
-    from trainlint.document import LoadProblem, Span, decode, load
+    from trainlint.document import LoadProblem, Span, decode
+    from trainlint.loader import load
 
     try:
         data = sys.stdin.buffer.read() if name == STDIN else Path(name).read_bytes()

@@ -31,8 +31,9 @@ from typing import Any
 import yaml
 
 from trainlint import fixes
-from trainlint.document import Loaded, load
+from trainlint.document import Loaded
 from trainlint.engine import Finding
+from trainlint.loader import load
 
 #: Passes of fix-then-check before giving up on convergence.
 MAX_PASSES = 5

@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from trainlint.document import MAX_DEPTH, Loaded, Manifest, Source, dotted, mapping, string
+from trainlint.document import Loaded, Manifest, Source, dotted, mapping, string
 from trainlint.engine import TRAINER_GROUP, TRAINER_KINDS, Finding, Settings, lint
+from trainlint.loader import MAX_DEPTH
 from trainlint.rule import Severity
 
 API_VERSION = "admission.k8s.io/v1"

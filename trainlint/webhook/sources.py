@@ -12,7 +12,8 @@ from typing import Any, Protocol
 
 import aiohttp
 
-from trainlint.document import decode, load
+from trainlint.document import decode
+from trainlint.loader import load
 from trainlint.webhook.store import KINDS, Store
 
 log = logging.getLogger("trainlint.webhook")

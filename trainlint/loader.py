@@ -1,0 +1,364 @@
+"""Reading manifests: YAML/JSON text → `Loaded` objects (`trainlint.document`).
+
+libyaml (PyYAML's C parser) composes each document in C, and the builder walks its nodes
+once into data that records where every key and item was written. Text-level problems
+(syntax, duplicate keys, alias bombs, deep nesting, non-objects) become LoadProblems.
+"""
+
+from __future__ import annotations
+
+import operator
+import re
+import sys
+from array import array
+from typing import Any, ClassVar
+
+import yaml
+
+from trainlint.document import (
+    UNKNOWN_SPAN,
+    Loaded,
+    LoadProblem,
+    LocatedDict,
+    LocatedList,
+    Manifest,
+    Source,
+    Span,
+    locate,
+    mapping,
+)
+
+#: Deepest nesting a Kubernetes object plausibly has; deeper documents are refused.
+MAX_DEPTH = 200
+#: Most nodes one document may expand to (aliases included): bounds "billion laughs".
+MAX_NODES = 250_000
+#: libyaml's composer recurses in C and overflows the stack around 20,000 levels.
+#: Above this many nesting indicators a document is first measured with the event parser.
+_COMPOSER_SAFE_BOUND = 5_000
+#: Most plain scalars whose tags are remembered (see `_Loader.resolve`).
+_TAGS_KEPT = 100_000
+
+_STR = "tag:yaml.org,2002:str"
+_INT = "tag:yaml.org,2002:int"
+_FLOAT = "tag:yaml.org,2002:float"
+_BOOL = "tag:yaml.org,2002:bool"
+_NULL = "tag:yaml.org,2002:null"
+_MERGE = "tag:yaml.org,2002:merge"
+_MAP = "tag:yaml.org,2002:map"
+_SEQ = "tag:yaml.org,2002:seq"
+_CONSTRUCTOR = yaml.constructor.SafeConstructor()
+_DOCUMENT_START = re.compile(r"^---", re.MULTILINE)
+
+
+class _Loader(yaml.CSafeLoader):
+    """libyaml's composer with the per-node callbacks it makes into Python cut to the bone.
+
+    The stock resolver also serves path resolvers, which nothing here registers; without
+    them composing is an eighth faster, and tags are the same: YAML 1.1's implicit types.
+    """
+
+    _implicit = yaml.CSafeLoader.yaml_implicit_resolvers
+    #: The tag of each plain scalar met so far: keys and values repeat across documents.
+    _tags: ClassVar[dict[str, str]] = {}
+
+    # The composer calls these around every node, for path resolvers, which nothing here
+    # registers. C callables that do nothing (and, as builtins, take no `self`) cost a
+    # fraction of a Python method: `is_(node, index)` and `tuple()` (the empty singleton).
+    descend_resolver = operator.is_  # type: ignore[assignment]  # a callable all the same
+    ascend_resolver = tuple  # type: ignore[assignment]
+
+    def resolve(self, kind: type[yaml.Node], value: str | None, implicit: Any) -> str:
+        if kind is yaml.ScalarNode:
+            if not implicit[0]:
+                return _STR
+            text = value or ""
+            tag = self._tags.get(text)
+            if tag is None:
+                tag = self._plain_tag(text)
+                if len(self._tags) < _TAGS_KEPT:
+                    self._tags[text] = tag
+            return tag
+        return _MAP if kind is yaml.MappingNode else _SEQ
+
+    def _plain_tag(self, value: str) -> str:
+        for tag, pattern in self._implicit.get(value[:1], ()):
+            if pattern.match(value):
+                return str(tag)
+        return _STR
+
+
+def load(text: str, name: str, problems: list[LoadProblem] | None = None) -> Loaded:
+    """Parse every document of `text` into Manifests; text-level problems become LoadProblems."""
+    source = Source(name, text)
+    found = list(problems or [])
+    manifests: list[Manifest] = []
+    too_deep = _too_deep(text)
+    if too_deep is not None:
+        found.append(too_deep)
+        return Loaded(source, manifests, found)
+    documents = yaml.compose_all(text, Loader=_Loader)
+    index = 0
+    try:
+        for node in documents:
+            builder = _Builder(node)
+            try:
+                body = builder.build(node)
+            except _Refused as refused:
+                found.append(refused.problem)
+            else:
+                found.extend(builder.problems)
+                _collect(body, source, index, manifests, found, node)
+            index += 1
+    except yaml.MarkedYAMLError as error:
+        found.append(_syntax_problem(error))
+    except yaml.YAMLError as error:  # reader errors (control characters) carry no mark
+        found.append(LoadProblem("TL001", f"invalid YAML: {error}", UNKNOWN_SPAN))
+    return Loaded(source, manifests, found)
+
+
+def _collect(
+    body: Any,
+    source: Source,
+    index: int,
+    manifests: list[Manifest],
+    problems: list[LoadProblem],
+    node: yaml.Node,
+) -> None:
+    """Turn one document into objects: a mapping, a `kind: List` of them, or a finding."""
+    if body is None:
+        return
+    if isinstance(body, list):
+        objects = [item for item in body if isinstance(item, dict) and "kind" in item]
+        if objects:
+            message = (
+                "document is a list of objects, not a Kubernetes object: kubectl rejects it; "
+                "separate the objects with `---` or wrap them in a `kind: List`"
+            )
+            problems.append(LoadProblem("TL004", message, _span(node)))
+        return  # a list of anything else is some other YAML file: not ours to judge
+    if not isinstance(body, dict):
+        message = "document is a scalar, not a Kubernetes object: nothing in it is checked"
+        problems.append(LoadProblem("TL004", message, _span(node)))
+        return
+    if "kind" not in body and "apiVersion" not in body:
+        return  # some other YAML file (CI config, Helm values...): not ours to judge
+    if body.get("kind") == "List" or str(body.get("kind", "")).endswith("List"):
+        items = body.get("items")
+        if isinstance(items, list):
+            for position, item in enumerate(items):
+                if isinstance(item, dict):
+                    manifests.append(Manifest(item, source, index, ("items", position)))
+                else:
+                    span = locate(body, ("items", position))
+                    problems.append(
+                        LoadProblem(
+                            "TL004",
+                            f"`items[{position}]` of the List is not an object: it is not checked",
+                            span,
+                        )
+                    )
+            return
+    manifests.append(Manifest(body, source, index))
+    if not isinstance(body.get("kind"), str) or not isinstance(body.get("apiVersion"), str):
+        missing = "kind" if not isinstance(body.get("kind"), str) else "apiVersion"
+        problems.append(
+            LoadProblem(
+                "TL004",
+                f"object has no `{missing}` string: the API server rejects it, "
+                "and no rule can tell what it is",
+                _span(node),
+            )
+        )
+
+
+def _syntax_problem(error: yaml.MarkedYAMLError) -> LoadProblem:
+    mark = error.problem_mark or error.context_mark
+    line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+    detail = error.problem or error.context or "syntax error"
+    if error.context and error.problem:
+        detail = f"{error.problem} ({error.context})"
+    return LoadProblem(
+        "TL001",
+        f"invalid YAML: {detail}: kubectl and the API server reject this document",
+        Span(line, column, line, column + 1),
+    )
+
+
+def _too_deep(text: str) -> LoadProblem | None:
+    """Refuse nesting the C composer cannot take, measuring only documents that could hold it.
+
+    Every nesting level needs one of `[ { - : ?`, so their count bounds a document's depth
+    (and the whole text's count bounds every document's: most files end there).
+    """
+    if sum(text.count(char) for char in "[{-:?") <= _COMPOSER_SAFE_BOUND:
+        return None
+    starts = [match.start() for match in _DOCUMENT_START.finditer(text)]
+    bounds = zip([0, *starts], [*starts, len(text)], strict=True)
+    for start, end in bounds:
+        indicators = sum(text.count(char, start, end) for char in "[{-:?")
+        if indicators > _COMPOSER_SAFE_BOUND:
+            return _measure_depth(text)
+    return None
+
+
+def _measure_depth(text: str) -> LoadProblem | None:
+    depth = 0
+    try:
+        for event in yaml.parse(text, Loader=yaml.CSafeLoader):
+            if isinstance(event, yaml.CollectionStartEvent):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    mark = event.start_mark
+                    line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+                    return LoadProblem(
+                        "TL003",
+                        f"nesting deeper than {MAX_DEPTH} levels: this file is not checked",
+                        Span(line, column, line, column + 1),
+                    )
+            elif isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
+    except yaml.YAMLError:
+        return None  # the composer reports the syntax error with its position
+    return None
+
+
+class _Refused(Exception):
+    def __init__(self, problem: LoadProblem) -> None:
+        self.problem = problem
+
+
+class _Builder:
+    """Walks a composed node tree into plain data, with the limits that keep it bounded.
+
+    This is the hot path of every run: scalars, most of the nodes, are built in the loops
+    of their collections, and spans are recorded inline.
+    """
+
+    def __init__(self, root: yaml.Node) -> None:
+        self.root = root
+        self.nodes = 1
+        self.problems: list[LoadProblem] = []
+        #: The spans of the whole document: each container appends its own when built.
+        self.spans = array("I")
+
+    def build(self, node: yaml.Node, depth: int = 0) -> Any:
+        if type(node) is yaml.ScalarNode:
+            return _scalar(node)
+        if depth >= MAX_DEPTH:
+            raise _Refused(
+                LoadProblem(
+                    "TL003",
+                    f"nesting deeper than {MAX_DEPTH} levels: this document is not checked",
+                    _span(node),
+                )
+            )
+        self.nodes += len(node.value)
+        if self.nodes > MAX_NODES:
+            start = _span(self.root)
+            raise _Refused(
+                LoadProblem(
+                    "TL003",
+                    f"document expands to more than {MAX_NODES:,} nodes "
+                    "(aliases of aliases?): it is not checked",
+                    Span(start.line, start.column, start.line, start.column + 1),
+                )
+            )
+        if type(node) is yaml.MappingNode:
+            return self._mapping(node, depth + 1)
+        items = LocatedList()
+        items.spans = document = self.spans
+        spans: list[int] = []
+        for item in node.value:
+            start, end = item.start_mark, item.end_mark
+            spans += (start.line, start.column, end.line, end.column)
+            if type(item) is not yaml.ScalarNode:
+                items.append(self.build(item, depth + 1))
+            elif item.tag is _STR:  # most scalars: a string, built here
+                items.append(sys.intern(item.value))
+            else:
+                items.append(_scalar(item))
+        # After the items' own: the spans of one container are contiguous.
+        items.first = len(document) // 4
+        document.fromlist(spans)
+        return items
+
+    def _mapping(self, node: yaml.Node, depth: int) -> LocatedDict:
+        result = LocatedDict()
+        result.spans = document = self.spans
+        spans: list[int] = []
+        merged: list[tuple[yaml.Node, yaml.Node]] = []
+        for key_node, value_node in node.value:
+            if key_node.tag == _MERGE:
+                merged.append((key_node, value_node))
+                continue
+            if type(key_node) is not yaml.ScalarNode:
+                self.problems.append(
+                    LoadProblem(
+                        "TL001",
+                        "invalid YAML: a mapping key must be a scalar for Kubernetes",
+                        _span(key_node),
+                    )
+                )
+                continue
+            key = sys.intern(key_node.value)  # keys repeat in every object: share them
+            start, end = key_node.start_mark, key_node.end_mark
+            key_span = (start.line, start.column, end.line, end.column)
+            if key in result:
+                self.problems.append(
+                    LoadProblem(
+                        "TL002",
+                        f"duplicate key `{key}`: kubectl rejects the document "
+                        "(other tools silently keep one value)",
+                        _span(key_node),
+                    )
+                )
+                slot = 4 * list(result).index(key)
+                spans[slot : slot + 4] = key_span
+            else:
+                spans += key_span
+            if type(value_node) is not yaml.ScalarNode:
+                result[key] = self.build(value_node, depth)
+            elif value_node.tag is _STR:  # most scalars: a string, built here
+                result[key] = sys.intern(value_node.value)
+            else:
+                result[key] = _scalar(value_node)
+        for key_node, value_node in merged:  # merged keys point at their `<<`
+            is_list = isinstance(value_node, yaml.SequenceNode)
+            for source in value_node.value if is_list else [value_node]:
+                extra = self.build(source, depth)
+                for key, value in mapping(extra).items():
+                    if key not in result:
+                        spans += _marks(key_node)
+                        result[key] = value
+        result.first = len(document) // 4
+        document.fromlist(spans)
+        return result
+
+
+def _scalar(node: yaml.ScalarNode) -> Any:
+    """YAML 1.1 scalars, as kubectl's decoder reads them (`on`/`yes` are booleans)."""
+    tag = node.tag
+    if tag is _STR:  # what `_Loader.resolve` answers for most scalars
+        return sys.intern(node.value)  # values repeat across objects: a long file shares them
+    if tag == _NULL:
+        return None
+    try:
+        if tag == _BOOL:
+            return _CONSTRUCTOR.construct_yaml_bool(node)
+        if tag == _INT:
+            return _CONSTRUCTOR.construct_yaml_int(node)
+        if tag == _FLOAT:
+            return _CONSTRUCTOR.construct_yaml_float(node)
+    except (ValueError, yaml.YAMLError):
+        pass
+    return node.value  # strings, timestamps (kept as written), custom tags
+
+
+def _span(node: yaml.Node) -> Span:
+    line, column, end_line, end_column = _marks(node)
+    return Span(line + 1, column + 1, end_line + 1, end_column + 1)
+
+
+def _marks(node: yaml.Node) -> tuple[int, int, int, int]:
+    start, end = node.start_mark, node.end_mark
+    return start.line, start.column, end.line, end.column
