@@ -257,15 +257,20 @@ class Settings:
     def may_fix(self, code: str) -> bool:
         """Whether `fixable`/`unfixable` let `--fix` apply fixes of this rule (told from the
         code alone when they name codes: a run served from the cache imports no rule)."""
-        if self._selects_codes:
-            return any(code_matches(code, selector) for selector in self.fixable) and not any(
-                code_matches(code, selector) for selector in self.unfixable
-            )
-        return code in self._fixable_codes
+        known = self._may_fix
+        if code not in known:
+            if names_codes((*self.fixable, *self.unfixable)):
+                known[code] = any(
+                    code_matches(code, selector) for selector in self.fixable
+                ) and not any(code_matches(code, selector) for selector in self.unfixable)
+            else:
+                known[code] = code in self._fixable_codes
+        return known[code]
 
     @cached_property
-    def _selects_codes(self) -> bool:
-        return names_codes((*self.fixable, *self.unfixable))
+    def _may_fix(self) -> dict[str, bool]:
+        """`may_fix` by code, as worked out (each finding of a report asks)."""
+        return {}
 
     @cached_property
     def _fixable_codes(self) -> frozenset[str]:
