@@ -94,7 +94,7 @@ class Index:
 
     def runtime_for(self, job: Manifest) -> Manifest | None:
         """The runtime a TrainJob references, when it is among the known objects (looked
-        up once per job and input: most rules of a TrainJob ask)."""
+        up once per object checked: most rules of a TrainJob ask)."""
         key = ("runtime-for", id(job))
         if key not in self.memo:
             self.memo[key] = self._one(self.runtime_key(job))
@@ -224,9 +224,6 @@ class Settings:
     #: Rules whose fixes `--fix` may apply (config `fixable`, `unfixable`).
     fixable: tuple[str, ...] = ("ALL",)
     unfixable: tuple[str, ...] = ()
-
-    def enabled(self) -> list[Rule]:
-        return [rule for rule, _ in self.rules_with_options]
 
     @cached_property
     def rules_by_code(self) -> dict[str, Rule]:

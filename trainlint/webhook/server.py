@@ -312,6 +312,8 @@ class _HeaderDeadline(asyncio.Protocol):
 
 @dataclass
 class _Connections:
+    """The HTTPS site's open connections against the cap; `refused` counts one closed."""
+
     limit: int
     refused: Callable[[], None]
     open: int = 0
@@ -343,8 +345,8 @@ class _GuardedRunner(web.AppRunner):
 
     async def _make_server(self) -> web.Server:
         server = await super()._make_server()
-        # a proxy of the server:
-        return _Factory(server, self._header_timeout, self._connections)  # type: ignore[return-value]
+        proxy = _Factory(server, self._header_timeout, self._connections)
+        return proxy  # type: ignore[return-value]  # it stands in for the server
 
 
 class Server:
