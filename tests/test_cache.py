@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -179,3 +180,25 @@ def test_several_processes_give_the_same_findings(tmp_path: Path) -> None:
         outputs.append(result.stdout)
     assert outputs[0] == outputs[1]
     assert len(json.loads(outputs[0])) > parallel.MIN_INPUTS
+
+
+def test_without_a_temporary_folder_one_process_does_it_all(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Workers hand their results back through a temporary folder; where none can be
+    made (a read-only container), the parent reads and checks everything itself."""
+    names = []
+    for number in range(parallel.MIN_INPUTS + 1):
+        path = tmp_path / f"{number:03d}.yaml"
+        path.write_text(UNRELATED)
+        names.append(str(path))
+
+    def refuse(*_: object, **__: object) -> None:
+        raise OSError(30, "Read-only file system")
+
+    monkeypatch.setattr(tempfile, "TemporaryDirectory", refuse)
+    loaded = parallel.read_all(names, lambda name: _read(name, "-"), jobs=2)
+    assert [item.source.name for item in loaded] == names
+    run = Run(loaded, Settings())
+    checked = parallel.check_all(run, range(len(loaded)), jobs=2)
+    assert list(checked) == list(range(len(loaded)))

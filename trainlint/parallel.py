@@ -104,6 +104,8 @@ def _spread(
             pending = pool.map_async(_work_share, zip(shares, paths, strict=True), chunksize=1)
             mine = [here(item) for item in items[:cut]]
             done = [_load(path) for path in pending.get()]
+    except OSError:  # no temporary folder, or no room in it: this process does it all
+        return [here(item) for item in items], []
     finally:
         _WORK = None
     theirs = [done[index % (jobs - 1)][index // (jobs - 1)] for index in range(len(rest))]
