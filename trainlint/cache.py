@@ -10,7 +10,7 @@ is not even read; when the run is the last one again, nothing is parsed or check
 Two files per trainlint build: `findings-*.json` (what a warm run needs) and
 `index-*.json` (what validating and reusing single entries needs), each replaced
 atomically and stamped with the same generation; anything unreadable, malformed or of
-another generation is ignored, never trusted.
+another generation is ignored, never trusted. Saving removes the files of other builds.
 """
 
 from __future__ import annotations
