@@ -13,11 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError, field_validator
 
 from trainlint.config import ConfigError
-from trainlint.rule import Options, Rule, Severity, all_rules, matches, parse_version
-
-
-def _kebab(name: str) -> str:
-    return name.replace("_", "-")
+from trainlint.rule import Options, Rule, Severity, all_rules, kebab, matches, parse_version
 
 
 def _selectors(values: list[str]) -> list[str]:
@@ -30,7 +26,7 @@ def _selectors(values: list[str]) -> list[str]:
 class Keys(BaseModel):
     """The keys one configuration layer may set; all optional, unknown keys refused."""
 
-    model_config = ConfigDict(extra="forbid", alias_generator=_kebab, frozen=True)
+    model_config = ConfigDict(extra="forbid", alias_generator=kebab, frozen=True)
 
     trainer_version: str | None = None
     kubernetes_version: str | None = None
@@ -97,7 +93,7 @@ def validate(data: dict[str, Any], where: str, prefix: str = "") -> dict[str, An
     try:
         keys = Keys.model_validate(data)
     except ValidationError as error:
-        known = sorted(_kebab(name) for name in Keys.model_fields)
+        known = sorted(kebab(name) for name in Keys.model_fields)
         raise _error(error, where, prefix, "key", known) from None
     return keys.model_dump(mode="json", exclude_none=True, by_alias=True)
 
@@ -108,7 +104,7 @@ def rule_options(rule: Rule, table: dict[str, Any], where: str, prefix: str) -> 
     try:
         options: Options = TypeAdapter(rule.options).validate_python(table)
     except ValidationError as error:
-        known = [_kebab(field.name) for field in dataclasses.fields(rule.options)]
+        known = [kebab(field.name) for field in dataclasses.fields(rule.options)]
         raise _error(error, where, prefix, "option", known) from None
     return options
 

@@ -41,6 +41,11 @@ class Severity(StrEnum):
     WARNING = "warning"
 
 
+def kebab(name: str) -> str:
+    """A Python field name as configuration spells it: `max_restarts` → `max-restarts`."""
+    return name.replace("_", "-")
+
+
 @dataclass(frozen=True)
 class Options:
     """Base of rule options, frozen dataclasses with defaults: kebab-case keys in config,
@@ -52,8 +57,7 @@ class Options:
     """
 
     __pydantic_config__: ClassVar[dict[str, Any]] = {
-        "extra": "forbid", "alias_generator": lambda name: name.replace("_", "-"),
-        "populate_by_name": True,
+        "extra": "forbid", "alias_generator": kebab, "populate_by_name": True,
     }
 
 
