@@ -51,14 +51,15 @@ def compose_floor(paths: Sequence[Path]) -> int:
 
 
 def run(arguments: Sequence[str]) -> int:
-    """Run trainlint; return its peak RSS in KiB (exit 0 or 1 both mean it checked)."""
+    """Run trainlint; return its peak RSS in KiB (exit 0 or 1 with nothing on stderr both
+    mean it checked: a Python that cannot import trainlint also exits 1)."""
     process = subprocess.Popen(
         [TRAINLINT, *arguments], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
     )
     _, status, usage = os.wait4(process.pid, 0)
     process.returncode = os.waitstatus_to_exitcode(status)
-    if process.returncode not in (0, 1):
-        message = process.stderr.read().decode() if process.stderr else ""
+    message = process.stderr.read().decode() if process.stderr else ""
+    if process.returncode not in (0, 1) or message:
         raise SystemExit(f"trainlint {' '.join(arguments)} failed: {message}")
     return usage.ru_maxrss
 
