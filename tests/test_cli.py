@@ -274,6 +274,7 @@ def test_check_in_process_gives_the_cycle_collector_back(project: Path) -> None:
     result = CliRunner().invoke(main, ["check", "--no-cache", str(project)])
     assert result.exit_code == 1
     assert gc.isenabled()
+    assert gc.get_freeze_count() == 0  # the run's objects stay collectable
 
 
 def test_a_run_served_from_the_cache_parses_nothing(project: Path) -> None:
