@@ -71,6 +71,7 @@ def test_kind_list_items_are_objects_with_their_own_paths() -> None:
     [manifest] = load(text, "l.yaml").manifests
     assert manifest.base == ("items", 0)
     assert manifest.span(("metadata",)) == Span(6, 3, 6, 11)
+    assert manifest.span(("metadata", "name")) == Span(6, 14, 6, 18)
 
 
 def test_documents_before_a_syntax_error_are_kept() -> None:
@@ -118,6 +119,17 @@ def test_merge_keys_are_applied() -> None:
     assert manifest.body["data"] == {"x": "1", "y": "3"}
     assert manifest.span(("data", "y")) == Span(6, 3, 6, 4)  # its own key
     assert manifest.span(("data", "x")) == Span(5, 3, 5, 5)  # merged: the `<<` it came by
+
+
+def test_keys_under_a_merged_or_repeated_key_are_found_where_written() -> None:
+    text = (
+        "apiVersion: v1\nkind: ConfigMap\nbase: &b {x: {deep: '1'}}\n"
+        "data:\n  <<: *b\n  y: {a: '1'}\n  y: {b: '2'}\n"
+    )
+    manifest = load(text, "m.yaml").manifests[0]
+    assert manifest.span(("data", "x", "deep")) == Span(3, 15, 3, 19)  # in the anchor
+    assert manifest.span(("data", "y", "b")) == Span(7, 7, 7, 8)  # the value kept
+    assert manifest.span(("data", "y", "a")) == Span(7, 3, 7, 4)  # gone: its parent key
 
 
 def test_control_characters_are_a_finding_not_a_crash() -> None:

@@ -1,16 +1,15 @@
 """Manifests as the rules see them: Kubernetes objects, and key paths → file positions.
 
-Each mapping and list of an object knows where its keys and items were written
-(`LocatedDict`, `LocatedList`: plain dicts and lists to every rule), so a finding carries
-only a key path and its position costs a short walk, never a second parse. The YAML is
+Each object knows where its keys and items were written (`Manifest.spans`; its body is
+plain dicts and lists), so a finding carries only a key path and its position costs a
+short walk, never a second parse. The YAML is
 read by `trainlint.loader`; this module needs no parser (a run served from the cache
 imports none).
 """
 
 from __future__ import annotations
 
-from array import array
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path as FilePath
 from typing import Any, NamedTuple
@@ -39,48 +38,38 @@ class LoadProblem:
     span: Span
 
 
-class LocatedDict(dict[str, Any]):
-    """A mapping read from a file; the spans of its keys, in key order, are the entries
-    `first`, `first + 1`... of `spans` (four numbers an entry: start and end, 0-based, as
-    libyaml marks them).
+#: Numbers per entry of a document's spans: the 0-based start line and column and end
+#: line and column of a key or item, as libyaml marks them, then where the entries of its
+#: value start, when that value is a mapping or a list (0 otherwise).
+ENTRY = 5
 
-    All the containers of a document share one `spans` array: an array per container
-    would be a third of the memory a document takes. The loader sets both attributes
-    (there is no `__init__` to call: it builds hundreds of thousands of these).
+
+def locate(body: object, spans: Sequence[int], first: int, path: Path) -> Span:
+    """The span of the deepest node of `path` that exists under `body` (the key, for a
+    mapping entry; the item, for a list index); the first key's span for an empty path.
+
+    `spans` are the entries of `body`'s document, and those of `body`'s own keys or items
+    are entries `first`, `first + 1`...: one flat array per document, not an attribute per
+    container, leaves every container a plain dict or list, cheap to build and to copy
+    between processes.
     """
-
-    __slots__ = ("first", "spans")
-    first: int
-    spans: array[int]
-
-
-class LocatedList(list[Any]):
-    """A list read from a file; the spans of its items are entries `first`... of `spans`."""
-
-    __slots__ = ("first", "spans")
-    first: int
-    spans: array[int]
-
-
-def locate(value: object, path: Path) -> Span:
-    """The span of the deepest node of `path` that exists under `value` (the key, for a
-    mapping entry; the item, for a list index); the first key's span for an empty path."""
-    found: tuple[LocatedDict | LocatedList, int] | None = None
-    if not path and isinstance(value, LocatedDict) and value:
-        found = value, 0
+    if not spans:
+        return UNKNOWN_SPAN  # not read from a file
+    entry = first if not path and isinstance(body, dict) and body else -1
+    value = body
     for key in path:
-        if isinstance(value, LocatedDict) and isinstance(key, str) and key in value:
-            found = value, list(value).index(key)
-        elif isinstance(value, LocatedList) and isinstance(key, int) and 0 <= key < len(value):
-            found = value, key
+        if isinstance(value, dict) and isinstance(key, str) and key in value:
+            position = list(value).index(key)
+        elif isinstance(value, list) and isinstance(key, int) and 0 <= key < len(value):
+            position = key
         else:
             break
-        value = value[key]  # type: ignore[index]
-    if found is None:
+        entry = first + position
+        first = spans[ENTRY * entry + 4]
+        value = value[key]  # type: ignore[index]  # the key's type was checked above
+    if entry < 0:
         return UNKNOWN_SPAN
-    container, position = found  # only the deepest span is unpacked
-    entry = 4 * (container.first + position)
-    line, column, end_line, end_column = container.spans[entry : entry + 4]
+    line, column, end_line, end_column = spans[ENTRY * entry : ENTRY * entry + 4]
     return Span(line + 1, column + 1, end_line + 1, end_column + 1)  # stored as libyaml's
 
 
@@ -115,6 +104,10 @@ class Manifest:
     document: int = 0
     #: Path of the object inside its document (non-empty for the items of a `kind: List`).
     base: Path = ()
+    #: Where its document's keys and items were written, and where the body's own entries
+    #: start (see `locate`); empty for an object that was not read from a file.
+    spans: Sequence[int] = field(default=(), repr=False)
+    first: int = 0
     # Read once: every rule and index look-up asks for them.
     kind: str = field(init=False)
     api_version: str = field(init=False)
@@ -130,7 +123,7 @@ class Manifest:
         object.__setattr__(self, "namespace", string(metadata.get("namespace")) or "default")
 
     def span(self, path: Path) -> Span:
-        return locate(self.body, path)
+        return locate(self.body, self.spans, self.first, path)
 
     def describe(self) -> str:
         return f"{self.kind} `{self.name}`" if self.name else self.kind

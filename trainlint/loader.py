@@ -16,11 +16,10 @@ from typing import Any, ClassVar
 import yaml
 
 from trainlint.document import (
+    ENTRY,
     UNKNOWN_SPAN,
     Loaded,
     LoadProblem,
-    LocatedDict,
-    LocatedList,
     Manifest,
     Source,
     Span,
@@ -108,7 +107,7 @@ def load(text: str, name: str, problems: list[LoadProblem] | None = None) -> Loa
                 found.append(refused.problem)
             else:
                 found.extend(builder.problems)
-                _collect(body, source, index, manifests, found, node)
+                _collect(body, source, index, manifests, found, node, builder)
             index += 1
     except yaml.MarkedYAMLError as error:
         found.append(_syntax_problem(error))
@@ -124,8 +123,10 @@ def _collect(
     manifests: list[Manifest],
     problems: list[LoadProblem],
     node: yaml.Node,
+    builder: _Builder,
 ) -> None:
     """Turn one document into objects: a mapping, a `kind: List` of them, or a finding."""
+    spans, first = builder.spans, builder.first  # the body is the container built last
     if body is None:
         return
     if isinstance(body, list):
@@ -146,11 +147,14 @@ def _collect(
     if body.get("kind") == "List" or str(body.get("kind", "")).endswith("List"):
         items = body.get("items")
         if isinstance(items, list):
+            items_first = spans[ENTRY * (first + list(body).index("items")) + 4]
             for position, item in enumerate(items):
                 if isinstance(item, dict):
-                    manifests.append(Manifest(item, source, index, ("items", position)))
+                    item_first = spans[ENTRY * (items_first + position) + 4]
+                    base = ("items", position)
+                    manifests.append(Manifest(item, source, index, base, spans, item_first))
                 else:
-                    span = locate(body, ("items", position))
+                    span = locate(body, spans, first, ("items", position))
                     problems.append(
                         LoadProblem(
                             "TL004",
@@ -159,7 +163,7 @@ def _collect(
                         )
                     )
             return
-    manifests.append(Manifest(body, source, index))
+    manifests.append(Manifest(body, source, index, (), spans, first))
     if not isinstance(body.get("kind"), str) or not isinstance(body.get("apiVersion"), str):
         missing = "kind" if not isinstance(body.get("kind"), str) else "apiVersion"
         problems.append(
@@ -232,15 +236,19 @@ class _Builder:
     """Walks a composed node tree into plain data, with the limits that keep it bounded.
 
     This is the hot path of every run: scalars, most of the nodes, are built in the loops
-    of their collections, and spans are recorded inline.
+    of their collections, and spans are recorded inline (see `trainlint.document.locate`
+    for their layout).
     """
 
     def __init__(self, root: yaml.Node) -> None:
         self.root = root
         self.nodes = 1
         self.problems: list[LoadProblem] = []
-        #: The spans of the whole document: each container appends its own when built.
+        #: The spans of the whole document: each container appends its entries when built,
+        #: after those of the containers it holds, so the entries of one are contiguous.
         self.spans = array("I")
+        #: Where the entries of the container built last start.
+        self.first = 0
 
     def build(self, node: yaml.Node, depth: int = 0) -> Any:
         if type(node) is yaml.ScalarNode:
@@ -266,26 +274,24 @@ class _Builder:
             )
         if type(node) is yaml.MappingNode:
             return self._mapping(node, depth + 1)
-        items = LocatedList()
-        items.spans = document = self.spans
+        items: list[Any] = []
         spans: list[int] = []
         for item in node.value:
             start, end = item.start_mark, item.end_mark
-            spans += (start.line, start.column, end.line, end.column)
             if type(item) is not yaml.ScalarNode:
                 items.append(self.build(item, depth + 1))
-            elif item.tag is _STR:  # most scalars: a string, built here
+                spans += (start.line, start.column, end.line, end.column, self.first)
+                continue
+            if item.tag is _STR:  # most scalars: a string, built here
                 items.append(sys.intern(item.value))
             else:
                 items.append(_scalar(item))
-        # After the items' own: the spans of one container are contiguous.
-        items.first = len(document) // 4
-        document.fromlist(spans)
+            spans += (start.line, start.column, end.line, end.column, 0)
+        self._add(spans)
         return items
 
-    def _mapping(self, node: yaml.Node, depth: int) -> LocatedDict:
-        result = LocatedDict()
-        result.spans = document = self.spans
+    def _mapping(self, node: yaml.Node, depth: int) -> dict[str, Any]:
+        result: dict[str, Any] = {}
         spans: list[int] = []
         merged: list[tuple[yaml.Node, yaml.Node]] = []
         for key_node, value_node in node.value:
@@ -302,8 +308,15 @@ class _Builder:
                 )
                 continue
             key = sys.intern(key_node.value)  # keys repeat in every object: share them
+            if type(value_node) is not yaml.ScalarNode:
+                value = self.build(value_node, depth)
+                value_first = self.first
+            elif value_node.tag is _STR:  # most scalars: a string, built here
+                value, value_first = sys.intern(value_node.value), 0
+            else:
+                value, value_first = _scalar(value_node), 0
             start, end = key_node.start_mark, key_node.end_mark
-            key_span = (start.line, start.column, end.line, end.column)
+            entry = (start.line, start.column, end.line, end.column, value_first)
             if key in result:
                 self.problems.append(
                     LoadProblem(
@@ -313,27 +326,29 @@ class _Builder:
                         _span(key_node),
                     )
                 )
-                slot = 4 * list(result).index(key)
-                spans[slot : slot + 4] = key_span
+                slot = ENTRY * list(result).index(key)
+                spans[slot : slot + ENTRY] = entry
             else:
-                spans += key_span
-            if type(value_node) is not yaml.ScalarNode:
-                result[key] = self.build(value_node, depth)
-            elif value_node.tag is _STR:  # most scalars: a string, built here
-                result[key] = sys.intern(value_node.value)
-            else:
-                result[key] = _scalar(value_node)
+                spans += entry
+            result[key] = value
         for key_node, value_node in merged:  # merged keys point at their `<<`
             is_list = isinstance(value_node, yaml.SequenceNode)
             for source in value_node.value if is_list else [value_node]:
                 extra = self.build(source, depth)
-                for key, value in mapping(extra).items():
+                extra_first = self.first
+                for position, (key, value) in enumerate(mapping(extra).items()):
                     if key not in result:
-                        spans += _marks(key_node)
+                        value_first = self.spans[ENTRY * (extra_first + position) + 4]
+                        spans += (*_marks(key_node), value_first)
                         result[key] = value
-        result.first = len(document) // 4
-        document.fromlist(spans)
+        self._add(spans)
         return result
+
+    def _add(self, spans: list[int]) -> None:
+        """Append the entries of a container just built."""
+        document = self.spans
+        self.first = len(document) // ENTRY
+        document.fromlist(spans)
 
 
 def _scalar(node: yaml.ScalarNode) -> Any:

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from trainlint.document import LocatedDict, LocatedList, Manifest, Path, dotted
+from trainlint.document import Manifest, Path, dotted
 from trainlint.engine import Context
 from trainlint.model.k8s import converter, resolve_version
 from trainlint.model.node import Node, compiled
@@ -103,7 +103,7 @@ def json_type(value: object) -> str:
 #: The Python types (as the loader builds them) that each schema type accepts; `bool` is
 #: an `int` in Python, so types are compared exactly.
 _FITS: dict[str, tuple[type, ...]] = {
-    "object": (dict, LocatedDict), "map": (dict, LocatedDict), "array": (list, LocatedList),
+    "object": (dict,), "map": (dict,), "array": (list,),
     "string": (str,), "boolean": (bool,),
     "integer": (int,), "int-or-string": (int, str), "number": (int, float),
     "quantity": (int, float, str),
@@ -119,7 +119,7 @@ def _fits(value: object, kind: str) -> bool:
 #: nodes are such scalars; skipping the call for them halves the walk.
 _SETTLED: dict[str, tuple[type, ...]] = {
     **{kind: types for kind, types in _FITS.items() if dict not in types and list not in types},
-    "any": (str, int, float, bool, type(None), dict, LocatedDict, list, LocatedList),
+    "any": (str, int, float, bool, type(None), dict, list),
 }
 
 
