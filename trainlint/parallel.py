@@ -30,8 +30,9 @@ if TYPE_CHECKING:
 #: Below this many inputs, starting workers costs more than it saves.
 MIN_INPUTS = 200
 #: The parent's share against a worker's: workers also pickle what they made, and the
-#: parent unpickles it only once its own share is done.
-PARENT_WEIGHT = 1.25
+#: parent unpickles it only once its own share is done (measured best on 10,000 files:
+#: 1.25 left the workers idle at the end, 1.05 the parent).
+PARENT_WEIGHT = 1.15
 
 T = TypeVar("T")
 R = TypeVar("R")
