@@ -4,7 +4,9 @@ looked up are unchanged; never trusted when damaged."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import signal
 import subprocess
 import tempfile
 from collections.abc import Sequence
@@ -16,6 +18,7 @@ from tests.conftest import ROOT
 from trainlint import parallel
 from trainlint.cache import Cache, Outcome, check
 from trainlint.cli import _read
+from trainlint.document import Loaded
 from trainlint.engine import Checked, Run, Settings
 
 RUNTIME = """\
@@ -187,11 +190,7 @@ def test_without_a_temporary_folder_one_process_does_it_all(
 ) -> None:
     """Workers hand their results back through a temporary folder; where none can be
     made (a read-only container), the parent reads and checks everything itself."""
-    names = []
-    for number in range(parallel.MIN_INPUTS + 1):
-        path = tmp_path / f"{number:03d}.yaml"
-        path.write_text(UNRELATED)
-        names.append(str(path))
+    names = _files(tmp_path, parallel.MIN_INPUTS + 1)
 
     def refuse(*_: object, **__: object) -> None:
         raise OSError(30, "Read-only file system")
@@ -202,3 +201,38 @@ def test_without_a_temporary_folder_one_process_does_it_all(
     run = Run(loaded, Settings())
     checked = parallel.check_all(run, range(len(loaded)), jobs=2)
     assert list(checked) == list(range(len(loaded)))
+
+
+def _files(folder: Path, count: int) -> list[str]:
+    names = []
+    for number in range(count):
+        path = folder / f"{number:03d}.yaml"
+        path.write_text(UNRELATED)
+        names.append(str(path))
+    return names
+
+
+def test_an_error_in_a_worker_is_raised_in_the_parent(tmp_path: Path) -> None:
+    names = _files(tmp_path, parallel.MIN_INPUTS)
+
+    def read(name: str) -> Loaded:
+        if name == names[-1]:  # the last share is a worker's
+            raise ValueError(f"cannot read {Path(name).name}")
+        return _read(name, "-")
+
+    with pytest.raises(ValueError, match=r"cannot read 199\.yaml"):
+        parallel.read_all(names, read, jobs=2)
+
+
+def test_a_worker_that_dies_leaves_its_share_to_the_parent(tmp_path: Path) -> None:
+    """A worker killed on the way (out of memory...) costs time, not findings."""
+    names = _files(tmp_path, parallel.MIN_INPUTS)
+    parent = os.getpid()
+
+    def read(name: str) -> Loaded:
+        if os.getpid() != parent:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return _read(name, "-")
+
+    loaded = parallel.read_all(names, read, jobs=2)
+    assert [item.source.name for item in loaded] == names

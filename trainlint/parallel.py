@@ -15,17 +15,15 @@ from __future__ import annotations
 
 import os
 import pickle
+import signal
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from trainlint.document import Loaded
 from trainlint.engine import Checked, Finding, Run
 from trainlint.packed import Packed, numbers, pack, unpack_checked
-
-if TYPE_CHECKING:
-    from multiprocessing.pool import Pool
 
 #: Below this many inputs, starting workers costs more than it saves.
 MIN_INPUTS = 200
@@ -36,9 +34,6 @@ PARENT_WEIGHT = 1.15
 
 T = TypeVar("T")
 R = TypeVar("R")
-
-#: What a forked worker does with each item of its share (set just before forking).
-_WORK: Callable[[Any], Any] | None = None
 
 
 def available_cores() -> int:
@@ -94,40 +89,52 @@ def _spread(
 ) -> tuple[list[R], list[Any]]:
     """`here` over the parent's share of `items` and `there` over the workers' shares, in
     forked processes: both results, in the order of `items`."""
-    global _WORK  # noqa: PLW0603 - handed to the forked workers
     cut = round(len(items) * PARENT_WEIGHT / (PARENT_WEIGHT + jobs - 1))
     rest = items[cut:]
     shares = [rest[index :: jobs - 1] for index in range(jobs - 1)]
-    _WORK = there
+    workers: dict[int, Path] = {}
     try:
-        with tempfile.TemporaryDirectory(prefix="trainlint-") as folder, _pool(jobs - 1) as pool:
-            paths = [Path(folder) / f"{index}.pickle" for index in range(jobs - 1)]
-            pending = pool.map_async(_work_share, zip(shares, paths, strict=True), chunksize=1)
+        with tempfile.TemporaryDirectory(prefix="trainlint-") as folder:
+            for index, share in enumerate(shares):
+                path = Path(folder) / f"{index}.pickle"
+                workers[_start(share, there, path)] = path
             mine = [here(item) for item in items[:cut]]
-            done = [_load(path) for path in pending.get()]
+            done = [_collect(pid, workers.pop(pid)) for pid in list(workers)]
     except OSError:  # no temporary folder, or no room in it: this process does it all
         return [here(item) for item in items], []
     finally:
-        _WORK = None
+        for pid in workers:  # the parent failed first: its workers' results are not wanted
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
     theirs = [done[index % (jobs - 1)][index // (jobs - 1)] for index in range(len(rest))]
     return mine, theirs
 
 
-def _pool(jobs: int) -> Pool:
-    """Forked workers (imported here: most runs never fork, and the import is not free)."""
-    import multiprocessing
+def _start(share: Sequence[Any], there: Callable[[Any], Any], path: Path) -> int:
+    """Fork a worker that runs `there` over `share` and writes the results (or the
+    exception that stopped it) to `path`; its process id."""
+    pid = os.fork()
+    if pid:
+        return pid
+    status = 1
+    try:
+        try:
+            results: object = [there(item) for item in share]
+        except Exception as error:  # raised again in the parent
+            results = error
+        path.write_bytes(pickle.dumps(results, pickle.HIGHEST_PROTOCOL))
+        status = 0
+    finally:
+        os._exit(status)  # never back into the parent's code: no cleanup, no flushing
 
-    return multiprocessing.get_context("fork").Pool(jobs)
 
-
-def _work_share(task: tuple[Sequence[Any], Path]) -> Path:
-    items, path = task
-    assert _WORK is not None
-    path.write_bytes(pickle.dumps([_WORK(item) for item in items], pickle.HIGHEST_PROTOCOL))
-    return path
-
-
-def _load(path: Path) -> list[Any]:
-    """A worker's results, written by that worker of this run (never an outside file)."""
-    results: list[Any] = pickle.loads(path.read_bytes())
+def _collect(pid: int, path: Path) -> list[Any]:
+    """A worker's results, once it ended (written by that worker of this run, never an
+    outside file)."""
+    _, status = os.waitpid(pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise OSError(f"a worker could not hand back its results (wait status {status})")
+    results: list[Any] | Exception = pickle.loads(path.read_bytes())
+    if isinstance(results, Exception):
+        raise results
     return results
