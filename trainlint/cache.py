@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import trainlint
-from trainlint.document import Loaded, Manifest, Source, dig
+from trainlint.document import Loaded, Manifest, Source, dig, read_bytes
 from trainlint.engine import (
     DEPENDENCY_SEPARATOR,
     RUNTIME_KINDS,
@@ -131,7 +131,7 @@ def check(
         if entry is not None and entry["stat"] == stats[name]:
             contents[name] = entry["content"]  # same size and time: not read again
         else:
-            contents[name] = hashlib.blake2b(Path(name).read_bytes(), digest_size=16).hexdigest()
+            contents[name] = hashlib.blake2b(read_bytes(name), digest_size=16).hexdigest()
     by_settings: dict[int, str] = {}  # files share a few Settings: digest each once
     keys = {}
     for name in names:

@@ -324,11 +324,11 @@ def _rule_entry(rule: Rule) -> dict[str, str]:
 
 
 def _read(name: str, stdin_filename: str) -> Loaded:
-    from trainlint.document import LoadProblem, Span, decode
+    from trainlint.document import LoadProblem, Span, decode, read_bytes
     from trainlint.loader import load
 
     try:
-        data = sys.stdin.buffer.read() if name == STDIN else Path(name).read_bytes()
+        data = sys.stdin.buffer.read() if name == STDIN else read_bytes(name)
     except OSError as error:
         problem = LoadProblem("TL001", f"cannot read the file: {error.strerror}", Span(1, 1, 1, 1))
         return load("", name, [problem])

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path as FilePath
 from typing import Any, NamedTuple
 
 Path = tuple[str | int, ...]
@@ -88,7 +87,7 @@ class Source:
     def text(self) -> str:
         if self._text is None:
             try:
-                data = FilePath(self.name).read_bytes()
+                data = read_bytes(self.name)
             except OSError:
                 data = b""
             self._text = decode(data, self.name)[0]
@@ -184,6 +183,13 @@ def string(value: object) -> str:
 
 
 # --- loading ---
+
+
+def read_bytes(name: str) -> bytes:
+    """A file's bytes in one unbuffered read: for a small file, making a `Path` and a
+    buffer costs as much as the read itself."""
+    with open(name, "rb", buffering=0) as file:  # noqa: PTH123 - see above
+        return file.read()
 
 
 def decode(data: bytes, name: str) -> tuple[str, list[LoadProblem]]:
