@@ -101,6 +101,16 @@ def test_a_change_elsewhere_rechecks_what_looked_at_it(project: Path, tmp_path: 
     assert codes(after) == codes(run_cached(project, tmp_path / "fresh-cache"))
 
 
+def test_an_object_is_known_by_its_file_s_bytes(project: Path, tmp_path: Path) -> None:
+    """Look-ups are judged by the bytes of the files they found objects in, not by a digest
+    of every object's data: even a new comment beside the runtime rechecks its TrainJob."""
+    run_cached(project, tmp_path / "cache")
+    (project / "runtime.yaml").write_text("# reviewed\n" + MISSING_LABEL)
+    after = run_cached(project, tmp_path / "cache")
+    assert after.checked == 2
+    assert ("trainjob.yaml", "TL201") in codes(after)
+
+
 def test_other_settings_are_not_served_from_the_cache(project: Path, tmp_path: Path) -> None:
     run_cached(project, tmp_path / "cache")
     only = run_cached(project, tmp_path / "cache", Settings(select=("TL4",)))

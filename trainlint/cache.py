@@ -145,7 +145,9 @@ def check(
     cached = {name: cache.lookup(name, contents[name], keys[name]) for name in names}
     if all(cached.values()) and _all_hold(names, cached):
         return Outcome(_settled(names, cached), list(names), 0)
-    run = Run(read_all(names), settings_for=lambda source: settings_of(source.name), record=True)
+    run = Run(
+        read_all(names), settings_for=lambda source: settings_of(source.name), contents=contents
+    )
     reused: dict[int, Checked] = {}
     loaded = {item.source.name: item for item in run.inputs}
     for position, name in enumerate(names):
@@ -225,7 +227,7 @@ def _entries_of(
         entries[name] = {
             "content": contents[name], "stat": stats[name], "settings": keys[name],
             "provides": [
-                [_stand_in(manifest), run.index.object_digest(manifest)]
+                [_stand_in(manifest), run.index.digests[id(manifest)]]
                 for manifest in item.manifests if object_kind(manifest) in INDEXED_KINDS
             ],
             "dependencies": run.dependencies.get(position, {}),

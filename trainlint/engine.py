@@ -61,7 +61,9 @@ class Index:
         #: While not None, every look-up is recorded here as dependency → digest of the
         #: answer, so a cached result can later be checked against the objects it read.
         self.looked_up: dict[str, str] | None = None
-        #: Digests of objects, by identity (preset for objects known only by their digest).
+        #: What identifies each object (by `id`) across runs, set by whoever records
+        #: look-ups: its file's content digest and its place in the file (`identify`), or
+        #: for stand-ins of a cached file, what was stored.
         self.digests: dict[int, str] = {}
         for manifest in manifests:
             kind = object_kind(manifest)
@@ -142,15 +144,10 @@ class Index:
         import hashlib
 
         if dependency not in self._answer_digests:  # answers do not change during a run
-            parts = [self.object_digest(manifest) for manifest in self.answer(dependency)]
+            parts = [self.digests[id(manifest)] for manifest in self.answer(dependency)]
             digest = hashlib.blake2b("\n".join(parts).encode(), digest_size=16).hexdigest()
             self._answer_digests[dependency] = digest
         return self._answer_digests[dependency]
-
-    def object_digest(self, manifest: Manifest) -> str:
-        if id(manifest) not in self.digests:
-            self.digests[id(manifest)] = body_digest(manifest.body)
-        return self.digests[id(manifest)]
 
     def _one(self, dependency: tuple[str, ...]) -> Manifest | None:
         found = self.answer(dependency)
@@ -170,13 +167,12 @@ class Index:
 DEPENDENCY_SEPARATOR = "\x1f"
 
 
-def body_digest(body: object) -> str:
-    """A digest of an object's data, independent of key order and layout."""
-    import hashlib
-    import json
-
-    text = json.dumps(body, sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+def identify(content: str, manifest: Manifest) -> str:
+    """What identifies an object across runs: the digest of its file's bytes, and where in
+    the file it is. Any change to the file makes it another object: the objects whose
+    findings depend on it are checked again, which costs less than a digest of every
+    object's data would in every run that records look-ups."""
+    return f"{content}/{manifest.document}/{'/'.join(map(str, manifest.base))}"
 
 
 @dataclass(frozen=True)
@@ -353,7 +349,7 @@ class Run:
         settings: Settings | None = None,
         settings_for: SettingsFor | None = None,
         *,
-        record: bool = False,
+        contents: Mapping[str, str] | None = None,
         context: Iterable[Manifest] = (),
     ) -> None:
         self.inputs = list(inputs)
@@ -363,9 +359,15 @@ class Run:
         self._default = settings or Settings()
         self._settings_for = settings_for
         self._plans: dict[int, _Plan] = {}
-        self._record = record
-        #: With `record`: per input, the look-ups its rules made (see `Index.looked_up`).
+        #: With `contents` (file name → digest of its bytes), the look-ups of every input
+        #: are recorded: per input, dependency → digest of the answer (`Index.looked_up`).
+        self._record = contents is not None
         self.dependencies: dict[int, dict[str, str]] = {}
+        for item in self.inputs:
+            if contents is not None:
+                content = contents[item.source.name]
+                for manifest in item.manifests:
+                    self.index.digests[id(manifest)] = identify(content, manifest)
 
     def plan_for(self, source: Source) -> _Plan:
         chosen = self._settings_for(source) if self._settings_for else self._default
