@@ -94,6 +94,14 @@ def test_output_file_gets_the_bytes_and_stdout_stays_empty(project: Path) -> Non
     assert written.endswith(b"\nFound 1 problem (1 error).\n")
 
 
+def test_a_file_named_twice_is_checked_once(project: Path) -> None:
+    once = trainlint("check", "--output-format", "concise", "error.yaml", cwd=project)
+    twice = trainlint("check", "--output-format", "concise", ".", "error.yaml", cwd=project)
+    assert twice.returncode == once.returncode == 1
+    assert twice.stdout.count("error.yaml:29:23: TL301") == 1
+    assert "\nFound 2 problems (1 error, 1 warning).\n" in twice.stdout
+
+
 def test_unwritable_output_file_is_exit_2(project: Path) -> None:
     (project / "taken").write_text("")
     result = trainlint("check", "--output-file", "taken/report.txt", "clean.yaml", cwd=project)

@@ -185,7 +185,7 @@ def _select(
     where: dict[str, Settings] = {}
     try:
         resolver = Resolver(config_file, isolated=isolated, overrides=overrides)
-        names = list(discover(paths or (".",), resolver))
+        names = list(dict.fromkeys(discover(paths or (".",), resolver)))  # each file once
         by_folder: dict[str, Configuration] = {}  # one look-up per folder, not per file
         for name in names:
             shown = stdin_filename if name == STDIN else name

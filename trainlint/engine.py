@@ -330,7 +330,7 @@ def lint(
     `settings_for` gives each file its own settings (its nearest configuration file) while
     all inputs still share one index, so references across files resolve. `context` are
     objects that references may find (the cluster's, for the webhook) but that are not
-    checked: findings that land on them are dropped.
+    checked.
     """
     run = Run(inputs, settings, settings_for, context=context)
     return run.settle(run.check(position) for position in range(len(run.inputs)))
@@ -376,7 +376,7 @@ class Run:
         return self._plans[id(chosen)]
 
     def check(self, position: int) -> Checked:
-        """The raw findings of one input's rules (some may land on other inputs)."""
+        """The raw findings of one input's rules."""
         item = self.inputs[position]
         self.index.looked_up = {} if self._record else None
         try:
@@ -387,23 +387,23 @@ class Run:
             self.index.looked_up = None
 
     def settle(self, checked: Iterable[Checked]) -> list[Finding]:
-        """Deduplicated findings, each file's own rules, severities and suppressions applied,
-        in a stable order."""
-        found: dict[tuple[object, ...], tuple[Finding, Manifest | None]] = {}
-        for raw in checked:
-            for finding, manifest in raw:
-                key = (finding.code, finding.file, finding.span, finding.message)
-                found.setdefault(key, (finding, manifest))
-        by_source: dict[Source, Checked] = {item.source: [] for item in self.inputs}
-        for finding, manifest in found.values():
-            if finding.source in by_source:  # not on a context object
-                by_source[finding.source].append((finding, manifest))
-        manifests = {item.source: item.manifests for item in self.inputs}
+        """The findings of every input (`checked`: their raw findings, in input order), in
+        a stable order."""
         results: list[Finding] = []
-        for source, raw in by_source.items():
-            plan = self.plan_for(source)
-            results.extend(plan.settle(source, raw, manifests.get(source, [])))
+        for position, raw in enumerate(checked):
+            results.extend(self.settle_input(position, raw))
         return sorted(results, key=Finding.sort_key)
+
+    def settle_input(self, position: int, raw: Checked) -> list[Finding]:
+        """One input's findings: deduplicated, its file's own rules, severities and
+        suppressions applied. Findings land only on the input checked, so inputs settle
+        one by one, in any process."""
+        item = self.inputs[position]
+        unique: dict[tuple[object, ...], tuple[Finding, Manifest | None]] = {}
+        for finding, manifest in raw:
+            unique.setdefault((finding.code, finding.span, finding.message), (finding, manifest))
+        plan = self.plan_for(item.source)
+        return plan.settle(item.source, list(unique.values()), item.manifests)
 
 
 class _Plan:
@@ -434,7 +434,7 @@ class _Plan:
         return self._contexts[id(options)]
 
     def run(self, item: Loaded) -> Iterator[tuple[Finding, Manifest | None]]:
-        """The findings of one input (some may land on objects of other inputs)."""
+        """The findings of one input."""
         for problem in item.problems:
             if problem.code in self.enabled:
                 yield _from_load_problem(self.enabled[problem.code], problem, item.source), None
@@ -445,7 +445,7 @@ class _Plan:
             for rule, context in self.rules_for(object_kind(manifest)):
                 assert rule.check is not None
                 for found in rule.check(manifest, context):
-                    yield _from_problem(rule, found, manifest), found.manifest or manifest
+                    yield _from_problem(rule, found, manifest), manifest
 
     def settle(
         self,
@@ -534,8 +534,7 @@ def _from_load_problem(rule: Rule, problem: LoadProblem, source: Source) -> Find
     )
 
 
-def _from_problem(rule: Rule, problem: Problem, checked: Manifest) -> Finding:
-    manifest = problem.manifest or checked
+def _from_problem(rule: Rule, problem: Problem, manifest: Manifest) -> Finding:
     metadata = mapping(manifest.body.get("metadata"))
     namespace = metadata.get("namespace")
     ref = ObjectRef(

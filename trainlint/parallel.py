@@ -2,8 +2,9 @@
 
 The rules are pure functions of an input and the run's shared index, so once every input
 is read the parent builds the `Run` and forks: each worker inherits it as it is (no copy
-is sent) and returns only its findings, packed (`trainlint.packed`). Settling (suppressions,
-severities, order) stays in the parent, so the output is the same as with one process.
+is sent) and returns only its findings, packed (`trainlint.packed`). Findings land only on
+the input checked, so workers settle them too (suppressions, severities); the parent puts
+them in order, and the output is the same as with one process.
 
 The parent is one of the `jobs`: it reads and checks the first share of the inputs while
 `jobs - 1` workers do the rest, so only their shares are copied back to it. They hand
@@ -23,7 +24,7 @@ from typing import Any, TypeVar
 
 from trainlint.document import Loaded
 from trainlint.engine import Checked, Finding, Run
-from trainlint.packed import Packed, numbers, pack, unpack_checked
+from trainlint.packed import Packed, numbers, pack, unpack, unpack_checked
 
 #: Below this many inputs, starting workers costs more than it saves.
 MIN_INPUTS = 200
@@ -53,9 +54,27 @@ def read_all(names: Sequence[str], read: Callable[[str], Loaded], jobs: int) -> 
 
 
 def lint_all(run: Run, jobs: int) -> list[Finding]:
-    """`run`'s findings, its inputs checked on `jobs` processes."""
-    checked = check_all(run, range(len(run.inputs)), jobs)
-    return run.settle(checked.values())
+    """`run`'s findings, its inputs checked and settled on `jobs` processes."""
+    positions = range(len(run.inputs))
+    if not worth_it(jobs, len(positions)):
+        return run.settle(run.check(position) for position in positions)
+    places = numbers(run.inputs)
+
+    def settled(position: int) -> list[Finding]:
+        return run.settle_input(position, run.check(position))
+
+    def packed(position: int) -> list[Packed]:
+        return [
+            pack(finding, None if finding.manifest is None else places[id(finding.manifest)])
+            for finding in settled(position)
+        ]
+
+    mine, theirs = _spread(positions, jobs, settled, packed)
+    findings = [finding for found in mine for finding in found]
+    for position, found in zip(positions[len(mine) :], theirs, strict=True):
+        item = run.inputs[position]
+        findings.extend(unpack(fields, item.source, item.manifests) for fields in found)
+    return sorted(findings, key=Finding.sort_key)
 
 
 def check_all(run: Run, positions: Sequence[int], jobs: int) -> dict[int, Checked]:

@@ -86,8 +86,6 @@ class Problem:
     message: str
     #: Overrides the rule's generic help text when the remedy depends on the case.
     help: str | None = None
-    #: The object the problem is reported on, when not the one being checked.
-    manifest: Manifest | None = None
     #: How to repair it, when the check knows a repair.
     fix: Fix | None = None
 
