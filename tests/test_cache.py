@@ -9,7 +9,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
-from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -19,7 +19,7 @@ from trainlint import parallel
 from trainlint.cache import Cache, Outcome, check
 from trainlint.cli import _read
 from trainlint.document import Loaded
-from trainlint.engine import Checked, Run, Settings
+from trainlint.engine import Run, Settings
 
 RUNTIME = """\
 apiVersion: trainer.kubeflow.org/v1alpha1
@@ -55,15 +55,9 @@ LABELLED = RUNTIME.replace("{LABELS}", "{trainer.kubeflow.org/trainjob-ancestor-
 def run_cached(folder: Path, cache_dir: Path, settings: Settings | None = None) -> Outcome:
     names = sorted(str(path) for path in folder.glob("*.yaml"))
     chosen = settings or Settings()
-    checked_positions: list[int] = []
-
-    def check_all(run: Run, positions: Sequence[int]) -> dict[int, Checked]:
-        checked_positions.extend(positions)
-        return parallel.check_all(run, positions, 1)
-
     return check(
         names, lambda items: [_read(name, "-") for name in items], lambda _: chosen,
-        check_all, Cache(cache_dir),
+        partial(parallel.settle_all, jobs=1, packed=True), Cache(cache_dir),
     )
 
 
@@ -127,6 +121,21 @@ def test_a_damaged_cache_is_ignored(project: Path, tmp_path: Path, damage: bytes
     assert again.checked == 3
     assert codes(again) == codes(cold)
     assert json.loads(cache_file.read_text())  # rewritten whole
+
+
+@pytest.mark.parametrize("table", [{}, {"TL301": ["x"]}, None])
+def test_findings_without_their_rule_texts_are_checked_again(
+    project: Path, tmp_path: Path, table: object
+) -> None:
+    cold = run_cached(project, tmp_path / "cache")
+    [cache_file] = (tmp_path / "cache").glob("findings-*.json")
+    stored = json.loads(cache_file.read_text())
+    cache_file.write_text(json.dumps({**stored, "rules": table}))
+    again = run_cached(project, tmp_path / "cache")
+    assert again.checked == 2  # the two with findings; unrelated.yaml has none to read
+    assert [(f.code, f.name, f.help) for f in again.findings] == [
+        (f.code, f.name, f.help) for f in cold.findings
+    ]
 
 
 def test_files_of_other_builds_are_removed(project: Path, tmp_path: Path) -> None:
@@ -209,8 +218,8 @@ def test_without_a_temporary_folder_one_process_does_it_all(
     loaded = parallel.read_all(names, lambda name: _read(name, "-"), jobs=2)
     assert [item.source.name for item in loaded] == names
     run = Run(loaded, Settings())
-    checked = parallel.check_all(run, range(len(loaded)), jobs=2)
-    assert list(checked) == list(range(len(loaded)))
+    settled = parallel.settle_all(run, range(len(loaded)), jobs=2)
+    assert list(settled) == list(range(len(loaded)))
 
 
 def _files(folder: Path, count: int) -> list[str]:

@@ -31,21 +31,20 @@ from trainlint.document import Loaded, Manifest, Source, dig, read_bytes
 from trainlint.engine import (
     DEPENDENCY_SEPARATOR,
     RUNTIME_KINDS,
-    Checked,
     Finding,
     Index,
     Run,
     Settings,
     object_kind,
 )
-from trainlint.packed import Packed, numbers, pack, unpack, unpack_checked
+from trainlint.packed import Packed, Texts, texts, unpack
 
 #: The kinds the index holds, whose changes other files' findings may depend on.
 INDEXED_KINDS = RUNTIME_KINDS | {"PersistentVolumeClaim", "StorageClass", "TrainJob"}
 Entry = dict[str, Any]
 #: The keys of an entry, in the findings file and in the index file.
 FINDINGS_KEYS = frozenset({"content", "stat", "settings", "settled"})
-INDEX_KEYS = frozenset({"provides", "dependencies", "checked"})
+INDEX_KEYS = frozenset({"provides", "dependencies"})
 
 
 @dataclass
@@ -78,6 +77,8 @@ class Cache:
         #: The key of the run that wrote the cache (see `run_key`).
         self.run = stored.get("run")
         self.entries = _entries(stored.get("files"), FINDINGS_KEYS)
+        #: The name and help of the rules whose findings the entries hold.
+        self.texts = _texts(stored.get("rules"))
         self._index: dict[str, Entry] | None = None
 
     def lookup(self, name: str, content: str, settings: str) -> Entry | None:
@@ -98,17 +99,18 @@ class Cache:
     def save(self, run: str, entries: dict[str, Entry]) -> None:
         """Replace both files, index first; a cache that cannot be written is skipped."""
         generation = uuid.uuid4().hex
-        parts = [
-            (self.index_path, INDEX_KEYS, None),
-            (self.findings_path, FINDINGS_KEYS, run),
+        codes = {packed[0] for entry in entries.values() for packed in entry["settled"]}
+        parts: list[tuple[Path, frozenset[str], dict[str, object]]] = [
+            (self.index_path, INDEX_KEYS, {"run": None}),
+            (self.findings_path, FINDINGS_KEYS, {"run": run, "rules": texts(sorted(codes))}),
         ]
         with contextlib.suppress(OSError):
             _mark(self.folder)
-            for path, keys, run_key in parts:
+            for path, keys, head in parts:
                 files = {
                     name: {key: entry[key] for key in keys} for name, entry in entries.items()
                 }
-                _write_json(path, {"generation": generation, "run": run_key, "files": files})
+                _write_json(path, {"generation": generation, **head, "files": files})
         ours = {self.findings_path, self.index_path}
         for stale in [*self.folder.glob("findings-*.json"), *self.folder.glob("index-*.json")]:
             if stale not in ours:  # another build's: never read again
@@ -120,7 +122,7 @@ def check(
     names: Sequence[str],
     read_all: Callable[[Sequence[str]], list[Loaded]],
     settings_of: Callable[[str], Settings],
-    check_all: Callable[[Run, Sequence[int]], dict[int, Checked]],
+    settle_all: Callable[[Run, Sequence[int]], dict[int, tuple[list[Finding], list[Packed]]]],
     cache: Cache,
 ) -> Outcome:
     """Every finding of the files `names`, from the cache where it still holds."""
@@ -141,40 +143,59 @@ def check(
         keys[name] = by_settings[id(settings)]
     run_key = _run_key(names, contents, keys)
     if run_key == cache.run:  # the last run again: every look-up finds what it found
-        return Outcome(_settled(names, cache.entries), list(names), 0)
+        findings = _settled(names, cache.entries, cache.texts)
+        if findings is not None:
+            return Outcome(findings, list(names), 0)
     cached = {name: cache.lookup(name, contents[name], keys[name]) for name in names}
     if all(cached.values()) and _all_hold(names, cached):
-        return Outcome(_settled(names, cached), list(names), 0)
+        findings = _settled(names, cached, cache.texts)
+        if findings is not None:
+            return Outcome(findings, list(names), 0)
     run = Run(
         read_all(names), settings_for=lambda source: settings_of(source.name), contents=contents
     )
-    reused: dict[int, Checked] = {}
-    loaded = {item.source.name: item for item in run.inputs}
+    # An entry whose look-ups still find the same objects settles as it did: what it was
+    # settled from (the file, its settings, what its rules found) is the same.
+    settled: dict[int, tuple[list[Finding], list[Packed]]] = {}
     for position, name in enumerate(names):
         entry = cached[name]
         if entry is not None and _still_holds(entry, run.index):
-            checked = unpack_checked(entry["checked"], loaded)
-            if checked is not None:
-                reused[position] = checked
+            item = run.inputs[position]
+            found = _unpacked(entry["settled"], item.source, item.manifests, cache.texts)
+            if found is not None:
+                settled[position] = found, entry["settled"]
                 run.dependencies[position] = entry["dependencies"]
-    fresh = [position for position in range(len(names)) if position not in reused]
-    produced = check_all(run, fresh)
-    everything = {**reused, **produced}
-    findings = run.settle(everything[position] for position in range(len(names)))
+    fresh = [position for position in range(len(names)) if position not in settled]
+    settled.update(settle_all(run, fresh))
+    findings = sorted((finding for found, _ in settled.values() for finding in found),
+                      key=Finding.sort_key)
     identities = (contents, stats, keys)
-    cache.save(run_key, _entries_of(run, names, identities, findings, cached, produced))
+    cache.save(run_key, _entries_of(run, names, identities, settled))
     return Outcome(findings, list(names), len(fresh))
 
 
-def _settled(names: Sequence[str], entries: dict[str, Any]) -> list[Finding]:
-    """The cached findings of the files, their text left to be read only if shown."""
+def _settled(names: Sequence[str], entries: dict[str, Any], known: Texts) -> list[Finding] | None:
+    """The cached findings of the files, their text left to be read only if shown (None
+    when an entry cannot be read)."""
     findings: list[Finding] = []
     for name in names:
         entry = entries[name]
         assert entry is not None
-        source = Source(name)
-        findings.extend(unpack(packed, source, []) for packed in entry["settled"])
+        found = _unpacked(entry["settled"], Source(name), [], known)
+        if found is None:
+            return None
+        findings.extend(found)
     return sorted(findings, key=Finding.sort_key)
+
+
+def _unpacked(
+    packed: list[Packed], source: Source, manifests: list[Manifest], known: Texts
+) -> list[Finding] | None:
+    """Stored findings unpacked, or None when they are not what this build writes."""
+    try:
+        return [unpack(fields, source, manifests, known) for fields in packed]
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 def _all_hold(names: Sequence[str], cached: dict[str, Entry | None]) -> bool:
@@ -205,25 +226,14 @@ def _still_holds(entry: Entry, index: Index) -> bool:
 def _entries_of(
     run: Run, names: Sequence[str],
     identities: tuple[dict[str, str], dict[str, list[int]], dict[str, str]],
-    findings: list[Finding], cached: dict[str, Entry | None], produced: dict[int, Checked],
+    settled: dict[int, tuple[list[Finding], list[Packed]]],
 ) -> dict[str, Entry]:
     """Every file's entry: what identifies it (content, size and time, settings), what it
     provides to the index, what its rules looked up, and its findings."""
     contents, stats, keys = identities
-    places = numbers(run.inputs)
-    settled: dict[str, list[Packed]] = {name: [] for name in names}
-    for finding in findings:
-        place = None if finding.manifest is None else places.get(id(finding.manifest))
-        settled.setdefault(finding.file, []).append(pack(finding, place))
     entries = {}
     for position, name in enumerate(names):
         item = run.inputs[position]
-        previous = cached[name]
-        checked = (
-            [pack(finding, None if manifest is None else places[id(manifest)])
-             for finding, manifest in produced[position]]
-            if position in produced or previous is None else previous["checked"]
-        )
         entries[name] = {
             "content": contents[name], "stat": stats[name], "settings": keys[name],
             "provides": [
@@ -231,8 +241,7 @@ def _entries_of(
                 for manifest in item.manifests if object_kind(manifest) in INDEXED_KINDS
             ],
             "dependencies": run.dependencies.get(position, {}),
-            "checked": checked,
-            "settled": settled[name],
+            "settled": settled[position][1],
         }
     return entries
 
@@ -298,6 +307,17 @@ def _write_json(path: Path, value: object) -> None:
         Path(temporary).replace(path)
     finally:
         Path(temporary).unlink(missing_ok=True)
+
+
+def _texts(stored: object) -> dict[str, list[str | None]]:
+    """The well-formed rule texts of a stored table (others are dropped, never trusted)."""
+    if not isinstance(stored, dict):
+        return {}
+    return {
+        code: value for code, value in stored.items()
+        if isinstance(value, list) and len(value) == 2 and isinstance(value[0], str)
+        and (value[1] is None or isinstance(value[1], str))
+    }
 
 
 def _entries(files: object, keys: frozenset[str]) -> dict[str, Entry]:

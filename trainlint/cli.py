@@ -155,7 +155,8 @@ def check(
 
         result = cached_check(
             names, read_all, where.__getitem__,
-            partial(parallel.check_all, jobs=processes), Cache(cache_dir or default_cache),
+            partial(parallel.settle_all, jobs=processes, packed=True),
+            Cache(cache_dir or default_cache),
         )
         findings, files = result.findings, result.files
     _report(findings, files, output_format, output_file, statistics, can_fix, report_err)

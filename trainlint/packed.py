@@ -8,36 +8,51 @@ was found on, so fixing always happens where the finding was made.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
-from trainlint.document import Loaded, Manifest, Source, Span
-from trainlint.engine import Checked, Finding, ObjectRef
+from trainlint.document import Manifest, Source, Span
+from trainlint.engine import Finding, ObjectRef
 from trainlint.rule import Fix, Severity
 
-#: code, name, severity, message, help, file, span, path, object, fix, manifest: a list,
-#: not a mapping, so a cache of 15,000 findings does not spell each key 15,000 times.
+#: code, severity, message, help, span, path, object, fix, manifest: a list, not a
+#: mapping, so a cache of 15,000 findings does not spell each key 15,000 times. The file
+#: is the one of the input the finding was made on; the rule's name, and its help unless
+#: the finding has its own, are left to `Texts`: every finding of a rule repeats them.
 Packed = list[Any]
+#: The name and help of rules, by code.
+Texts = Mapping[str, Sequence[str | None]]
 
 
-def pack(finding: Finding, number: int | None) -> Packed:
+def texts(codes: Iterable[str]) -> dict[str, list[str | None]]:
+    """The name and help of the rules with these codes (imports the rules)."""
+    from trainlint.rule import all_rules
+
+    rules = all_rules()
+    return {code: [rules[code].name, rules[code].help] for code in codes}
+
+
+def pack(finding: Finding, number: int | None, known: Texts) -> Packed:
     """`finding` as JSON values; `number` is its object's position in its file, if any."""
     ref = finding.object
     return [
-        finding.code, finding.name, finding.severity.value, finding.message, finding.help,
-        finding.file, list(finding.span), list(finding.path),
+        finding.code, finding.severity.value, finding.message,
+        None if finding.help == known[finding.code][1] else finding.help,
+        list(finding.span), list(finding.path),
         None if ref is None else [ref.api_version, ref.kind, ref.name, ref.namespace],
         None if finding.fix is None else [finding.fix.title, finding.fix.safe],
         number,
     ]
 
 
-def unpack(packed: Packed, source: Source, manifests: list[Manifest]) -> Finding:
+def unpack(packed: Packed, source: Source, manifests: list[Manifest], known: Texts) -> Finding:
     """The finding again, on `source` and (by position) one of its `manifests`."""
-    code, name, severity, message, help_text, _, span, path, ref, fix, number = packed
+    code, severity, message, help_text, span, path, ref, fix, number = packed
+    name, default_help = known[code]
     return Finding(
-        code, name, _SEVERITIES[severity], message, help_text, source, Span(*span),
+        code, str(name), _SEVERITIES[severity], message,
+        default_help if help_text is None else help_text, source, Span(*span),
         tuple(path), None if ref is None else _object(*ref),
         None if fix is None else _fix(fix[0], bool(fix[1])),
         manifests[number] if number is not None and number < len(manifests) else None,
@@ -56,19 +71,6 @@ def _object(api_version: str, kind: str, name: str, namespace: str | None) -> Ob
 @lru_cache(maxsize=4096)
 def _fix(title: str, safe: bool) -> Fix:
     return Fix(title, _applied_where_found, safe)
-
-
-def unpack_checked(packed: list[Packed], loaded: Mapping[str, Loaded]) -> Checked | None:
-    """Packed raw findings back on the run's objects, found by file name (None when a
-    file they land on is not in the run)."""
-    checked: Checked = []
-    for fields in packed:
-        item = loaded.get(fields[5])  # the file it lands on
-        if item is None:
-            return None
-        finding = unpack(fields, item.source, item.manifests)
-        checked.append((finding, finding.manifest))
-    return checked
 
 
 def numbers(inputs: Any) -> dict[int, int]:

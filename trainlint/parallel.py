@@ -23,8 +23,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from trainlint.document import Loaded
-from trainlint.engine import Checked, Finding, Run
-from trainlint.packed import Packed, numbers, pack, unpack, unpack_checked
+from trainlint.engine import Finding, Run
+from trainlint.packed import Packed, numbers, pack, texts, unpack
+from trainlint.rule import all_rules
 
 #: Below this many inputs, starting workers costs more than it saves.
 MIN_INPUTS = 200
@@ -55,52 +56,49 @@ def read_all(names: Sequence[str], read: Callable[[str], Loaded], jobs: int) -> 
 
 def lint_all(run: Run, jobs: int) -> list[Finding]:
     """`run`'s findings, its inputs checked and settled on `jobs` processes."""
-    positions = range(len(run.inputs))
-    if not worth_it(jobs, len(positions)):
-        return run.settle(run.check(position) for position in positions)
-    places = numbers(run.inputs)
+    settled = settle_all(run, range(len(run.inputs)), jobs)
+    return sorted((finding for found, _ in settled.values() for finding in found),
+                  key=Finding.sort_key)
 
-    def settled(position: int) -> list[Finding]:
+
+def settle_all(
+    run: Run, positions: Sequence[int], jobs: int, *, packed: bool = False
+) -> dict[int, tuple[list[Finding], list[Packed]]]:
+    """The findings of the inputs at `positions` (in that order), checked and settled on
+    `jobs` processes, each with the same findings packed: always for the inputs workers
+    checked (they come packed), for all of them with `packed` (the cache keeps them)."""
+    places = numbers(run.inputs) if packed or worth_it(jobs, len(positions)) else {}
+    known = texts(all_rules()) if places else {}
+
+    def settle(position: int) -> list[Finding]:
         return run.settle_input(position, run.check(position))
 
-    def packed(position: int) -> list[Packed]:
+    def pack_all(found: list[Finding]) -> list[Packed]:
         return [
-            pack(finding, None if finding.manifest is None else places[id(finding.manifest)])
-            for finding in settled(position)
+            pack(
+                finding, None if finding.manifest is None else places[id(finding.manifest)], known
+            )
+            for finding in found
         ]
 
-    mine, theirs = _spread(positions, jobs, settled, packed)
-    findings = [finding for found in mine for finding in found]
-    for position, found in zip(positions[len(mine) :], theirs, strict=True):
-        item = run.inputs[position]
-        findings.extend(unpack(fields, item.source, item.manifests) for fields in found)
-    return sorted(findings, key=Finding.sort_key)
+    def here(position: int) -> tuple[list[Finding], list[Packed]]:
+        found = settle(position)
+        return found, pack_all(found) if packed else []
 
+    def there(position: int) -> tuple[list[Packed], dict[str, str] | None]:
+        return pack_all(settle(position)), run.dependencies.get(position)
 
-def check_all(run: Run, positions: Sequence[int], jobs: int) -> dict[int, Checked]:
-    """The raw findings of the inputs at `positions` (in that order), checked on `jobs`
-    processes."""
     if not worth_it(jobs, len(positions)):
-        return {position: run.check(position) for position in positions}
-    places = numbers(run.inputs)
-
-    def packed(position: int) -> tuple[list[Packed], dict[str, str] | None]:
-        found = [
-            pack(finding, None if manifest is None else places[id(manifest)])
-            for finding, manifest in run.check(position)
-        ]
-        return found, run.dependencies.get(position)
-
-    mine, theirs = _spread(positions, jobs, run.check, packed)
-    checked = dict(zip(positions, mine, strict=False))
-    loaded = {item.source.name: item for item in run.inputs}
-    for position, (found, dependencies) in zip(positions[len(mine):], theirs, strict=True):
+        return {position: here(position) for position in positions}
+    mine, theirs = _spread(positions, jobs, here, there)
+    settled = dict(zip(positions, mine, strict=False))
+    for position, (found, dependencies) in zip(positions[len(mine) :], theirs, strict=True):
         if dependencies is not None:
             run.dependencies[position] = dependencies
-        unpacked = unpack_checked(found, loaded)
-        assert unpacked is not None  # every file of the run is in `loaded`
-        checked[position] = unpacked
-    return checked
+        item = run.inputs[position]
+        unpacked = [unpack(fields, item.source, item.manifests, known) for fields in found]
+        settled[position] = unpacked, found
+    return settled
 
 
 def _spread(
