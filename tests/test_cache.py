@@ -105,6 +105,16 @@ def test_an_object_is_known_by_its_file_s_bytes(project: Path, tmp_path: Path) -
     assert ("trainjob.yaml", "TL201") in codes(after)
 
 
+def test_a_file_that_is_not_yaml_is_cached_with_its_finding(tmp_path: Path) -> None:
+    folder = tmp_path / "manifests"
+    folder.mkdir()
+    (folder / "broken.yaml").write_text("kind: [\n")
+    cold = run_cached(folder, tmp_path / "cache")
+    warm = run_cached(folder, tmp_path / "cache")
+    assert codes(cold) == codes(warm) == [("broken.yaml", "TL001")]
+    assert warm.checked == 0
+
+
 def test_other_settings_are_not_served_from_the_cache(project: Path, tmp_path: Path) -> None:
     run_cached(project, tmp_path / "cache")
     only = run_cached(project, tmp_path / "cache", Settings(select=("TL4",)))

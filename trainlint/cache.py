@@ -167,8 +167,9 @@ def check(
                 run.dependencies[position] = entry["dependencies"]
     fresh = [position for position in range(len(names)) if position not in settled]
     settled.update(settle_all(run, fresh))
-    findings = sorted((finding for found, _ in settled.values() for finding in found),
-                      key=Finding.sort_key)
+    findings = sorted(
+        (finding for found, _ in settled.values() for finding in found), key=Finding.sort_key
+    )
     identities = (contents, stats, keys)
     cache.save(run_key, _entries_of(run, names, identities, settled))
     return Outcome(findings, list(names), len(fresh))

@@ -57,8 +57,8 @@ def read_all(names: Sequence[str], read: Callable[[str], Loaded], jobs: int) -> 
 def lint_all(run: Run, jobs: int) -> list[Finding]:
     """`run`'s findings, its inputs checked and settled on `jobs` processes."""
     settled = settle_all(run, range(len(run.inputs)), jobs)
-    return sorted((finding for found, _ in settled.values() for finding in found),
-                  key=Finding.sort_key)
+    findings = [finding for found, _ in settled.values() for finding in found]
+    return sorted(findings, key=Finding.sort_key)
 
 
 def settle_all(
@@ -67,8 +67,9 @@ def settle_all(
     """The findings of the inputs at `positions` (in that order), checked and settled on
     `jobs` processes, each with the same findings packed: always for the inputs workers
     checked (they come packed), for all of them with `packed` (the cache keeps them)."""
-    places = numbers(run.inputs) if packed or worth_it(jobs, len(positions)) else {}
-    known = texts(all_rules()) if places else {}
+    spread = worth_it(jobs, len(positions))
+    places = numbers(run.inputs) if packed or spread else {}
+    known = texts(all_rules()) if packed or spread else {}
 
     def settle(position: int) -> list[Finding]:
         return run.settle_input(position, run.check(position))
@@ -88,7 +89,7 @@ def settle_all(
     def there(position: int) -> tuple[list[Packed], dict[str, str] | None]:
         return pack_all(settle(position)), run.dependencies.get(position)
 
-    if not worth_it(jobs, len(positions)):
+    if not spread:
         return {position: here(position) for position in positions}
     mine, theirs = _spread(positions, jobs, here, there)
     settled = dict(zip(positions, mine, strict=False))
