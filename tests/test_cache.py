@@ -148,6 +148,23 @@ def test_findings_without_their_rule_texts_are_checked_again(
     ]
 
 
+def test_a_cached_finding_of_no_rule_is_not_kept(project: Path, tmp_path: Path) -> None:
+    """A cache file is never trusted to name real rules: one that was tampered with
+    cannot make saving fail."""
+    run_cached(project, tmp_path / "cache")
+    [cache_file] = (tmp_path / "cache").glob("findings-*.json")
+    stored = json.loads(cache_file.read_text())
+    entry = stored["files"][str(project / "trainjob.yaml")]
+    entry["settled"] = [["TL999", *entry["settled"][0][1:]]]
+    stored["rules"]["TL999"] = ["no-such-rule", None]
+    cache_file.write_text(json.dumps(stored))
+    (project / "unrelated.yaml").write_text(UNRELATED + "# edited\n")
+    assert run_cached(project, tmp_path / "cache").checked == 1
+    after = run_cached(project, tmp_path / "cache")
+    assert after.checked == 1  # the tampered entry: its rule has no texts any more
+    assert ("trainjob.yaml", "TL201") in codes(after)
+
+
 def test_files_of_other_builds_are_removed(project: Path, tmp_path: Path) -> None:
     folder = tmp_path / "cache"
     folder.mkdir()

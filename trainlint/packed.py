@@ -26,11 +26,11 @@ Texts = Mapping[str, Sequence[str | None]]
 
 
 def texts(codes: Iterable[str]) -> dict[str, list[str | None]]:
-    """The name and help of the rules with these codes (imports the rules)."""
+    """The name and help of the rules with these codes that exist (imports the rules)."""
     from trainlint.rule import all_rules
 
     rules = all_rules()
-    return {code: [rules[code].name, rules[code].help] for code in codes}
+    return {code: [rules[code].name, rules[code].help] for code in codes if code in rules}
 
 
 def pack(finding: Finding, number: int | None, known: Texts) -> Packed:
