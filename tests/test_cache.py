@@ -165,6 +165,25 @@ def test_a_cached_finding_of_no_rule_is_not_kept(project: Path, tmp_path: Path) 
     assert ("trainjob.yaml", "TL201") in codes(after)
 
 
+@pytest.mark.parametrize(
+    "entry",
+    [{"provides": 5}, {"dependencies": ["x"]}, {"dependencies": {"x": "y"}},
+     {"provides": [[[], "d"]]}],
+)
+def test_index_entries_of_the_wrong_shape_are_not_used(
+    project: Path, tmp_path: Path, entry: dict[str, object]
+) -> None:
+    cold = run_cached(project, tmp_path / "cache")
+    [index_file] = (tmp_path / "cache").glob("index-*.json")
+    stored = json.loads(index_file.read_text())
+    stored["files"][str(project / "trainjob.yaml")].update(entry)
+    index_file.write_text(json.dumps(stored))
+    (project / "unrelated.yaml").unlink()  # another run: the stored look-ups are judged
+    again = run_cached(project, tmp_path / "cache")
+    assert again.checked == (1 if "dependencies" in entry else 0)
+    assert codes(again) == codes(cold)
+
+
 def test_files_of_other_builds_are_removed(project: Path, tmp_path: Path) -> None:
     folder = tmp_path / "cache"
     folder.mkdir()

@@ -195,7 +195,7 @@ def _unpacked(
     """Stored findings unpacked, or None when they are not what this build writes."""
     try:
         return [unpack(fields, source, manifests, known) for fields in packed]
-    except (KeyError, TypeError, ValueError):
+    except _MALFORMED:
         return None
 
 
@@ -204,24 +204,34 @@ def _all_hold(names: Sequence[str], cached: dict[str, Entry | None]) -> bool:
     the indexed objects: nothing is parsed."""
     stand_ins = []
     digests = {}
-    for name in names:
-        entry = cached[name]
-        assert entry is not None
-        source = Source(name, "")
-        for body, digest in entry["provides"]:
-            manifest = Manifest(body, source)
-            stand_ins.append(manifest)
-            digests[id(manifest)] = digest
-    index = Index(stand_ins)
+    try:
+        for name in names:
+            entry = cached[name]
+            assert entry is not None
+            source = Source(name, "")
+            for body, digest in entry["provides"]:
+                manifest = Manifest(body, source)
+                stand_ins.append(manifest)
+                digests[id(manifest)] = digest
+        index = Index(stand_ins)
+    except _MALFORMED:
+        return False
     index.digests.update(digests)
     return all(_still_holds(entry, index) for entry in cached.values() if entry)
 
 
 def _still_holds(entry: Entry, index: Index) -> bool:
-    return all(
-        index.digest(tuple(dependency.split(DEPENDENCY_SEPARATOR))) == digest
-        for dependency, digest in entry["dependencies"].items()
-    )
+    try:
+        return all(
+            index.digest(tuple(dependency.split(DEPENDENCY_SEPARATOR))) == digest
+            for dependency, digest in entry["dependencies"].items()
+        )
+    except _MALFORMED:
+        return False
+
+
+#: What reading an entry that this build did not write may raise: it is then not used.
+_MALFORMED = (AttributeError, IndexError, KeyError, TypeError, ValueError)
 
 
 def _entries_of(
