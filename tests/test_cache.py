@@ -56,7 +56,7 @@ def run_cached(folder: Path, cache_dir: Path, settings: Settings | None = None) 
     names = sorted(str(path) for path in folder.glob("*.yaml"))
     chosen = settings or Settings()
     return check(
-        names, lambda items: [_read(name, "-") for name in items], lambda _: chosen,
+        names, partial(parallel.read_all, jobs=1), lambda _: chosen,
         partial(parallel.settle_all, jobs=1, packed=True), Cache(cache_dir),
     )
 

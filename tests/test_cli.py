@@ -102,6 +102,23 @@ def test_a_file_named_twice_is_checked_once(project: Path) -> None:
     assert "\nFound 2 problems (1 error, 1 warning).\n" in twice.stdout
 
 
+@pytest.mark.parametrize("cache", [[], ["--no-cache"]])
+def test_a_file_that_cannot_be_read_is_a_finding_not_a_crash(
+    tmp_path: Path, cache: list[str]
+) -> None:
+    (tmp_path / "gone.yaml").symlink_to(tmp_path / "nowhere.yaml")
+    (tmp_path / "clean.yaml").write_text(CLEAN)
+    for _ in range(2):  # with the cache: cold, then warm
+        result = trainlint(
+            "check", *cache, "--select", "TL0", "--output-format", "concise", ".", cwd=tmp_path
+        )
+        assert result.returncode == 1, result.stderr
+        assert result.stdout.startswith(
+            "gone.yaml:1:1: TL001 [error] cannot read the file: No such file or directory"
+        )
+        assert "Found 1 problem (1 error)." in result.stdout
+
+
 def test_unwritable_output_file_is_exit_2(project: Path) -> None:
     (project / "taken").write_text("")
     result = trainlint("check", "--output-file", "taken/report.txt", "clean.yaml", cwd=project)

@@ -118,47 +118,38 @@ class Cache:
                     stale.unlink()
 
 
+#: A file parsed, and the digest of the bytes parsed (None when it cannot be read).
+Read = tuple[Loaded, str | None]
+#: Reads files in order, on however many processes the run has: (names, read) → results.
+ReadAll = Callable[[Sequence[str], Callable[[str], Read]], list[Read]]
+
+
 def check(
     names: Sequence[str],
-    read_all: Callable[[Sequence[str]], list[Loaded]],
+    read_all: ReadAll,
     settings_of: Callable[[str], Settings],
     settle_all: Callable[[Run, Sequence[int]], dict[int, tuple[list[Finding], list[Packed]]]],
     cache: Cache,
 ) -> Outcome:
     """Every finding of the files `names`, from the cache where it still holds."""
     stats = {name: _stat(name) for name in names}
-    contents = {}
-    for name in names:
-        entry = cache.entries.get(name)
-        if entry is not None and entry["stat"] == stats[name]:
-            contents[name] = entry["content"]  # same size and time: not read again
-        else:
-            contents[name] = hashlib.blake2b(read_bytes(name), digest_size=16).hexdigest()
-    by_settings: dict[int, str] = {}  # files share a few Settings: digest each once
-    keys = {}
-    for name in names:
-        settings = settings_of(name)
-        if id(settings) not in by_settings:
-            by_settings[id(settings)] = _settings_key(settings)
-        keys[name] = by_settings[id(settings)]
-    run_key = _run_key(names, contents, keys)
-    if run_key == cache.run:  # the last run again: every look-up finds what it found
-        findings = _settled(names, cache.entries, cache.texts)
-        if findings is not None:
-            return Outcome(findings, list(names), 0)
-    cached = {name: cache.lookup(name, contents[name], keys[name]) for name in names}
-    if all(cached.values()) and _all_hold(names, cached):
-        findings = _settled(names, cached, cache.texts)
-        if findings is not None:
-            return Outcome(findings, list(names), 0)
+    keys = _settings_keys(names, settings_of)
+    known = _known_contents(names, stats, cache)
+    if len(known) == len(names):  # every file may be served from the cache
+        served = _served(names, known, keys, cache)
+        if served is not None:
+            return Outcome(served, list(names), 0)
+    read = read_all(names, _read)
+    contents = {name: digest for name, (_, digest) in zip(names, read, strict=True) if digest}
     run = Run(
-        read_all(names), settings_for=lambda source: settings_of(source.name), contents=contents
+        [loaded for loaded, _ in read], settings_for=lambda source: settings_of(source.name),
+        contents=contents,
     )
     # An entry whose look-ups still find the same objects settles as it did: what it was
     # settled from (the file, its settings, what its rules found) is the same.
     settled: dict[int, tuple[list[Finding], list[Packed]]] = {}
     for position, name in enumerate(names):
-        entry = cached[name]
+        entry = cache.lookup(name, contents[name], keys[name]) if name in contents else None
         if entry is not None and _still_holds(entry, run.index):
             item = run.inputs[position]
             found = _unpacked(entry["settled"], item.source, item.manifests, cache.texts)
@@ -171,8 +162,65 @@ def check(
         (finding for found, _ in settled.values() for finding in found), key=Finding.sort_key
     )
     identities = (contents, stats, keys)
-    cache.save(run_key, _entries_of(run, names, identities, settled))
+    cache.save(_run_key(names, contents, keys), _entries_of(run, names, identities, settled))
     return Outcome(findings, list(names), len(fresh))
+
+
+def _known_contents(
+    names: Sequence[str], stats: dict[str, list[int] | None], cache: Cache
+) -> dict[str, str]:
+    """The digests of the files that have an entry, known before parsing anything."""
+    known = {}
+    for name in names:
+        entry = cache.entries.get(name)
+        if entry is None or stats[name] is None:
+            continue  # new or unreadable: digested as it is read, if at all
+        if entry["stat"] == stats[name]:
+            known[name] = entry["content"]  # same size and time: not read again
+        else:
+            with contextlib.suppress(OSError):
+                known[name] = _digest(read_bytes(name))
+    return known
+
+
+def _settings_keys(names: Sequence[str], settings_of: Callable[[str], Settings]) -> dict[str, str]:
+    by_settings: dict[int, str] = {}  # files share a few Settings: digest each once
+    keys = {}
+    for name in names:
+        settings = settings_of(name)
+        if id(settings) not in by_settings:
+            by_settings[id(settings)] = _settings_key(settings)
+        keys[name] = by_settings[id(settings)]
+    return keys
+
+
+def _served(
+    names: Sequence[str], known: dict[str, str], keys: dict[str, str], cache: Cache
+) -> list[Finding] | None:
+    """Every finding from the cache, when no file changed and every look-up still finds
+    what it found; None otherwise."""
+    if _run_key(names, known, keys) == cache.run:  # the last run again
+        findings = _settled(names, cache.entries, cache.texts)
+        if findings is not None:
+            return findings
+    cached = {name: cache.lookup(name, known[name], keys[name]) for name in names}
+    if all(cached.values()) and _all_hold(names, cached):
+        return _settled(names, cached, cache.texts)
+    return None
+
+
+def _read(name: str) -> Read:
+    from trainlint.loader import load_bytes, unreadable  # a warm run parses nothing
+
+    try:
+        data = read_bytes(name)
+    except OSError as error:
+        return unreadable(name, error), None
+    return load_bytes(data, name), _digest(data)
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
 def _settled(names: Sequence[str], entries: dict[str, Any], known: Texts) -> list[Finding] | None:
@@ -236,14 +284,16 @@ _MALFORMED = (AttributeError, IndexError, KeyError, TypeError, ValueError)
 
 def _entries_of(
     run: Run, names: Sequence[str],
-    identities: tuple[dict[str, str], dict[str, list[int]], dict[str, str]],
+    identities: tuple[dict[str, str], dict[str, list[int] | None], dict[str, str]],
     settled: dict[int, tuple[list[Finding], list[Packed]]],
 ) -> dict[str, Entry]:
-    """Every file's entry: what identifies it (content, size and time, settings), what it
-    provides to the index, what its rules looked up, and its findings."""
+    """Every readable file's entry: what identifies it (content, size and time, settings),
+    what it provides to the index, what its rules looked up, and its findings."""
     contents, stats, keys = identities
     entries = {}
     for position, name in enumerate(names):
+        if name not in contents:
+            continue  # could not be read: read again next time
         item = run.inputs[position]
         entries[name] = {
             "content": contents[name], "stat": stats[name], "settings": keys[name],
@@ -272,12 +322,16 @@ def _stand_in(manifest: Manifest) -> dict[str, Any]:
 def _run_key(names: Sequence[str], contents: dict[str, str], keys: dict[str, str]) -> str:
     digest = hashlib.blake2b(digest_size=16)
     for name in names:
-        digest.update(f"{name}\0{contents[name]}\0{keys[name]}\n".encode())
+        digest.update(f"{name}\0{contents.get(name)}\0{keys[name]}\n".encode())
     return digest.hexdigest()
 
 
-def _stat(name: str) -> list[int]:
-    status = os.stat(name)  # noqa: PTH116 - one per file: a Path each would cost a tenth
+def _stat(name: str) -> list[int] | None:
+    """Size and modification time (None: the file cannot be read, so is never cached)."""
+    try:
+        status = os.stat(name)  # noqa: PTH116 - one per file: a Path each would cost a tenth
+    except OSError:
+        return None
     return [status.st_size, status.st_mtime_ns]
 
 

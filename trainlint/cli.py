@@ -154,7 +154,7 @@ def check(
         from trainlint.cache import check as cached_check
 
         result = cached_check(
-            names, read_all, where.__getitem__,
+            names, partial(parallel.read_all, jobs=processes), where.__getitem__,
             partial(parallel.settle_all, jobs=processes, packed=True),
             Cache(cache_dir or default_cache),
         )
@@ -325,18 +325,14 @@ def _rule_entry(rule: Rule) -> dict[str, str]:
 
 
 def _read(name: str, stdin_filename: str) -> Loaded:
-    from trainlint.document import LoadProblem, Span, decode, read_bytes
-    from trainlint.loader import load
+    from trainlint.document import read_bytes
+    from trainlint.loader import load_bytes, unreadable
 
     try:
         data = sys.stdin.buffer.read() if name == STDIN else read_bytes(name)
     except OSError as error:
-        problem = LoadProblem("TL001", f"cannot read the file: {error.strerror}", Span(1, 1, 1, 1))
-        return load("", name, [problem])
-    display = stdin_filename if name == STDIN else name
-    text, problems = decode(data, display)
-    del data  # parsing copies the text once more: a long file must not be held three times
-    return load(text, display, problems)
+        return unreadable(name, error)
+    return load_bytes(data, stdin_filename if name == STDIN else name)
 
 
 def run() -> None:

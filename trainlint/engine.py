@@ -364,7 +364,7 @@ class Run:
         self._record = contents is not None
         self.dependencies: dict[int, dict[str, str]] = {}
         for item in self.inputs:
-            if contents is not None:
+            if contents is not None and item.manifests:  # a file read has its digest
                 content = contents[item.source.name]
                 for manifest in item.manifests:
                     self.index.digests[id(manifest)] = identify(content, manifest)

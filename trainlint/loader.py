@@ -23,6 +23,7 @@ from trainlint.document import (
     Manifest,
     Source,
     Span,
+    decode,
     locate,
     mapping,
 )
@@ -85,6 +86,19 @@ class _Loader(yaml.CSafeLoader):
             if pattern.match(value):
                 return str(tag)
         return _STR
+
+
+def load_bytes(data: bytes, name: str) -> Loaded:
+    """Parse the bytes of a file: invalid UTF-8 is reported and replaced, then `load`."""
+    text, problems = decode(data, name)
+    del data  # parsing copies the text once more: a long file must not be held three times
+    return load(text, name, problems)
+
+
+def unreadable(name: str, error: OSError) -> Loaded:
+    """A file that could not be read: nothing but a TL001 finding."""
+    problem = LoadProblem("TL001", f"cannot read the file: {error.strerror}", UNKNOWN_SPAN)
+    return Loaded(Source(name, ""), [], [problem])
 
 
 def load(text: str, name: str, problems: list[LoadProblem] | None = None) -> Loaded:

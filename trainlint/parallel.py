@@ -22,7 +22,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from trainlint.document import Loaded
 from trainlint.engine import Finding, Run
 from trainlint.packed import Packed, numbers, pack, texts, unpack
 from trainlint.rule import all_rules
@@ -46,7 +45,7 @@ def worth_it(jobs: int, inputs: int) -> bool:
     return jobs > 1 and inputs >= MIN_INPUTS and hasattr(os, "fork")
 
 
-def read_all(names: Sequence[str], read: Callable[[str], Loaded], jobs: int) -> list[Loaded]:
+def read_all(names: Sequence[str], read: Callable[[str], R], jobs: int) -> list[R]:
     """`read` every name, in order, on `jobs` processes."""
     if not worth_it(jobs, len(names)):
         return [read(name) for name in names]
