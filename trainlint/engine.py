@@ -314,10 +314,6 @@ class Finding:
 SettingsFor = Callable[[Source], Settings]
 
 
-#: What checking one input yields: each finding with the object it lands on, if any.
-Checked = list[tuple[Finding, Manifest | None]]
-
-
 def lint(
     inputs: Iterable[Loaded],
     settings: Settings | None = None,
@@ -375,7 +371,7 @@ class Run:
             self._plans[id(chosen)] = _Plan(chosen, self.index)
         return self._plans[id(chosen)]
 
-    def check(self, position: int) -> Checked:
+    def check(self, position: int) -> list[Finding]:
         """The raw findings of one input's rules."""
         item = self.inputs[position]
         self.index.looked_up = {} if self._record else None
@@ -386,7 +382,7 @@ class Run:
                 self.dependencies[position] = self.index.looked_up
             self.index.looked_up = None
 
-    def settle(self, checked: Iterable[Checked]) -> list[Finding]:
+    def settle(self, checked: Iterable[list[Finding]]) -> list[Finding]:
         """The findings of every input (`checked`: their raw findings, in input order), in
         a stable order."""
         results: list[Finding] = []
@@ -394,14 +390,14 @@ class Run:
             results.extend(self.settle_input(position, raw))
         return sorted(results, key=Finding.sort_key)
 
-    def settle_input(self, position: int, raw: Checked) -> list[Finding]:
+    def settle_input(self, position: int, raw: list[Finding]) -> list[Finding]:
         """One input's findings: deduplicated, its file's own rules, severities and
         suppressions applied. Findings land only on the input checked, so inputs settle
         one by one, in any process."""
         item = self.inputs[position]
-        unique: dict[tuple[object, ...], tuple[Finding, Manifest | None]] = {}
-        for finding, manifest in raw:
-            unique.setdefault((finding.code, finding.span, finding.message), (finding, manifest))
+        unique: dict[tuple[object, ...], Finding] = {}
+        for finding in raw:
+            unique.setdefault((finding.code, finding.span, finding.message), finding)
         plan = self.plan_for(item.source)
         return plan.settle(item.source, list(unique.values()), item.manifests)
 
@@ -433,11 +429,11 @@ class _Plan:
             )
         return self._contexts[id(options)]
 
-    def run(self, item: Loaded) -> Iterator[tuple[Finding, Manifest | None]]:
+    def run(self, item: Loaded) -> Iterator[Finding]:
         """The findings of one input."""
         for problem in item.problems:
             if problem.code in self.enabled:
-                yield _from_load_problem(self.enabled[problem.code], problem, item.source), None
+                yield _from_load_problem(self.enabled[problem.code], problem, item.source)
         for manifest in item.manifests:
             # What one object's rules derived (its pod...) is dropped before the next: it
             # must not hide another input's look-ups, and a long file must not hold it all.
@@ -445,12 +441,12 @@ class _Plan:
             for rule, context in self.rules_for(object_kind(manifest)):
                 assert rule.check is not None
                 for found in rule.check(manifest, context):
-                    yield _from_problem(rule, found, manifest), manifest
+                    yield _from_problem(rule, found, manifest)
 
     def settle(
         self,
         source: Source,
-        raw: list[tuple[Finding, Manifest | None]],
+        raw: list[Finding],
         manifests: list[Manifest],
     ) -> list[Finding]:
         """The findings a file shows: its rules only, severities set, suppressions applied,
@@ -462,9 +458,9 @@ class _Plan:
             for manifest in manifests:
                 entries.extend(suppression.annotation_entries(manifest))
         kept = [
-            finding for finding, manifest in raw
+            finding for finding in raw
             if finding.code in self.enabled
-            and not _silence(entries, finding.code, finding.span.line, manifest)
+            and not _silence(entries, finding.code, finding.span.line, finding.manifest)
         ]
         meta = [
             *(self._unused(entry) for entry in entries if not entry.used),
