@@ -368,7 +368,7 @@ def _write_json(path: Path, value: object) -> None:
     handle, temporary = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(json.dumps(value, separators=(",", ":")))
+            stream.write(json.dumps(value, separators=(",", ":"), check_circular=False))
         Path(temporary).replace(path)
     finally:
         Path(temporary).unlink(missing_ok=True)
