@@ -1,10 +1,11 @@
 """Findings of unchanged files, kept between runs (`--no-cache`, `cache-dir`).
 
-An entry holds, per file, what checking its objects produced and what its rules looked
-up in the run's index (`Index.looked_up`: dependency → digest of the answer). It is
-reused when the file's bytes, its settings and trainlint itself are unchanged and every
-look-up would still find the same objects, so a TrainJob is checked again when its
-runtime changes in another file. A file whose size and modification time are unchanged
+An entry holds, per file, its findings (settled: suppressions and severities applied)
+and what its rules looked up in the run's index (`Index.looked_up`: dependency → digest
+of the answer, an object being known by its file's digest and its place in the file). It
+is reused when the file's bytes, its settings and trainlint itself are unchanged and
+every look-up would still find the same objects, so a TrainJob is checked again when its
+runtime's file changes. A file whose size and modification time are unchanged
 is not even read; when the run is the last one again, nothing is parsed or checked.
 
 Two files per trainlint build: `findings-*.json` (what a warm run needs) and
