@@ -54,6 +54,22 @@ def locate(body: object, spans: Sequence[int], first: int, path: Path) -> Span:
     """
     if not spans:
         return UNKNOWN_SPAN  # not read from a file
+    entry, _ = _walk(body, spans, first, path)
+    if entry < 0:
+        return UNKNOWN_SPAN
+    line, column, end_line, end_column = spans[ENTRY * entry : ENTRY * entry + 4]
+    return Span(line + 1, column + 1, end_line + 1, end_column + 1)  # stored as libyaml's
+
+
+def entries_at(body: object, spans: Sequence[int], first: int, path: Path) -> int:
+    """Where the entries of the mapping or list at `path` (which exists) start: the
+    `first` of an object nested in a document, such as an item of a `kind: List`."""
+    return _walk(body, spans, first, path)[1]
+
+
+def _walk(body: object, spans: Sequence[int], first: int, path: Path) -> tuple[int, int]:
+    """The entry of the deepest node of `path` under `body` (-1: none), and where the
+    entries of its value start."""
     entry = first if not path and isinstance(body, dict) and body else -1
     value = body
     for key in path:
@@ -66,10 +82,7 @@ def locate(body: object, spans: Sequence[int], first: int, path: Path) -> Span:
         entry = first + position
         first = spans[ENTRY * entry + 4]
         value = value[key]  # type: ignore[index]  # the key's type was checked above
-    if entry < 0:
-        return UNKNOWN_SPAN
-    line, column, end_line, end_column = spans[ENTRY * entry : ENTRY * entry + 4]
-    return Span(line + 1, column + 1, end_line + 1, end_column + 1)  # stored as libyaml's
+    return entry, first
 
 
 @dataclass(eq=False)

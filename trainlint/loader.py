@@ -24,6 +24,7 @@ from trainlint.document import (
     Source,
     Span,
     decode,
+    entries_at,
     locate,
     mapping,
 )
@@ -161,11 +162,10 @@ def _collect(
     if body.get("kind") == "List" or str(body.get("kind", "")).endswith("List"):
         items = body.get("items")
         if isinstance(items, list):
-            items_first = spans[ENTRY * (first + list(body).index("items")) + 4]
             for position, item in enumerate(items):
                 if isinstance(item, dict):
-                    item_first = spans[ENTRY * (items_first + position) + 4]
                     base = ("items", position)
+                    item_first = entries_at(body, spans, first, base)
                     manifests.append(Manifest(item, source, index, base, spans, item_first))
                 else:
                     span = locate(body, spans, first, ("items", position))
