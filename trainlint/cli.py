@@ -124,7 +124,7 @@ def check(
     # Fixes edit the objects they were found on, so fixing stays in one process.
     processes = 1 if fixing or STDIN in paths else jobs or parallel.available_cores()
     read = partial(_read, stdin_filename=stdin_filename)
-    read_all = partial(parallel.read_all, read=read, jobs=processes)
+    read_all = partial(parallel.read_all, jobs=processes)
 
     def settings_for(source: Source) -> Settings:
         return where[source.name]
@@ -139,14 +139,14 @@ def check(
 
         request = fixer.Request(unsafe=unsafe_fixes, diff=diff, show=show_fixes)
         inputs, findings, outcome = fixer.run(
-            read_all(names), lambda items: lint(items, settings_for=settings_for), request,
+            read_all(names, read), lambda items: lint(items, settings_for=settings_for), request,
             can_fix, stdin_filename if STDIN in paths else None,
         )
         _tell(outcome, diff=diff, fix_only=fix_only)
         files = [item.source.name for item in inputs]
         report_err = STDIN in paths and output_file is None
     elif no_cache or STDIN in paths:
-        run = Run(read_all(names), settings_for=settings_for)
+        run = Run(read_all(names, read), settings_for=settings_for)
         findings = parallel.lint_all(run, processes)
         files = [item.source.name for item in run.inputs]
     else:
@@ -154,7 +154,7 @@ def check(
         from trainlint.cache import check as cached_check
 
         result = cached_check(
-            names, partial(parallel.read_all, jobs=processes), where.__getitem__,
+            names, read_all, where.__getitem__,
             partial(parallel.settle_all, jobs=processes, packed=True),
             Cache(cache_dir or default_cache),
         )
