@@ -4,22 +4,16 @@ looked up are unchanged; never trusted when damaged."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import signal
 import subprocess
-import tempfile
 from functools import partial
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT
 from trainlint import parallel
 from trainlint.cache import Cache, Outcome, check
-from trainlint.cli import _read
-from trainlint.document import Loaded
-from trainlint.engine import Run, Settings
+from trainlint.engine import Settings
 
 RUNTIME = """\
 apiVersion: trainer.kubeflow.org/v1alpha1
@@ -228,76 +222,3 @@ def test_command_line_cache_options(project: Path, tmp_path: Path) -> None:
     assert first.stdout == second.stdout == uncached.stdout
     assert list((tmp_path / "kept").glob("findings-*.json"))
     assert not (tmp_path / ".trainlint_cache").exists()  # --no-cache wrote nothing
-
-
-def test_several_processes_give_the_same_findings(tmp_path: Path) -> None:
-    """Enough files to start workers; the output must not depend on --jobs."""
-    examples = sorted((ROOT / "examples").rglob("*.yaml"))
-    for number in range(parallel.MIN_INPUTS + 20):
-        source = examples[number % len(examples)]
-        text = source.read_text().replace("namespace: llm-sft", f"namespace: team-{number}")
-        (tmp_path / f"{number:03d}-{source.name}").write_text(text)
-    outputs = []
-    for jobs in ("1", "2"):
-        result = subprocess.run(
-            [shutil.which("trainlint") or "trainlint", "check", "--no-cache", "--jobs", jobs,
-             "--output-format", "json", str(tmp_path)],
-            capture_output=True, text=True, check=False,
-        )
-        assert result.returncode == 1, result.stderr
-        outputs.append(result.stdout)
-    assert outputs[0] == outputs[1]
-    assert len(json.loads(outputs[0])) > parallel.MIN_INPUTS
-
-
-def test_without_a_temporary_folder_one_process_does_it_all(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Workers hand their results back through a temporary folder; where none can be
-    made (a read-only container), the parent reads and checks everything itself."""
-    names = _files(tmp_path, parallel.MIN_INPUTS + 1)
-
-    def refuse(*_: object, **__: object) -> None:
-        raise OSError(30, "Read-only file system")
-
-    monkeypatch.setattr(tempfile, "TemporaryDirectory", refuse)
-    loaded = parallel.read_all(names, lambda name: _read(name, "-"), jobs=2)
-    assert [item.source.name for item in loaded] == names
-    run = Run(loaded, Settings())
-    settled = parallel.settle_all(run, range(len(loaded)), jobs=2)
-    assert list(settled) == list(range(len(loaded)))
-
-
-def _files(folder: Path, count: int) -> list[str]:
-    names = []
-    for number in range(count):
-        path = folder / f"{number:03d}.yaml"
-        path.write_text(UNRELATED)
-        names.append(str(path))
-    return names
-
-
-def test_an_error_in_a_worker_is_raised_in_the_parent(tmp_path: Path) -> None:
-    names = _files(tmp_path, parallel.MIN_INPUTS)
-
-    def read(name: str) -> Loaded:
-        if name == names[-1]:  # the last share is a worker's
-            raise ValueError(f"cannot read {Path(name).name}")
-        return _read(name, "-")
-
-    with pytest.raises(ValueError, match=r"cannot read 199\.yaml"):
-        parallel.read_all(names, read, jobs=2)
-
-
-def test_a_worker_that_dies_leaves_its_share_to_the_parent(tmp_path: Path) -> None:
-    """A worker killed on the way (out of memory...) costs time, not findings."""
-    names = _files(tmp_path, parallel.MIN_INPUTS)
-    parent = os.getpid()
-
-    def read(name: str) -> Loaded:
-        if os.getpid() != parent:
-            os.kill(os.getpid(), signal.SIGKILL)
-        return _read(name, "-")
-
-    loaded = parallel.read_all(names, read, jobs=2)
-    assert [item.source.name for item in loaded] == names

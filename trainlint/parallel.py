@@ -6,10 +6,12 @@ is sent) and returns only its findings, packed (`trainlint.packed`). Findings la
 the input checked, so workers settle them too (suppressions, severities); the parent puts
 them in order, and the output is the same as with one process.
 
-The parent is one of the `jobs`: it reads and checks the first share of the inputs while
-`jobs - 1` workers do the rest, so only their shares are copied back to it. They hand
-them back through files: a parent busy with its own share would leave them waiting on a
-pipe.
+The parent is one of the `jobs`. The inputs are cut into chunks, the first large (few
+hand-offs), the last small (every process ends at about the same time), and every process
+takes the next chunk from one queue: a process that meets long files or slow objects just
+takes fewer. Workers append each chunk's results to a file of their own, and the parent
+takes in what they finished between its own chunks: a parent busy with its share would
+leave them waiting on a pipe, and taking it all in at the end would leave them idle.
 """
 
 from __future__ import annotations
@@ -17,10 +19,10 @@ from __future__ import annotations
 import os
 import pickle
 import signal
+import struct
 import tempfile
-from collections.abc import Callable, Sequence
-from pathlib import Path
-from typing import Any, TypeVar
+from collections.abc import Callable, Iterator, Sequence
+from typing import IO, Any, TypeVar
 
 from trainlint.engine import Finding, Run
 from trainlint.packed import Packed, numbers, pack, texts, unpack
@@ -28,13 +30,18 @@ from trainlint.rule import all_rules
 
 #: Below this many inputs, starting workers costs more than it saves.
 MIN_INPUTS = 200
-#: The parent's share against a worker's: workers also pickle what they made, and the
-#: parent unpickles it only once its own share is done (measured best on 10,000 files:
-#: 1.25 left the workers idle at the end, 1.05 the parent).
-PARENT_WEIGHT = 1.15
+#: A chunk holds this share of the inputs not yet handed out, divided by the processes.
+GUIDE = 4
+#: The fewest inputs in a chunk: each costs a hand-off and a record.
+MIN_CHUNK = 4
+#: The queue holds every chunk's number before any worker starts, in one write to a pipe:
+#: 2 bytes each, at most 500 bytes, which POSIX lets any pipe take at once.
+MAX_CHUNKS = 250
 
 T = TypeVar("T")
 R = TypeVar("R")
+_NUMBER = struct.Struct("H")
+_LENGTH = struct.Struct("Q")
 
 
 def available_cores() -> int:
@@ -49,8 +56,7 @@ def read_all(names: Sequence[str], read: Callable[[str], R], jobs: int) -> list[
     """`read` every name, in order, on `jobs` processes."""
     if not worth_it(jobs, len(names)):
         return [read(name) for name in names]
-    mine, theirs = _spread(names, jobs, read, read)
-    return mine + theirs
+    return _spread(names, jobs, read, read, lambda _, result: result)
 
 
 def lint_all(run: Run, jobs: int) -> list[Finding]:
@@ -88,70 +94,151 @@ def settle_all(
     def there(position: int) -> tuple[list[Packed], dict[str, str] | None]:
         return pack_all(settle(position)), run.dependencies.get(position)
 
-    if not spread:
-        return {position: here(position) for position in positions}
-    mine, theirs = _spread(positions, jobs, here, there)
-    settled = dict(zip(positions, mine, strict=False))
-    for position, (found, dependencies) in zip(positions[len(mine) :], theirs, strict=True):
+    def receive(
+        position: int, result: tuple[list[Packed], dict[str, str] | None]
+    ) -> tuple[list[Finding], list[Packed]]:
+        found, dependencies = result
         if dependencies is not None:
             run.dependencies[position] = dependencies
         item = run.inputs[position]
-        unpacked = [unpack(fields, item.source, item.manifests, known) for fields in found]
-        settled[position] = unpacked, found
-    return settled
+        return [unpack(fields, item.source, item.manifests, known) for fields in found], found
+
+    if not spread:
+        return {position: here(position) for position in positions}
+    return dict(zip(positions, _spread(positions, jobs, here, there, receive), strict=True))
 
 
 def _spread(
-    items: Sequence[T], jobs: int, here: Callable[[T], R], there: Callable[[T], Any]
-) -> tuple[list[R], list[Any]]:
-    """`here` over the parent's share of `items` and `there` over the workers' shares, in
-    forked processes: both results, in the order of `items`."""
-    cut = round(len(items) * PARENT_WEIGHT / (PARENT_WEIGHT + jobs - 1))
-    rest = items[cut:]
-    shares = [rest[index :: jobs - 1] for index in range(jobs - 1)]
-    workers: dict[int, Path] = {}
+    items: Sequence[T], jobs: int, here: Callable[[T], R], there: Callable[[T], Any],
+    receive: Callable[[T, Any], R],
+) -> list[R]:
+    """`here` over the chunks of `items` the parent takes, `there` over those the workers
+    take, in forked processes (`receive` turns a worker's result into the parent's kind):
+    every result, in the order of `items`."""
+    chunks = _chunks(len(items), jobs)
     try:
-        with tempfile.TemporaryDirectory(prefix="trainlint-") as folder:
-            for index, share in enumerate(shares):
-                path = Path(folder) / f"{index}.pickle"
-                workers[_start(share, there, path)] = path
-            mine = [here(item) for item in items[:cut]]
-            done = [_collect(pid, workers.pop(pid)) for pid in list(workers)]
-    except OSError:  # no temporary folder, or no room in it: this process does it all
-        return [here(item) for item in items], []
+        outboxes = [_Outbox() for _ in range(jobs - 1)]  # before the forks: both sides use them
+        queue = _queue(len(chunks))
+    except OSError:  # no temporary file or pipe to spare: this process does it all
+        return [here(item) for item in items]
+    done: dict[int, list[R]] = {}
+    workers: dict[int, _Outbox] = {}
+
+    def take(outbox: _Outbox) -> None:
+        for number, results in outbox.take():
+            if number is None:
+                raise results  # what stopped the worker
+            done[number] = [
+                receive(items[index], result)
+                for index, result in zip(chunks[number], results, strict=True)
+            ]
+
+    try:
+        for outbox in outboxes:
+            workers[_start(queue, chunks, items, there, outbox)] = outbox
+        for number in _claims(queue):
+            done[number] = [here(items[index]) for index in chunks[number]]
+            for outbox in workers.values():
+                take(outbox)
+        for pid in list(workers):
+            os.waitpid(pid, 0)  # however it ended, what it delivered counts
+            take(workers.pop(pid))
     finally:
-        for pid in workers:  # the parent failed first: its workers' results are not wanted
+        for pid in workers:  # the parent stopped first: its workers' results are not wanted
             os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
-    theirs = [done[index % (jobs - 1)][index // (jobs - 1)] for index in range(len(rest))]
-    return mine, theirs
+        os.close(queue)
+        for outbox in outboxes:
+            outbox.close()
+    for number, chunk in enumerate(chunks):
+        if number not in done:  # its worker died on the way (out of memory...)
+            done[number] = [here(items[index]) for index in chunk]
+    return [result for number in range(len(chunks)) for result in done[number]]
 
 
-def _start(share: Sequence[Any], there: Callable[[Any], Any], path: Path) -> int:
-    """Fork a worker that runs `there` over `share` and writes the results (or the
-    exception that stopped it) to `path`; its process id."""
+def _chunks(count: int, jobs: int) -> list[range]:
+    """Consecutive ranges covering `count` items, each holding `1 / (GUIDE * jobs)` of
+    those still left, and at most `MAX_CHUNKS` of them."""
+    least = max(MIN_CHUNK, -(-count // (MAX_CHUNKS // 2)))
+    chunks = []
+    start = 0
+    while start < count:
+        stop = min(count, start + max(least, (count - start) // (GUIDE * jobs)))
+        chunks.append(range(start, stop))
+        start = stop
+    return chunks
+
+
+def _queue(chunks: int) -> int:
+    """A pipe holding every chunk's number, closed for writing: the end to read from."""
+    read_end, write_end = os.pipe()
+    try:
+        os.write(write_end, b"".join(_NUMBER.pack(number) for number in range(chunks)))
+    except OSError:
+        os.close(read_end)
+        raise
+    finally:
+        os.close(write_end)
+    return read_end
+
+
+def _claims(queue: int) -> Iterator[int]:
+    """The numbers of the chunks this process takes, until none is left: a pipe hands
+    each one out to a single reader."""
+    while number := os.read(queue, _NUMBER.size):
+        yield _NUMBER.unpack(number)[0]
+
+
+class _Outbox:
+    """A worker's results, chunk by chunk, in an unnamed temporary file: the worker
+    appends, the parent reads every record complete so far."""
+
+    def __init__(self) -> None:
+        # Closed by `close`, once the worker is done with it.
+        self.file: IO[bytes] = tempfile.TemporaryFile(prefix="trainlint-")  # noqa: SIM115
+        self.taken = 0
+
+    def put(self, record: object) -> None:
+        data = pickle.dumps(record, pickle.HIGHEST_PROTOCOL)
+        for part in (_LENGTH.pack(len(data)), data):  # the length last read tells
+            view = memoryview(part)
+            while view:
+                view = view[os.write(self.file.fileno(), view) :]
+
+    def take(self) -> Iterator[tuple[int | None, Any]]:
+        while True:
+            length = os.pread(self.file.fileno(), _LENGTH.size, self.taken)
+            if len(length) < _LENGTH.size:
+                return
+            (size,) = _LENGTH.unpack(length)
+            data = os.pread(self.file.fileno(), size, self.taken + _LENGTH.size)
+            if len(data) < size:
+                return  # still being written
+            self.taken += _LENGTH.size + size
+            yield pickle.loads(data)
+
+    def close(self) -> None:
+        self.file.close()
+
+
+def _start(
+    queue: int, chunks: list[range], items: Sequence[Any], there: Callable[[Any], Any],
+    outbox: _Outbox,
+) -> int:
+    """Fork a worker that runs `there` over the chunks it takes from `queue` and puts each
+    chunk's results (or the exception that stopped it) in `outbox`; its process id."""
     pid = os.fork()
     if pid:
         return pid
     status = 1
     try:
-        try:
-            results: object = [there(item) for item in share]
-        except Exception as error:  # raised again in the parent
-            results = error
-        path.write_bytes(pickle.dumps(results, pickle.HIGHEST_PROTOCOL))
-        status = 0
+        for number in _claims(queue):
+            try:
+                results = [there(items[index]) for index in chunks[number]]
+            except Exception as error:  # raised again in the parent
+                outbox.put((None, error))
+                break
+            outbox.put((number, results))
+        status = 0  # a record it could not write ends it with 1: the parent does the rest
     finally:
         os._exit(status)  # never back into the parent's code: no cleanup, no flushing
-
-
-def _collect(pid: int, path: Path) -> list[Any]:
-    """A worker's results, once it ended (written by that worker of this run, never an
-    outside file)."""
-    _, status = os.waitpid(pid, 0)
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise OSError(f"a worker could not hand back its results (wait status {status})")
-    results: list[Any] | Exception = pickle.loads(path.read_bytes())
-    if isinstance(results, Exception):
-        raise results
-    return results
