@@ -2,9 +2,10 @@
 
     python3 benchmarks/check.py [--runs 5] [--quick]
 
-Prints a table: medians of `--runs` runs, documents per second, and each rate as a share
-of the floor measured in the same run (libyaml composing every document with line/column
-marks, in-process, no rules). Start-up and peak RSS are measured on real subprocesses.
+Prints a table: medians of `--runs` rounds, documents per second, and each rate as a share
+of the floor measured in the same rounds (libyaml composing every document with
+line/column marks, in-process, no rules). Start-up and peak RSS are measured on real
+subprocesses.
 """
 
 from __future__ import annotations
@@ -34,12 +35,20 @@ TRAINLINT = str(_BESIDE) if _BESIDE.exists() else shutil.which("trainlint") or "
 
 
 def median_seconds(action: Callable[[], object], runs: int) -> float:
-    times = []
+    return medians({"action": action}, runs)["action"]
+
+
+def medians(actions: dict[str, Callable[[], object]], runs: int) -> dict[str, float]:
+    """The median time of each action over `runs` rounds, each round running every action
+    once: a machine that slows down or speeds up mid-benchmark moves the floor and the
+    figures compared with it alike."""
+    times: dict[str, list[float]] = {name: [] for name in actions}
     for _ in range(runs):
-        started = time.perf_counter()
-        action()
-        times.append(time.perf_counter() - started)
-    return statistics.median(times)
+        for name, action in actions.items():
+            started = time.perf_counter()
+            action()
+            times[name].append(time.perf_counter() - started)
+    return {name: statistics.median(spent) for name, spent in times.items()}
 
 
 def compose_floor(paths: Sequence[Path]) -> int:
@@ -101,47 +110,51 @@ def main() -> None:
         folder = corpus / f"files-{size}"
         paths = sorted(folder.rglob("*.yaml"))
         documents = compose_floor(paths)
-        floor_seconds = median_seconds(partial(compose_floor, paths), args.runs)
-        floor_rate = documents / floor_seconds
-        print(row(f"C compose floor, {size:,} files", floor_seconds, documents, floor_rate))
-        cold = {}
-        for jobs in ("1", "2"):
-            command = ["check", "--no-cache", "--jobs", jobs, str(folder)]
-            rss = run(command)
-            cold[jobs] = median_seconds(partial(run, command), args.runs)
-            print(row(f"trainlint check --jobs {jobs}, cold, {size:,} files", cold[jobs],
-                      documents, floor_rate, rss))
-        # The default: a cold run writes the cache (CI from a clean clone), a warm one reads it.
-        writing = {}
-        for jobs in ("1", "2"):
-            writing[jobs] = median_seconds(
-                partial(run_writing_cache, corpus / ".cold-caches", jobs, folder), args.runs
-            )
-            print(row(f"  --jobs {jobs}, cold, writing the cache", writing[jobs], documents,
-                      floor_rate))
-        shutil.rmtree(corpus / ".cold-caches", ignore_errors=True)
+        cold = {jobs: ["check", "--no-cache", "--jobs", jobs, str(folder)] for jobs in ("1", "2")}
         warm = ["check", "--jobs", "1", "--cache-dir", str(corpus / ".cache"), str(folder)]
         run(warm)
-        seconds = median_seconds(partial(run, warm), args.runs)
-        print(row(f"trainlint check, warm cache, {size:,} files", seconds, documents,
+        # The default: a cold run writes the cache (CI from a clean clone), a warm one reads it.
+        caches = corpus / ".cold-caches"
+        seconds = medians(
+            {
+                "floor": partial(compose_floor, paths),
+                **{f"cold {jobs}": partial(run, command) for jobs, command in cold.items()},
+                **{f"writing {jobs}": partial(run_writing_cache, caches, jobs, folder)
+                   for jobs in ("1", "2")},
+                "warm": partial(run, warm),
+            },
+            args.runs,
+        )
+        shutil.rmtree(caches, ignore_errors=True)
+        floor_rate = documents / seconds["floor"]
+        print(row(f"C compose floor, {size:,} files", seconds["floor"], documents, floor_rate))
+        for jobs, command in cold.items():
+            print(row(f"trainlint check --jobs {jobs}, cold, {size:,} files",
+                      seconds[f"cold {jobs}"], documents, floor_rate, run(command)))
+        for jobs in ("1", "2"):
+            print(row(f"  --jobs {jobs}, cold, writing the cache", seconds[f"writing {jobs}"],
+                      documents, floor_rate))
+        print(row(f"trainlint check, warm cache, {size:,} files", seconds["warm"], documents,
                   floor_rate, run(warm)))
-        print(f"  --jobs 2 is {cold['1'] / cold['2']:.2f}x --jobs 1; a warm run takes "
-              f"{seconds / writing['1']:.0%} of the same command's cold run, "
-              f"{seconds / cold['1']:.0%} of a cold run with --no-cache")
+        print(f"  --jobs 2 is {seconds['cold 1'] / seconds['cold 2']:.2f}x --jobs 1; a warm run "
+              f"takes {seconds['warm'] / seconds['writing 1']:.0%} of the same command's cold "
+              f"run, {seconds['warm'] / seconds['cold 1']:.0%} of a cold run with --no-cache")
 
     documents = compose_floor([stream])
-    floor_seconds = median_seconds(partial(compose_floor, [stream]), args.runs)
     command = ["check", "--no-cache", "--jobs", "1", str(stream)]
-    seconds = median_seconds(partial(run, command), args.runs)
-    print(row("C compose floor, one 10,000-document file", floor_seconds, documents,
-              documents / floor_seconds))
-    print(row("trainlint check, one 10,000-document file", seconds, documents,
-              documents / floor_seconds, run(command)))
+    seconds = medians(
+        {"floor": partial(compose_floor, [stream]), "check": partial(run, command)}, args.runs
+    )
+    floor_rate = documents / seconds["floor"]
+    print(row("C compose floor, one 10,000-document file", seconds["floor"], documents,
+              floor_rate))
+    print(row("trainlint check, one 10,000-document file", seconds["check"], documents,
+              floor_rate, run(command)))
 
     for label, command in (("trainlint --version", ["--version"]),
                            ("trainlint check one.yaml", ["check", "--no-cache", str(one)])):
-        seconds = median_seconds(partial(run, command), max(args.runs, 20))
-        print(f"{label:<44} {seconds * 1000:9.0f} ms (median of {max(args.runs, 20)})")
+        spent = median_seconds(partial(run, command), max(args.runs, 20))
+        print(f"{label:<44} {spent * 1000:9.0f} ms (median of {max(args.runs, 20)})")
 
 
 if __name__ == "__main__":
