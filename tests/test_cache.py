@@ -51,7 +51,8 @@ def run_cached(folder: Path, cache_dir: Path, settings: Settings | None = None) 
     chosen = settings or Settings()
     return check(
         names, partial(parallel.read_all, jobs=1), lambda _: chosen,
-        partial(parallel.settle_all, jobs=1, packed=True), Cache(cache_dir),
+        lambda run, positions, keep: parallel.settle_all(run, positions, 1, keep),
+        Cache(cache_dir),
     )
 
 

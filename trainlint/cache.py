@@ -25,7 +25,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import trainlint
 from trainlint.document import Loaded, Manifest, Source, dig, read_bytes
@@ -97,21 +97,21 @@ class Cache:
             self._index = _entries(stored.get("files"), INDEX_KEYS) if same else {}
         return self._index
 
-    def save(self, run: str, entries: dict[str, Entry]) -> None:
-        """Replace both files, index first; a cache that cannot be written is skipped."""
-        generation = uuid.uuid4().hex
-        codes = {packed[0] for entry in entries.values() for packed in entry["settled"]}
-        parts: list[tuple[Path, frozenset[str], dict[str, object]]] = [
-            (self.index_path, INDEX_KEYS, {"run": None}),
-            (self.findings_path, FINDINGS_KEYS, {"run": run, "rules": texts(sorted(codes))}),
+    def save(self, run: str, entries: Sequence[Encoded], codes: set[str]) -> None:
+        """Replace both files, index first; a cache that cannot be written is skipped.
+        `entries` are encoded (`_encoded`), `codes` those of every finding they hold."""
+        generation = _json(uuid.uuid4().hex)
+        rules = _json(texts(sorted(codes)))
+        parts = [
+            (self.index_path, '"run":null', [entry.index_part for entry in entries]),
+            (self.findings_path, f'"run":{_json(run)},"rules":{rules}',
+             [entry.findings_part for entry in entries]),
         ]
         with contextlib.suppress(OSError):
             _mark(self.folder)
-            for path, keys, head in parts:
-                files = {
-                    name: {key: entry[key] for key in keys} for name, entry in entries.items()
-                }
-                _write_json(path, {"generation": generation, **head, "files": files})
+            for path, head, members in parts:
+                files = ",".join(members)
+                _write(path, f'{{"generation":{generation},{head},"files":{{{files}}}}}')
         ours = {self.findings_path, self.index_path}
         for stale in [*self.folder.glob("findings-*.json"), *self.folder.glob("index-*.json")]:
             if stale not in ours:  # another build's: never read again
@@ -125,11 +125,26 @@ Read = tuple[Loaded, str | None]
 ReadAll = Callable[[Sequence[str], Callable[[str], Read]], list[Read]]
 
 
+class Encoded(NamedTuple):
+    """A file's entry as JSON text: its member of each file's `files`."""
+
+    findings_part: str
+    index_part: str
+
+
+#: Checks and settles inputs (`parallel.settle_all`): (run, positions, keep) → position →
+#: (findings, what `keep` made of them, packed, in the process that checked the input).
+SettleAll = Callable[
+    [Run, Sequence[int], Callable[[int, list[Packed]], Encoded | None]],
+    dict[int, tuple[list[Finding], Encoded | None]],
+]
+
+
 def check(
     names: Sequence[str],
     read_all: ReadAll,
     settings_of: Callable[[str], Settings],
-    settle_all: Callable[[Run, Sequence[int]], dict[int, tuple[list[Finding], list[Packed]]]],
+    settle_all: SettleAll,
     cache: Cache,
 ) -> Outcome:
     """Every finding of the files `names`, from the cache where it still holds."""
@@ -146,24 +161,34 @@ def check(
         [loaded for loaded, _ in read], settings_for=lambda source: settings_of(source.name),
         contents=contents,
     )
+    identities = (contents, stats, keys)
+
+    def keep(position: int, settled: list[Packed]) -> Encoded | None:
+        """A fresh entry, encoded where its file was checked (None: the file could not be
+        read, and is read again next time)."""
+        if names[position] not in contents:
+            return None
+        dependencies = run.dependencies.get(position, {})
+        return _encoded(run, position, identities, dependencies, settled)
+
     # An entry whose look-ups still find the same objects settles as it did: what it was
     # settled from (the file, its settings, what its rules found) is the same.
-    settled: dict[int, tuple[list[Finding], list[Packed]]] = {}
+    results: dict[int, tuple[list[Finding], Encoded | None]] = {}
     for position, name in enumerate(names):
         entry = cache.lookup(name, contents[name], keys[name]) if name in contents else None
         if entry is not None and _still_holds(entry, run.index):
             item = run.inputs[position]
             found = _unpacked(entry["settled"], item.source, item.manifests, cache.texts)
             if found is not None:
-                settled[position] = found, entry["settled"]
-                run.dependencies[position] = entry["dependencies"]
-    fresh = [position for position in range(len(names)) if position not in settled]
-    settled.update(settle_all(run, fresh))
+                kept = _encoded(run, position, identities, entry["dependencies"], entry["settled"])
+                results[position] = found, kept
+    fresh = [position for position in range(len(names)) if position not in results]
+    results.update(settle_all(run, fresh, keep))
     findings = sorted(
-        (finding for found, _ in settled.values() for finding in found), key=Finding.sort_key
+        (finding for found, _ in results.values() for finding in found), key=Finding.sort_key
     )
-    identities = (contents, stats, keys)
-    cache.save(_run_key(names, contents, keys), _entries_of(run, names, identities, settled))
+    entries = [kept for _, (_, kept) in sorted(results.items()) if kept is not None]
+    cache.save(_run_key(names, contents, keys), entries, {finding.code for finding in findings})
     return Outcome(findings, list(names), len(fresh))
 
 
@@ -283,29 +308,27 @@ def _still_holds(entry: Entry, index: Index) -> bool:
 _MALFORMED = (AttributeError, IndexError, KeyError, TypeError, ValueError)
 
 
-def _entries_of(
-    run: Run, names: Sequence[str],
+def _encoded(
+    run: Run, position: int,
     identities: tuple[dict[str, str], dict[str, list[int] | None], dict[str, str]],
-    settled: dict[int, tuple[list[Finding], list[Packed]]],
-) -> dict[str, Entry]:
-    """Every readable file's entry: what identifies it (content, size and time, settings),
-    what it provides to the index, what its rules looked up, and its findings."""
+    dependencies: dict[str, str], settled: list[Packed],
+) -> Encoded:
+    """A readable file's entry: what identifies it (content, size and time, settings) and
+    its findings; what it provides to the index and what its rules looked up."""
     contents, stats, keys = identities
-    entries = {}
-    for position, name in enumerate(names):
-        if name not in contents:
-            continue  # could not be read: read again next time
-        item = run.inputs[position]
-        entries[name] = {
-            "content": contents[name], "stat": stats[name], "settings": keys[name],
-            "provides": [
-                [_stand_in(manifest), run.index.digests[id(manifest)]]
-                for manifest in item.manifests if object_kind(manifest) in INDEXED_KINDS
-            ],
-            "dependencies": run.dependencies.get(position, {}),
-            "settled": settled[position][1],
-        }
-    return entries
+    item = run.inputs[position]
+    name = item.source.name
+    findings = {
+        "content": contents[name], "stat": stats[name], "settings": keys[name],
+        "settled": settled,
+    }
+    provides = [
+        [_stand_in(manifest), run.index.digests[id(manifest)]]
+        for manifest in item.manifests if object_kind(manifest) in INDEXED_KINDS
+    ]
+    index = {"provides": provides, "dependencies": dependencies}
+    member = _json(name)
+    return Encoded(f"{member}:{_json(findings)}", f"{member}:{_json(index)}")
 
 
 def _stand_in(manifest: Manifest) -> dict[str, Any]:
@@ -364,12 +387,17 @@ def _mark(folder: Path) -> None:
             (folder / name).write_text(text, encoding="utf-8")
 
 
-def _write_json(path: Path, value: object) -> None:
+#: Compact, and without the check for cycles: entries are plain data.
+_json = json.JSONEncoder(separators=(",", ":"), check_circular=False).encode
+
+
+def _write(path: Path, text: str) -> None:
+    """Replace the file atomically: a concurrent run reads the old one or the new one."""
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(json.dumps(value, separators=(",", ":"), check_circular=False))
+            stream.write(text)
         Path(temporary).replace(path)
     finally:
         Path(temporary).unlink(missing_ok=True)

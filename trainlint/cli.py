@@ -155,7 +155,7 @@ def check(
 
         result = cached_check(
             names, read_all, where.__getitem__,
-            partial(parallel.settle_all, jobs=processes, packed=True),
+            lambda run, positions, keep: parallel.settle_all(run, positions, processes, keep),
             Cache(cache_dir or default_cache),
         )
         findings, files = result.findings, result.files

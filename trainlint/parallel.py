@@ -2,9 +2,10 @@
 
 The rules are pure functions of an input and the run's shared index, so once every input
 is read the parent builds the `Run` and forks: each worker inherits it as it is (no copy
-is sent) and returns only its findings, packed (`trainlint.packed`). Findings land only on
-the input checked, so workers settle them too (suppressions, severities); the parent puts
-them in order, and the output is the same as with one process.
+is sent) and returns only its findings, packed (`trainlint.packed`), with what the caller
+keeps of them (the cache's entries, encoded). Findings land only on the input checked, so
+workers settle them too (suppressions, severities); the parent puts them in order, and the
+output is the same as with one process.
 
 The parent is one of the `jobs`. The inputs are cut into chunks, the first large (few
 hand-offs), the last small (every process ends at about the same time), and every process
@@ -40,6 +41,7 @@ MAX_CHUNKS = 250
 
 T = TypeVar("T")
 R = TypeVar("R")
+K = TypeVar("K")
 _NUMBER = struct.Struct("H")
 _LENGTH = struct.Struct("Q")
 
@@ -67,41 +69,43 @@ def lint_all(run: Run, jobs: int) -> list[Finding]:
 
 
 def settle_all(
-    run: Run, positions: Sequence[int], jobs: int, *, packed: bool = False
-) -> dict[int, tuple[list[Finding], list[Packed]]]:
+    run: Run, positions: Sequence[int], jobs: int,
+    keep: Callable[[int, list[Packed]], K] | None = None,
+) -> dict[int, tuple[list[Finding], K | None]]:
     """The findings of the inputs at `positions` (in that order), checked and settled on
-    `jobs` processes, each with the same findings packed: always for the inputs workers
-    checked (they come packed), for all of them with `packed` (the cache keeps them)."""
+    `jobs` processes, each with what `keep` makes of them packed (the cache's entry),
+    made in the process that checked the input."""
     spread = worth_it(jobs, len(positions))
-    places = numbers(run.inputs) if packed or spread else {}
-    known = texts(all_rules()) if packed or spread else {}
+    packing = keep is not None or spread
+    places = numbers(run.inputs) if packing else {}
+    known = texts(all_rules()) if packing else {}
 
-    def settle(position: int) -> list[Finding]:
-        return run.settle_input(position, run.check(position))
-
-    def pack_all(found: list[Finding]) -> list[Packed]:
-        return [
+    def settle(position: int, packing: bool) -> tuple[list[Finding], list[Packed], K | None]:
+        found = run.settle_input(position, run.check(position))
+        if not packing:
+            return found, [], None
+        packed = [
             pack(
                 finding, None if finding.manifest is None else places[id(finding.manifest)], known
             )
             for finding in found
         ]
+        return found, packed, None if keep is None else keep(position, packed)
 
-    def here(position: int) -> tuple[list[Finding], list[Packed]]:
-        found = settle(position)
-        return found, pack_all(found) if packed else []
+    def here(position: int) -> tuple[list[Finding], K | None]:
+        found, _, kept = settle(position, keep is not None)
+        return found, kept
 
-    def there(position: int) -> tuple[list[Packed], dict[str, str] | None]:
-        return pack_all(settle(position)), run.dependencies.get(position)
+    def there(position: int) -> tuple[list[Packed], K | None]:
+        _, packed, kept = settle(position, True)
+        return packed, kept
 
     def receive(
-        position: int, result: tuple[list[Packed], dict[str, str] | None]
-    ) -> tuple[list[Finding], list[Packed]]:
-        found, dependencies = result
-        if dependencies is not None:
-            run.dependencies[position] = dependencies
+        position: int, result: tuple[list[Packed], K | None]
+    ) -> tuple[list[Finding], K | None]:
+        packed, kept = result
         item = run.inputs[position]
-        return [unpack(fields, item.source, item.manifests, known) for fields in found], found
+        return [unpack(fields, item.source, item.manifests, known) for fields in packed], kept
 
     if not spread:
         return {position: here(position) for position in positions}
