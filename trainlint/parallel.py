@@ -204,7 +204,8 @@ class _Outbox:
 
     def put(self, record: object) -> None:
         data = pickle.dumps(record, pickle.HIGHEST_PROTOCOL)
-        for part in (_LENGTH.pack(len(data)), data):  # the length last read tells
+        # The length first: a reader that finds fewer bytes than it announces comes back.
+        for part in (_LENGTH.pack(len(data)), data):
             view = memoryview(part)
             while view:
                 view = view[os.write(self.file.fileno(), view) :]
