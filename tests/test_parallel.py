@@ -60,7 +60,7 @@ def test_every_process_takes_chunks_and_results_keep_their_order() -> None:
     items = [str(number) for number in range(parallel.MIN_INPUTS)]
 
     def work(item: str) -> tuple[str, int]:
-        time.sleep(0.001)
+        time.sleep(0.002)
         return item, os.getpid()
 
     results = parallel.read_all(items, work, jobs=3)
