@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import shutil
 import signal
 import subprocess
@@ -143,3 +144,27 @@ def test_a_worker_that_dies_leaves_its_chunks_to_the_parent(tmp_path: Path) -> N
     results = parallel.read_all(names, read, jobs=2)
     assert [item.source.name for item, _ in results] == names
     assert {pid for _, pid in results} - {parent}  # the worker's delivered chunks count
+
+
+def test_a_record_cut_short_is_never_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker that dies while writing a record (disk full, killed) leaves part of it:
+    the parent must not read it as a record, and does that chunk itself."""
+    parent = os.getpid()
+    put = parallel._Outbox.put
+
+    def cut_short(outbox: parallel._Outbox, record: object) -> None:
+        if os.getpid() == parent:
+            put(outbox, record)
+            return
+        data = pickle.dumps(record, pickle.HIGHEST_PROTOCOL)
+        os.write(outbox.file.fileno(), parallel._LENGTH.pack(len(data)) + data[: len(data) // 2])
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    monkeypatch.setattr(parallel._Outbox, "put", cut_short)
+
+    def work(item: str) -> str:
+        time.sleep(0.001)
+        return item.upper()
+
+    items = [f"item-{number}" for number in range(parallel.MIN_INPUTS)]
+    assert parallel.read_all(items, work, jobs=2) == [item.upper() for item in items]
