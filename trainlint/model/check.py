@@ -165,7 +165,10 @@ class _Walker:
     def children(
         self, pairs: Iterable[tuple[str | int, Any]], node: Node, path: list[str | int], core: bool
     ) -> None:
-        """Walk the items of an array or map, which share one schema `node`."""
+        """Walk the items of an array or map, which share one schema `node` (a Kubernetes
+        definition is looked up once for all of them: env variables, mounts...)."""
+        if node.type == "core":
+            node, core = self.converter.definition(node.definition, node.embedded), True
         settled = () if node.bounded else _SETTLED.get(node.type, ())
         for key, item in pairs:
             if type(item) in settled:
