@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 import time
 
 import pytest
@@ -163,3 +164,27 @@ spec:
 """
     codes = {f.code for f in lint_text(text)}
     assert "TL005" in codes
+
+
+def test_a_loaded_file_survives_pickling_as_workers_send_it() -> None:
+    """Workers pickle what they read; the parent must get the same objects, positions
+    and all (items of a `kind: List` included)."""
+    text = (
+        "apiVersion: v1\nkind: List\nitems:\n"
+        "  - {apiVersion: v1, kind: PersistentVolumeClaim, metadata: {name: a, namespace: ml}}\n"
+        "---\n"
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {key: value}\n"
+    )
+    loaded = load(text, "two.yaml")
+    received = pickle.loads(pickle.dumps(loaded, pickle.HIGHEST_PROTOCOL))
+    assert received.source.name == "two.yaml" and received.source.text == text
+    assert received.problems == loaded.problems
+    pairs = list(zip(loaded.manifests, received.manifests, strict=True))
+    assert [(copied.kind, copied.name, copied.namespace) for _, copied in pairs] == [
+        ("PersistentVolumeClaim", "a", "ml"), ("ConfigMap", "settings", "default"),
+    ]
+    for original, copied in pairs:
+        assert copied.body == original.body
+        assert (copied.document, copied.base) == (original.document, original.base)
+        for path in [("metadata", "name"), ("kind",), ("data", "key")]:
+            assert copied.span(path) == original.span(path)

@@ -137,6 +137,12 @@ class Manifest:
     def span(self, path: Path) -> Span:
         return locate(self.body, self.spans, self.first, path)
 
+    def __reduce__(self) -> tuple[type[Manifest], tuple[Any, ...]]:
+        """Pickled as its constructor's arguments: a worker sends thousands, and the
+        generic state of a frozen slotted dataclass is saved and set again field by field
+        in Python (a fifth of the copy's time, both ways)."""
+        return Manifest, (self.body, self.source, self.document, self.base, self.spans, self.first)
+
     def describe(self) -> str:
         return f"{self.kind} `{self.name}`" if self.name else self.kind
 
@@ -148,6 +154,9 @@ class Loaded:
     source: Source
     manifests: list[Manifest]
     problems: list[LoadProblem]
+
+    def __reduce__(self) -> tuple[type[Loaded], tuple[Any, ...]]:
+        return Loaded, (self.source, self.manifests, self.problems)  # see `Manifest`
 
 
 # --- safe access to data of unknown shape: rules never assume a type ---
