@@ -55,10 +55,11 @@ def worth_it(jobs: int, inputs: int) -> bool:
 
 
 def read_all(names: Sequence[str], read: Callable[[str], R], jobs: int) -> list[R]:
-    """`read` every name, in order, on `jobs` processes."""
+    """`read` every name, in order, on `jobs` processes (the parent imports the rules
+    while the workers start reading: checking needs them next)."""
     if not worth_it(jobs, len(names)):
         return [read(name) for name in names]
-    return _spread(names, jobs, read, read, lambda _, result: result)
+    return _spread(names, jobs, read, read, lambda _, result: result, meanwhile=all_rules)
 
 
 def lint_all(run: Run, jobs: int) -> list[Finding]:
@@ -114,11 +115,12 @@ def settle_all(
 
 def _spread(
     items: Sequence[T], jobs: int, here: Callable[[T], R], there: Callable[[T], Any],
-    receive: Callable[[T, Any], R],
+    receive: Callable[[T, Any], R], meanwhile: Callable[[], object] | None = None,
 ) -> list[R]:
     """`here` over the chunks of `items` the parent takes, `there` over those the workers
     take, in forked processes (`receive` turns a worker's result into the parent's kind):
-    every result, in the order of `items`."""
+    every result, in the order of `items`. The parent first runs `meanwhile`, once the
+    workers have started."""
     chunks = _chunks(len(items), jobs)
     try:
         outboxes = [_Outbox() for _ in range(jobs - 1)]  # before the forks: both sides use them
@@ -140,6 +142,8 @@ def _spread(
     try:
         for outbox in outboxes:
             workers[_start(queue, chunks, items, there, outbox)] = outbox
+        if meanwhile is not None:
+            meanwhile()
         for number in _claims(queue):
             done[number] = [here(items[index]) for index in chunks[number]]
             for outbox in workers.values():
