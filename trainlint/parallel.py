@@ -77,11 +77,13 @@ def settle_all(
     `jobs` processes, each with what `keep` makes of them packed (the cache's entry),
     made in the process that checked the input."""
     spread = worth_it(jobs, len(positions))
-    packing = keep is not None or spread
-    places = numbers(run.inputs) if packing else {}
-    known = texts(all_rules()) if packing else {}
+    anything_packed = keep is not None or spread
+    places = numbers(run.inputs) if anything_packed else {}
+    known = texts(all_rules()) if anything_packed else {}
 
     def settle(position: int, packing: bool) -> tuple[list[Finding], list[Packed], K | None]:
+        """The input's findings, and with `packing` the same packed and what `keep`
+        makes of them."""
         found = run.settle_input(position, run.check(position))
         if not packing:
             return found, [], None
