@@ -100,6 +100,36 @@ def test_an_object_is_known_by_its_file_s_bytes(project: Path, tmp_path: Path) -
     assert ("trainjob.yaml", "TL201") in codes(after)
 
 
+CHECKPOINTED = LABELLED.replace(
+    "[{name: node, image: busybox}]",
+    "[{name: node, image: busybox, volumeMounts: [{name: ckpt, mountPath: /mnt/ckpt}]}]\n"
+    "                  volumes: [{name: ckpt, persistentVolumeClaim: {claimName: ckpt}}]",
+)
+
+
+def checkpointing(name: str, directory: str) -> str:
+    return TRAINJOB.replace("name: sft", f"name: {name}").replace(
+        "trainer: {image: example/trainer:1}",
+        f"trainer: {{env: [{{name: CKPT_DIR, value: {directory}}}]}}",
+    )
+
+
+def test_what_is_worked_out_once_per_run_still_names_what_it_read(tmp_path: Path) -> None:
+    """TL307 works out where the TrainJobs of a runtime checkpoint once per run, while
+    checking the first of them (`a`). `b` reuses it, and must still depend on every TrainJob
+    it read: when `a` moves to `b`'s directory, `b` is checked again and told."""
+    folder = tmp_path / "manifests"
+    folder.mkdir()
+    (folder / "runtime.yaml").write_text(CHECKPOINTED)
+    (folder / "a.yaml").write_text(checkpointing("a", "/mnt/ckpt/a"))
+    (folder / "b.yaml").write_text(checkpointing("b", "/mnt/ckpt/b"))
+    assert "TL307" not in {code for _, code in codes(run_cached(folder, tmp_path / "cache"))}
+    (folder / "a.yaml").write_text(checkpointing("a", "/mnt/ckpt/b"))
+    after = run_cached(folder, tmp_path / "cache")
+    assert after.checked == 3  # a, b, and the runtime, which looks at its TrainJobs
+    assert [name for name, code in codes(after) if code == "TL307"] == ["b.yaml"]
+
+
 def test_a_file_that_is_not_yaml_is_cached_with_its_finding(tmp_path: Path) -> None:
     folder = tmp_path / "manifests"
     folder.mkdir()

@@ -10,7 +10,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from trainlint.document import Loaded, LoadProblem, Manifest, Path, Source, Span, mapping, string
 from trainlint.rule import (
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 TRAINER_GROUP = "trainer.kubeflow.org"
 TRAINER_KINDS = frozenset({"TrainJob", "TrainingRuntime", "ClusterTrainingRuntime"})
 RUNTIME_KINDS = frozenset({"TrainingRuntime", "ClusterTrainingRuntime"})
+T = TypeVar("T")
 #: The Kubernetes release assumed when none is configured: a current 1.3x.
 DEFAULT_KUBERNETES_VERSION = "1.33"
 
@@ -58,6 +59,8 @@ class Index:
         #: What rules derive from an object (its trainer pod...), computed once per object
         #: checked.
         self.memo: dict[tuple[Any, ...], Any] = {}
+        #: What `derived` worked out for the whole run: (object, value, look-ups made).
+        self._derived: dict[tuple[Any, ...], tuple[Manifest, Any, dict[str, str] | None]] = {}
         #: While not None, every look-up is recorded here as dependency → digest of the
         #: answer, so a cached result can later be checked against the objects it read.
         self.looked_up: dict[str, str] | None = None
@@ -93,6 +96,27 @@ class Index:
         if group != TRAINER_GROUP or kind not in RUNTIME_KINDS:
             kind = f"unsupported:{kind}.{group}"
         return self._key(str(kind), job.namespace, str(name))
+
+    def derived(self, of: Manifest, what: tuple[Any, ...], build: Callable[[], T]) -> T:
+        """What `build` derives from `of` (named `what`), worked out once per run: a runtime
+        that many TrainJobs use is looked at once, not once per TrainJob.
+
+        `build` starts from an empty memo, so the look-ups it makes are all recorded, and
+        they are recorded again for every object that asks: a cached result still names
+        everything it depends on."""
+        key = (id(of), *what)  # the entry holds `of`: its id is not reused during the run
+        entry = self._derived.get(key)
+        if entry is None:
+            memo, looked_up = self.memo, self.looked_up
+            self.memo, self.looked_up = {}, None if looked_up is None else {}
+            try:
+                entry = self._derived[key] = (of, build(), self.looked_up)
+            finally:
+                self.memo, self.looked_up = memo, looked_up
+        if self.looked_up is not None and entry[2] is not None:
+            self.looked_up.update(entry[2])
+        value: T = entry[1]
+        return value
 
     def runtime_for(self, job: Manifest) -> Manifest | None:
         """The runtime a TrainJob references, when it is among the known objects (looked

@@ -130,17 +130,29 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     ```
     """
     runtime = ctx.runtime_for(job)
-    if runtime is None:
-        return
-    mine = _locations(job, ctx)
-    for other in ctx.trainjobs_using(runtime):
-        if other is job:
-            return
-        for location in mine.keys() & _locations(other, ctx).keys():
-            path, at = mine.pop(location)
+    if runtime is None or len(ctx.trainjobs_using(runtime)) < 2:
+        return  # no other TrainJob to share a directory with
+    first = ctx.index.derived(
+        runtime, ("first-writers", ctx.trainer_version, ctx.options),
+        lambda: _first_writers(runtime, ctx),
+    )
+    for location, (path, at) in _locations(job, ctx).items():
+        other = first.get(location)
+        if other is not None and other is not job:
             yield Problem(
                 at.path,
                 f"TrainJob `{other.name}` also checkpoints to `{path}` on PVC `{location[1]}`: "
                 "the runs overwrite each other's checkpoints, and a later run resumes from "
                 "the other's instead of starting clean",
             )
+
+
+def _first_writers(runtime: Manifest, ctx: Context) -> dict[Location, Manifest]:
+    """Each location where TrainJobs of the runtime checkpoint, and the first of them in the
+    run's order: the one a later TrainJob is told it clashes with. Worked out once per
+    runtime, so a runtime with thousands of TrainJobs costs one look at each."""
+    first: dict[Location, Manifest] = {}
+    for user in ctx.trainjobs_using(runtime):
+        for location in _locations(user, ctx):
+            first.setdefault(location, user)
+    return first
