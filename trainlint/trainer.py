@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeGuard
 
 from trainlint.document import Manifest, Path, dig, mapping, mappings, sequence
@@ -130,6 +130,14 @@ class TrainerPod:
     #: What rules derive from the pod (its checkpoint directories...), by how they did.
     derived: dict[tuple[Any, ...], Any] = field(default_factory=dict, repr=False)
 
+    def copy(self) -> TrainerPod:
+        """A copy to lay a TrainJob over, with nothing derived yet."""
+        return replace(
+            self, env=dict(self.env), command=list(self.command), args=list(self.args),
+            mounts=dict(self.mounts), volumes=dict(self.volumes),
+            claim_templates=dict(self.claim_templates), mounted=set(self.mounted), derived={},
+        )
+
     @property
     def nodes(self) -> int:
         count = self.num_nodes.value if self.num_nodes else 1
@@ -170,12 +178,15 @@ def runtime_pod(runtime: Manifest) -> TrainerPod | None:
     return pod
 
 
-def trainjob_pod(job: Manifest, runtime: Manifest | None, version: tuple[int, int]) -> TrainerPod:
-    """The trainer pod of a TrainJob: its `spec.trainer` and overrides laid over the runtime's.
+def trainjob_pod(
+    job: Manifest, runtime: Manifest | None, base: TrainerPod | None, version: tuple[int, int]
+) -> TrainerPod:
+    """The trainer pod of a TrainJob: its `spec.trainer` and overrides laid over a copy of
+    `base`, the runtime's own pod (`runtime_pod`).
 
     Without the runtime the pod holds only what the TrainJob itself says (`complete` False).
     """
-    pod = runtime_pod(runtime) if runtime is not None else None
+    pod = base.copy() if base is not None else None
     if pod is None:
         name = "launcher" if runtime is not None and is_mpi(runtime) else "node"
         pod = TrainerPod(name, At(job, ("spec",)), job.namespace, complete=runtime is not None)
@@ -350,12 +361,20 @@ def pod_for(manifest: Manifest, ctx: Context) -> TrainerPod | None:
     """
     key = ("trainer-pod", id(manifest), ctx.trainer_version)
     if key not in ctx.index.memo:
-        ctx.index.memo[key] = (
-            trainjob_pod(manifest, ctx.runtime_for(manifest), ctx.trainer_version)
-            if manifest.kind == "TrainJob" else runtime_pod(manifest)
-        )
+        if manifest.kind == "TrainJob":
+            runtime = ctx.runtime_for(manifest)
+            base = None if runtime is None else _runtime_pod(runtime, ctx)
+            ctx.index.memo[key] = trainjob_pod(manifest, runtime, base, ctx.trainer_version)
+        else:
+            ctx.index.memo[key] = _runtime_pod(manifest, ctx)
     pod: TrainerPod | None = ctx.index.memo[key]
     return pod
+
+
+def _runtime_pod(runtime: Manifest, ctx: Context) -> TrainerPod | None:
+    """`runtime_pod`, built once per runtime and run: the runtime's own rules and those of
+    every TrainJob that uses it start from the same pod."""
+    return ctx.index.derived(runtime, ("runtime-pod",), lambda: runtime_pod(runtime))
 
 
 def job_pod(job: Manifest, ctx: Context) -> TrainerPod:
