@@ -74,26 +74,38 @@ def checkpoint_dirs(pod: TrainerPod, options: CheckpointOptions) -> list[Checkpo
 
 
 def _checkpoint_dirs(pod: TrainerPod, options: CheckpointOptions) -> list[CheckpointDir]:
-    literals = {
-        name: item.value["value"]
-        for name, item in pod.env.items()
-        if isinstance(item.value.get("value"), str)
-    }
     found: dict[str, CheckpointDir] = {}
     for candidate in _candidates(pod, options):
-        path = _VARIABLE.sub(lambda match: literals.get(match[1], match[0]), candidate.path)
+        path = _expanded(pod, candidate.path) if "$(" in candidate.path else candidate.path
         if path.startswith("/") and path not in found:
             found[path] = CheckpointDir(path, candidate.origin, candidate.at)
     return list(found.values())
 
 
+def _expanded(pod: TrainerPod, path: str) -> str:
+    """`path` with each `$(NAME)` replaced by the value the pod's env gives it, if any."""
+
+    def value(match: re.Match[str]) -> str:
+        found = _literal(pod, match[1])
+        return match[0] if found is None else found
+
+    return _VARIABLE.sub(value, path)
+
+
+def _literal(pod: TrainerPod, name: str) -> str | None:
+    """The value an env variable spells out (not one taken from a secret or a field)."""
+    variable = pod.env.get(name)
+    value = variable.value.get("value") if variable is not None else None
+    return value if isinstance(value, str) else None
+
+
 def _candidates(pod: TrainerPod, options: CheckpointOptions) -> Iterator[CheckpointDir]:
-    parts = _any_of(options.env_name_parts)
-    for name, item in pod.env.items():
-        upper = name.upper()
-        value = item.value.get("value")
-        if isinstance(value, str) and (upper in options.env_names or parts.search(upper)):
-            yield CheckpointDir(value, f"env {name}", item.at)
+    names_a_dir = _DirectoryNames.of(options.env_names, options.env_name_parts)
+    for name, variable in pod.env.items():
+        if names_a_dir(name):
+            value = _literal(pod, name)
+            if value is not None:
+                yield CheckpointDir(value, f"env {name}", variable.at)
     keys = {flag.lstrip("-") for flag in options.flags}
     items = [*pod.command, *pod.args]
     tokens = [(token, item.at) for item in items for token in _split(item.value)]
@@ -107,10 +119,31 @@ def _candidates(pod: TrainerPod, options: CheckpointOptions) -> Iterator[Checkpo
                 yield CheckpointDir(value, f"{kind} {key}", at)
 
 
-@cache
-def _any_of(parts: tuple[str, ...]) -> re.Pattern[str]:
-    """A pattern finding any of `parts` (one that never matches for none)."""
-    return re.compile("|".join(map(re.escape, parts)) or "(?!)")
+class _DirectoryNames:
+    """Whether an env variable's name marks a checkpoint directory, remembered by name:
+    the same names recur in every TrainJob of a repository."""
+
+    #: The most names remembered.
+    KEPT = 100_000
+
+    def __init__(self, names: tuple[str, ...], parts: tuple[str, ...]) -> None:
+        self.names = frozenset(names)
+        self.parts = re.compile("|".join(map(re.escape, parts)) or "(?!)")
+        self.known: dict[str, bool] = {}
+
+    @staticmethod
+    @cache
+    def of(names: tuple[str, ...], parts: tuple[str, ...]) -> _DirectoryNames:
+        return _DirectoryNames(names, parts)
+
+    def __call__(self, name: str) -> bool:
+        found = self.known.get(name)
+        if found is None:
+            upper = name.upper()
+            found = upper in self.names or self.parts.search(upper) is not None
+            if len(self.known) < self.KEPT:
+                self.known[name] = found
+        return found
 
 
 def _split(item: str) -> list[str]:

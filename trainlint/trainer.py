@@ -46,6 +46,21 @@ class Value(NamedTuple):
     at: At
 
 
+class Variable(NamedTuple):
+    """An env variable of the trainer container and where it was written. Its `At` is made
+    only when asked for: a TrainJob may set dozens of variables, and rules report few."""
+
+    value: dict[str, Any]
+    manifest: Manifest
+    #: Where its list is, and its place in it.
+    listed: Path
+    position: int
+
+    @property
+    def at(self) -> At:
+        return At(self.manifest, (*self.listed, self.position))
+
+
 def replicated_jobs(runtime: Manifest) -> Iterator[tuple[int, dict[str, Any]]]:
     return mappings(dig(runtime.body, *JOBS))
 
@@ -113,7 +128,7 @@ class TrainerPod:
     #: Where the pod spec is (to report a missing setting).
     pod_at: At
     namespace: str
-    env: dict[str, Value] = field(default_factory=dict)
+    env: dict[str, Variable] = field(default_factory=dict)
     command: list[Value] = field(default_factory=list)
     args: list[Value] = field(default_factory=list)
     #: Main-container volumeMounts, by mountPath.
@@ -247,7 +262,7 @@ def _add_env(pod: TrainerPod, variables: object, manifest: Manifest, path: Path)
     for index, variable in mappings(variables):
         name = variable.get("name")
         if isinstance(name, str):
-            pod.env[name] = Value(variable, At(manifest, (*env_path, index)))
+            pod.env[name] = Variable(variable, manifest, env_path, index)
 
 
 def _add_mounts(pod: TrainerPod, container: dict[str, Any], manifest: Manifest, path: Path) -> None:
