@@ -12,7 +12,7 @@ import re
 import shlex
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from typing import TYPE_CHECKING
 
 from trainlint.document import Manifest, dig
@@ -94,8 +94,7 @@ def _expanded(pod: TrainerPod, path: str) -> str:
 
 def _literal(pod: TrainerPod, name: str) -> str | None:
     """The value an env variable spells out (not one taken from a secret or a field)."""
-    variable = pod.env.get(name)
-    value = variable.value.get("value") if variable is not None else None
+    value = pod.env.get(name, {}).get("value")
     return value if isinstance(value, str) else None
 
 
@@ -105,8 +104,8 @@ def _candidates(pod: TrainerPod, options: CheckpointOptions) -> Iterator[Checkpo
         if names_a_dir(name):
             value = _literal(pod, name)
             if value is not None:
-                yield CheckpointDir(value, f"env {name}", variable.at)
-    keys = {flag.lstrip("-") for flag in options.flags}
+                yield CheckpointDir(value, f"env {name}", pod.variable_at(variable))
+    keys = _flag_keys(options.flags)
     items = [*pod.command, *pod.args]
     tokens = [(token, item.at) for item in items for token in _split(item.value)]
     for position, (token, at) in enumerate(tokens):
@@ -146,14 +145,21 @@ class _DirectoryNames:
         return found
 
 
-def _split(item: str) -> list[str]:
-    """Words of one command item: a shell script (`bash -c "..."`) is split like a shell."""
+@cache
+def _flag_keys(flags: tuple[str, ...]) -> frozenset[str]:
+    return frozenset(flag.lstrip("-") for flag in flags)
+
+
+@lru_cache(maxsize=4096)
+def _split(item: str) -> tuple[str, ...]:
+    """Words of one command item: a shell script (`bash -c "..."`) is split like a shell
+    (remembered: a runtime's command recurs in every TrainJob that uses it)."""
     if not any(space in item for space in " \n\t"):
-        return [item]
+        return (item,)
     try:
-        return shlex.split(item, comments=True)
+        return tuple(shlex.split(item, comments=True))
     except ValueError:
-        return item.split()
+        return tuple(item.split())
 
 
 def storage(pod: TrainerPod, path: str) -> Storage:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeGuard
 
 from trainlint.document import Manifest, Path, dig, mapping, mappings, sequence
@@ -44,21 +44,6 @@ class At(NamedTuple):
 class Value(NamedTuple):
     value: Any
     at: At
-
-
-class Variable(NamedTuple):
-    """An env variable of the trainer container and where it was written. Its `At` is made
-    only when asked for: a TrainJob may set dozens of variables, and rules report few."""
-
-    value: dict[str, Any]
-    manifest: Manifest
-    #: Where its list is, and its place in it.
-    listed: Path
-    position: int
-
-    @property
-    def at(self) -> At:
-        return At(self.manifest, (*self.listed, self.position))
 
 
 def replicated_jobs(runtime: Manifest) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -128,7 +113,11 @@ class TrainerPod:
     #: Where the pod spec is (to report a missing setting).
     pod_at: At
     namespace: str
-    env: dict[str, Variable] = field(default_factory=dict)
+    #: The main container's env variables by name (a later one wins, as in Kubernetes).
+    env: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: The lists they came from, in order: (object, path, list). A TrainJob may set dozens
+    #: of variables and rules report few, so where one was written is found on demand.
+    env_lists: list[tuple[Manifest, Path, list[Any]]] = field(default_factory=list)
     command: list[Value] = field(default_factory=list)
     args: list[Value] = field(default_factory=list)
     #: Main-container volumeMounts, by mountPath.
@@ -147,11 +136,20 @@ class TrainerPod:
 
     def copy(self) -> TrainerPod:
         """A copy to lay a TrainJob over, with nothing derived yet."""
-        return replace(
-            self, env=dict(self.env), command=list(self.command), args=list(self.args),
-            mounts=dict(self.mounts), volumes=dict(self.volumes),
-            claim_templates=dict(self.claim_templates), mounted=set(self.mounted), derived={},
+        return TrainerPod(
+            self.job_name, self.pod_at, self.namespace, dict(self.env), list(self.env_lists),
+            list(self.command), list(self.args), dict(self.mounts), dict(self.volumes),
+            dict(self.claim_templates), set(self.mounted), self.grace, self.num_nodes,
+            self.complete,
         )
+
+    def variable_at(self, variable: dict[str, Any]) -> At:
+        """Where an env variable of `env` was written."""
+        for manifest, path, variables in reversed(self.env_lists):
+            for index, item in enumerate(variables):
+                if item is variable:
+                    return At(manifest, (*path, index))
+        raise ValueError("not a variable of this pod")
 
     @property
     def nodes(self) -> int:
@@ -258,11 +256,15 @@ def _add_container(
 
 def _add_env(pod: TrainerPod, variables: object, manifest: Manifest, path: Path) -> None:
     """The named env variables under `path` (a later one wins, as in Kubernetes)."""
-    env_path = (*path, "env")
-    for index, variable in mappings(variables):
-        name = variable.get("name")
-        if isinstance(name, str):
-            pod.env[name] = Variable(variable, manifest, env_path, index)
+    if not isinstance(variables, list):
+        return
+    pod.env_lists.append((manifest, (*path, "env"), variables))
+    env = pod.env
+    for variable in variables:
+        if isinstance(variable, dict):
+            name = variable.get("name")
+            if isinstance(name, str):
+                env[name] = variable
 
 
 def _add_mounts(pod: TrainerPod, container: dict[str, Any], manifest: Manifest, path: Path) -> None:
