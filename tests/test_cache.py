@@ -13,7 +13,8 @@ import pytest
 
 from trainlint import parallel
 from trainlint.cache import Cache, Outcome, check
-from trainlint.engine import Settings
+from trainlint.engine import Run, Settings
+from trainlint.loader import load
 
 RUNTIME = """\
 apiVersion: trainer.kubeflow.org/v1alpha1
@@ -126,8 +127,31 @@ def test_what_is_worked_out_once_per_run_still_names_what_it_read(tmp_path: Path
     assert "TL307" not in {code for _, code in codes(run_cached(folder, tmp_path / "cache"))}
     (folder / "a.yaml").write_text(checkpointing("a", "/mnt/ckpt/b"))
     after = run_cached(folder, tmp_path / "cache")
-    assert after.checked == 3  # a, b, and the runtime, which looks at its TrainJobs
+    assert after.checked == 2  # a, and b, which compared itself with a
     assert [name for name, code in codes(after) if code == "TL307"] == ["b.yaml"]
+
+
+def test_what_a_run_derives_once_is_recorded_for_every_object_that_asks() -> None:
+    """`Index.derived` builds from an empty memo, and records the look-ups of the build
+    again for each caller: a cached finding must name everything it was worked out from."""
+    text = f"{CHECKPOINTED}---\n{checkpointing('a', '/mnt/ckpt/a')}"
+    run = Run([load(text, "run.yaml")], contents={"run.yaml": "digest"})
+    index = run.index
+    runtime = run.inputs[0].manifests[0]
+    index.memo["outer",] = "kept"
+
+    def build() -> list[str]:
+        assert index.memo == {}
+        return [user.name for user in index.trainjobs_using(runtime)]
+
+    index.looked_up = {}
+    assert index.derived(runtime, ("users",), build) == ["a"]
+    first = index.looked_up
+    index.looked_up = {}
+    assert index.derived(runtime, ("users",), lambda: pytest.fail("built twice")) == ["a"]
+    assert index.looked_up == first
+    assert len(first) == 1
+    assert index.memo == {("outer",): "kept"}
 
 
 def test_a_file_that_is_not_yaml_is_cached_with_its_finding(tmp_path: Path) -> None:

@@ -46,7 +46,7 @@ spec:
 def test_a_shared_runtime_is_worked_out_once_per_run(
     jobs: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Each TrainJob's pod is built a few times at most (its own rules, the runtime's look
+    """Each TrainJob's pod is built three times at most (its own rules, the runtime's look
     at its TrainJobs, the run-wide map of checkpoint directories), however many TrainJobs
     share its runtime. Comparing each with every other would build 40 × 39 / 2 pods."""
     built: list[str] = []
@@ -63,5 +63,5 @@ def test_a_shared_runtime_is_worked_out_once_per_run(
     assert [f.object.name for f in findings if f.object] == [
         f"run-{n}" for n in range(jobs) if n % 4 == 3
     ]
-    assert len(built) == 3 * jobs
+    assert len(built) <= 3 * jobs
     assert set(built) == {f"run-{n}" for n in range(jobs)}

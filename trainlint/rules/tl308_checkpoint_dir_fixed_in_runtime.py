@@ -12,7 +12,7 @@ from trainlint.checkpoint import (
 from trainlint.document import Manifest
 from trainlint.engine import Context
 from trainlint.rule import Problem, Severity, rule
-from trainlint.trainer import job_pod, pod_for
+from trainlint.trainer import TrainerPod, job_pod, pod_for
 
 
 @rule(
@@ -105,12 +105,14 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     pod = pod_for(runtime, ctx)
     if pod is None:
         return
-    users = [job_pod(job, ctx) for job in ctx.trainjobs_using(runtime)]
+    users: list[TrainerPod] | None = None  # made when a directory needs them
     for directory in written_dirs(pod, ctx.options):
         where = storage(pod, directory.path)
         claim = claim_name(pod, where)
         if claim is None or "$(" in directory.path or directory.at.manifest is not runtime:
             continue
+        if users is None:
+            users = [job_pod(job, ctx) for job in ctx.trainjobs_using(runtime)]
         place = path_on_volume(where, directory.path)
         kept = [
             user for user in users
