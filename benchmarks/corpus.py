@@ -1,30 +1,51 @@
 """A deterministic benchmark corpus made from `examples/`: many files, or one big file.
 
-Each document is an example object renamed (`-<n>`) and padded with a varying number of
-env vars, so sizes and names vary the way a real monorepo's do (~1-4 KB per document).
+The corpus is a series of copies of every example. Each copy's objects get its own
+namespace and its own suffix (`-<copy>-<example>`), so its TrainJob finds its runtime and
+its volumes find their claims, as in a real monorepo: the rules that merge a TrainJob
+over its runtime and look claims up do their whole work. TrainJobs are padded with a
+varying number of env vars, so sizes vary the way a real monorepo's do (~1-4 KB per
+document).
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import random
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
-#: Outside the checkout: a repository's `.gitignore` must not hide the corpus from the run.
-DEFAULT_DIR = Path(tempfile.gettempdir()) / "trainlint-benchmark-corpus"
+
+
+def _fingerprint() -> str:
+    """What the corpus is made from: this generator and the examples."""
+    digest = hashlib.blake2b(Path(__file__).read_bytes(), digest_size=6)
+    for path in sorted((ROOT / "examples").rglob("*.yaml")):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+#: Outside the checkout (a repository's `.gitignore` must not hide the corpus from the run),
+#: and named after what it is made from: a corpus left by another version is not reused.
+DEFAULT_DIR = Path(tempfile.gettempdir()) / f"trainlint-benchmark-corpus-{_fingerprint()}"
 _DUMPER = yaml.CSafeDumper
-_LOADER = yaml.CSafeLoader
+#: Namespaces the copies are spread over.
+NAMESPACES = 17
 
 
-def _templates() -> list[dict[str, object]]:
+def _templates() -> list[tuple[int, dict[str, Any]]]:
+    """Every object of the examples, with the number of the example it belongs to."""
+    folders = sorted({path.parent for path in (ROOT / "examples").rglob("*.yaml")})
     return [
-        document
-        for path in sorted((ROOT / "examples").rglob("*.yaml"))
+        (example, document)
+        for example, folder in enumerate(folders)
+        for path in sorted(folder.glob("*.yaml"))
         for document in yaml.safe_load_all(path.read_text())
         if isinstance(document, dict)
     ]
@@ -34,18 +55,36 @@ def documents(count: int, seed: int = 2026) -> Iterator[str]:
     """`count` YAML documents, the same for the same seed."""
     rng = random.Random(seed)
     templates = _templates()
+    examples = templates[-1][0] + 1
     for number in range(count):
-        template = templates[number % len(templates)]
-        document = yaml.load(yaml.dump(template, Dumper=_DUMPER), Loader=_LOADER)
-        metadata = document["metadata"]
-        metadata["name"] = f"{metadata['name']}-{number}"
-        metadata["namespace"] = f"team-{number % 17}"
+        example, template = templates[number % len(templates)]
+        copy = number // len(templates)
+        document = _renamed(template, f"-{copy}-{example}")
+        document["metadata"]["namespace"] = f"team-{(copy * examples + example) % NAMESPACES}"
         if document["kind"] == "TrainJob":
-            document["spec"]["runtimeRef"]["name"] += f"-{number - number % len(templates)}"
             env = document["spec"].setdefault("trainer", {}).setdefault("env", [])
             env.extend({"name": f"VAR_{i}", "value": "x" * rng.randint(4, 40)}
                        for i in range(rng.randint(10, 60)))
         yield yaml.dump(document, Dumper=_DUMPER, sort_keys=False)
+
+
+def _renamed(template: dict[str, Any], suffix: str) -> dict[str, Any]:
+    """A copy of the object with `suffix` on its name and on the names of the objects it
+    refers to (its runtime, its claims)."""
+
+    def copy(value: Any, key: str = "") -> Any:
+        if isinstance(value, dict):
+            return {item: copy(inner, item) for item, inner in sorted(value.items())}
+        if isinstance(value, list):
+            return [copy(item) for item in value]
+        return f"{value}{suffix}" if key == "claimName" else value
+
+    document: dict[str, Any] = copy(template)
+    document["metadata"]["name"] += suffix
+    reference = document.get("spec", {}).get("runtimeRef")
+    if reference is not None:
+        reference["name"] += suffix
+    return document
 
 
 def write_files(folder: Path, count: int) -> list[Path]:
