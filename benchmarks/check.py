@@ -26,7 +26,7 @@ from pathlib import Path
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from corpus import DEFAULT_DIR, write_files, write_stream
+from corpus import DEFAULT_DIR, SHARED, write_files, write_shared, write_stream
 
 #: The console script installed beside this interpreter, as users run it; a version
 #: manager's shim on PATH would add its own start-up to every figure.
@@ -104,6 +104,9 @@ def main() -> None:
     if not stream.exists():
         write_stream(stream, 10_000)
     one = corpus / "files-1000" / "000" / "manifest-00000.yaml"
+    for count in SHARED:
+        if not (corpus / f"shared-{count}").exists():
+            write_shared(corpus / f"shared-{count}", count)
 
     print(f"{'what':<44} {'median':>12} {'rate':>16} {'of floor':>8}  {'peak RSS':>11}")
     for size in sizes:
@@ -150,6 +153,16 @@ def main() -> None:
               floor_rate))
     print(row("trainlint check, one 10,000-document file", seconds["check"], documents,
               floor_rate, run(command)))
+
+    # Linear, a run over twice the TrainJobs takes twice as long, less start-up.
+    shared = {f"{count:,}": ["check", "--no-cache", "--jobs", "1", str(corpus / f"shared-{count}")]
+              for count in SHARED}
+    seconds = medians({jobs: partial(run, command) for jobs, command in shared.items()},
+                      args.runs)
+    for jobs, spent in seconds.items():
+        print(f"{f'one runtime shared by {jobs} TrainJobs':<44} {spent * 1000:9.0f} ms")
+    (small, fewer), (large, more) = seconds.items()
+    print(f"  {large} TrainJobs take {more / fewer:.2f}x the time of {small}")
 
     for label, command in (("trainlint --version", ["--version"]),
                            ("trainlint check one.yaml", ["check", "--no-cache", str(one)])):

@@ -37,6 +37,8 @@ DEFAULT_DIR = Path(tempfile.gettempdir()) / f"trainlint-benchmark-corpus-{_finge
 _DUMPER = yaml.CSafeDumper
 #: Namespaces the copies are spread over.
 NAMESPACES = 17
+#: How many TrainJobs share one runtime in the corpora that measure how a run scales.
+SHARED = (1_000, 2_000)
 
 
 def _templates() -> list[tuple[int, dict[str, Any]]]:
@@ -105,6 +107,29 @@ def write_stream(path: Path, count: int) -> Path:
     return path
 
 
+def write_shared(folder: Path, count: int) -> list[Path]:
+    """The last example's runtime and claims, and `count` TrainJobs that all use that
+    runtime, one per file, each checkpointing to a directory of its own: a monorepo's
+    usual shape, where comparing every TrainJob with every other would show."""
+    templates = _templates()
+    last = templates[-1][0]
+    objects = [document for example, document in templates if example == last]
+    shared = [document for document in objects if document["kind"] != "TrainJob"]
+    [job] = [document for document in objects if document["kind"] == "TrainJob"]
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = [folder / "shared.yaml"]
+    paths[0].write_text(yaml.dump_all(shared, Dumper=_DUMPER, sort_keys=False))
+    for number in range(count):
+        copy = _renamed(job, "")
+        copy["metadata"]["name"] += f"-{number}"
+        for variable in copy["spec"]["trainer"]["env"]:
+            if "CHECKPOINT" in variable["name"]:
+                variable["value"] += f"-{number}"
+        paths.append(folder / f"trainjob-{number:05d}.yaml")
+        paths[-1].write_text(yaml.dump(copy, Dumper=_DUMPER, sort_keys=False))
+    return paths
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--out", type=Path, default=DEFAULT_DIR)
@@ -114,6 +139,8 @@ def main() -> None:
     for count in args.files:
         write_files(args.out / f"files-{count}", count)
     write_stream(args.out / f"stream-{args.stream}.yaml", args.stream)
+    for count in SHARED:
+        write_shared(args.out / f"shared-{count}", count)
     print(f"corpus written to {args.out}")
 
 
