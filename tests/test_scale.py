@@ -8,38 +8,9 @@ from typing import Any
 import pytest
 
 from tests.conftest import lint_text
+from tests.test_cache import CHECKPOINTED, checkpointing
 from trainlint import trainer
 from trainlint.engine import Settings
-
-RUNTIME = """\
-apiVersion: trainer.kubeflow.org/v1alpha1
-kind: TrainingRuntime
-metadata: {name: rt, namespace: ml}
-spec:
-  mlPolicy: {torch: {}}
-  template:
-    spec:
-      replicatedJobs:
-        - name: node
-          template:
-            metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
-            spec:
-              template:
-                spec:
-                  containers:
-                    - {name: node, image: x, volumeMounts: [{name: ckpt, mountPath: /ckpt}]}
-                  volumes: [{name: ckpt, persistentVolumeClaim: {claimName: ckpt}}]
-"""
-TRAINJOB = """\
----
-apiVersion: trainer.kubeflow.org/v1alpha1
-kind: TrainJob
-metadata: {{name: run-{0}, namespace: ml}}
-spec:
-  runtimeRef: {{name: rt, kind: TrainingRuntime}}
-  trainer:
-    env: [{{name: CKPT_DIR, value: /ckpt/{1}}}]
-"""
 
 
 @pytest.mark.parametrize("jobs", [10, 40])
@@ -58,7 +29,9 @@ def test_a_shared_runtime_is_worked_out_once_per_run(
 
     monkeypatch.setattr(trainer, "trainjob_pod", counted)
     # Every fourth run reuses the directory of the one before it.
-    text = RUNTIME + "".join(TRAINJOB.format(n, n - n % 4 // 3) for n in range(jobs))
+    text = CHECKPOINTED + "".join(
+        f"---\n{checkpointing(f'run-{n}', f'/mnt/ckpt/{n - n % 4 // 3}')}" for n in range(jobs)
+    )
     findings = [f for f in lint_text(text, Settings(select=("TL3",))) if f.code == "TL307"]
     assert [f.object.name for f in findings if f.object] == [
         f"run-{n}" for n in range(jobs) if n % 4 == 3
