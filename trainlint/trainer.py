@@ -137,10 +137,11 @@ class TrainerPod:
     def copy(self) -> TrainerPod:
         """A copy to lay a TrainJob over, with nothing derived yet."""
         return TrainerPod(
-            self.job_name, self.pod_at, self.namespace, dict(self.env), list(self.env_lists),
-            list(self.command), list(self.args), dict(self.mounts), dict(self.volumes),
-            dict(self.claim_templates), set(self.mounted), self.grace, self.num_nodes,
-            self.complete,
+            self.job_name, self.pod_at, self.namespace, env=dict(self.env),
+            env_lists=list(self.env_lists), command=list(self.command), args=list(self.args),
+            mounts=dict(self.mounts), volumes=dict(self.volumes),
+            claim_templates=dict(self.claim_templates), mounted=set(self.mounted),
+            grace=self.grace, num_nodes=self.num_nodes, complete=self.complete,
         )
 
     def variable_at(self, variable: dict[str, Any]) -> At:
