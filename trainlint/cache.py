@@ -36,6 +36,7 @@ from trainlint.engine import (
     Index,
     Run,
     Settings,
+    in_order,
     object_kind,
 )
 from trainlint.packed import Packed, Texts, texts, unpack
@@ -184,9 +185,7 @@ def check(
                 results[position] = found, kept
     fresh = [position for position in range(len(names)) if position not in results]
     results.update(settle_all(run, fresh, keep))
-    findings = sorted(
-        (finding for found, _ in results.values() for finding in found), key=Finding.sort_key
-    )
+    findings = in_order(found for found, _ in results.values())
     entries = [kept for _, (_, kept) in sorted(results.items()) if kept is not None]
     cache.save(_run_key(names, contents, keys), entries, {finding.code for finding in findings})
     return Outcome(findings, list(names), len(fresh))
@@ -252,15 +251,15 @@ def _digest(data: bytes) -> str:
 def _settled(names: Sequence[str], entries: dict[str, Any], known: Texts) -> list[Finding] | None:
     """The cached findings of the files, their text left to be read only if shown (None
     when an entry cannot be read)."""
-    findings: list[Finding] = []
+    per_file = []
     for name in names:
         entry = entries[name]
         assert entry is not None
         found = _unpacked(entry["settled"], Source(name), [], known)
         if found is None:
             return None
-        findings.extend(found)
-    return sorted(findings, key=Finding.sort_key)
+        per_file.append(found)
+    return in_order(per_file)
 
 
 def _unpacked(

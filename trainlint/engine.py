@@ -10,6 +10,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
+from itertools import chain
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from trainlint.document import Loaded, LoadProblem, Manifest, Path, Source, Span, mapping, string
@@ -338,6 +339,12 @@ class Finding:
 SettingsFor = Callable[[Source], Settings]
 
 
+def in_order(per_input: Iterable[Iterable[Finding]]) -> list[Finding]:
+    """The findings of several inputs in the order every output shows them: by file,
+    position, code and message."""
+    return sorted(chain.from_iterable(per_input), key=Finding.sort_key)
+
+
 def lint(
     inputs: Iterable[Loaded],
     settings: Settings | None = None,
@@ -409,10 +416,9 @@ class Run:
     def settle(self, checked: Iterable[list[Finding]]) -> list[Finding]:
         """The findings of every input (`checked`: their raw findings, in input order), in
         a stable order."""
-        results: list[Finding] = []
-        for position, raw in enumerate(checked):
-            results.extend(self.settle_input(position, raw))
-        return sorted(results, key=Finding.sort_key)
+        return in_order(
+            self.settle_input(position, raw) for position, raw in enumerate(checked)
+        )
 
     def settle_input(self, position: int, raw: list[Finding]) -> list[Finding]:
         """One input's findings: deduplicated, its file's own rules, severities and

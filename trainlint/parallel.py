@@ -25,7 +25,7 @@ import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from typing import IO, Any, TypeVar
 
-from trainlint.engine import Finding, Run
+from trainlint.engine import Finding, Run, in_order
 from trainlint.packed import Packed, numbers, pack, texts, unpack
 from trainlint.rule import all_rules
 
@@ -65,8 +65,7 @@ def read_all(names: Sequence[str], read: Callable[[str], R], jobs: int) -> list[
 def lint_all(run: Run, jobs: int) -> list[Finding]:
     """`run`'s findings, its inputs checked and settled on `jobs` processes."""
     settled = settle_all(run, range(len(run.inputs)), jobs)
-    findings = [finding for found, _ in settled.values() for finding in found]
-    return sorted(findings, key=Finding.sort_key)
+    return in_order(found for found, _ in settled.values())
 
 
 def settle_all(
