@@ -157,10 +157,10 @@ def main() -> None:
     # Linear, a run over twice the TrainJobs takes twice as long, less start-up.
     shared = {f"{count:,}": ["check", "--no-cache", "--jobs", "1", str(corpus / f"shared-{count}")]
               for count in SHARED}
-    seconds = medians({jobs: partial(run, command) for jobs, command in shared.items()},
+    seconds = medians({users: partial(run, command) for users, command in shared.items()},
                       args.runs)
-    for jobs, spent in seconds.items():
-        print(f"{f'one runtime shared by {jobs} TrainJobs':<44} {spent * 1000:9.0f} ms")
+    for users, spent in seconds.items():
+        print(f"{f'one runtime shared by {users} TrainJobs':<44} {spent * 1000:9.0f} ms")
     (small, fewer), (large, more) = seconds.items()
     print(f"  {large} TrainJobs take {more / fewer:.2f}x the time of {small}")
 

@@ -11,6 +11,7 @@ document).
 from __future__ import annotations
 
 import argparse
+import copy
 import hashlib
 import random
 import tempfile
@@ -60,9 +61,11 @@ def documents(count: int, seed: int = 2026) -> Iterator[str]:
     examples = templates[-1][0] + 1
     for number in range(count):
         example, template = templates[number % len(templates)]
-        copy = number // len(templates)
-        document = _renamed(template, f"-{copy}-{example}")
-        document["metadata"]["namespace"] = f"team-{(copy * examples + example) % NAMESPACES}"
+        copy_number = number // len(templates)
+        document = _renamed(template, f"-{copy_number}-{example}")
+        document["metadata"]["namespace"] = (
+            f"team-{(copy_number * examples + example) % NAMESPACES}"
+        )
         if document["kind"] == "TrainJob":
             env = document["spec"].setdefault("trainer", {}).setdefault("env", [])
             env.extend({"name": f"VAR_{i}", "value": "x" * rng.randint(4, 40)}
@@ -74,14 +77,14 @@ def _renamed(template: dict[str, Any], suffix: str) -> dict[str, Any]:
     """A copy of the object with `suffix` on its name and on the names of the objects it
     refers to (its runtime, its claims)."""
 
-    def copy(value: Any, key: str = "") -> Any:
+    def renamed(value: Any, key: str = "") -> Any:
         if isinstance(value, dict):
-            return {item: copy(inner, item) for item, inner in sorted(value.items())}
+            return {item: renamed(inner, item) for item, inner in sorted(value.items())}
         if isinstance(value, list):
-            return [copy(item) for item in value]
+            return [renamed(item) for item in value]
         return f"{value}{suffix}" if key == "claimName" else value
 
-    document: dict[str, Any] = copy(template)
+    document: dict[str, Any] = renamed(template)
     document["metadata"]["name"] += suffix
     reference = document.get("spec", {}).get("runtimeRef")
     if reference is not None:
@@ -120,13 +123,13 @@ def write_shared(folder: Path, count: int) -> list[Path]:
     paths = [folder / "shared.yaml"]
     paths[0].write_text(yaml.dump_all(shared, Dumper=_DUMPER, sort_keys=False))
     for number in range(count):
-        copy = _renamed(job, "")
-        copy["metadata"]["name"] += f"-{number}"
-        for variable in copy["spec"]["trainer"]["env"]:
+        user = copy.deepcopy(job)
+        user["metadata"]["name"] += f"-{number}"
+        for variable in user["spec"]["trainer"]["env"]:
             if "CHECKPOINT" in variable["name"]:
                 variable["value"] += f"-{number}"
         paths.append(folder / f"trainjob-{number:05d}.yaml")
-        paths[-1].write_text(yaml.dump(copy, Dumper=_DUMPER, sort_keys=False))
+        paths[-1].write_text(yaml.dump(user, Dumper=_DUMPER, sort_keys=False))
     return paths
 
 
