@@ -2,9 +2,8 @@
 
 Each object knows where its keys and items were written (`Manifest.spans`; its body is
 plain dicts and lists), so a finding carries only a key path and its position costs a
-short walk, never a second parse. The YAML is
-read by `trainlint.loader`; this module needs no parser (a run served from the cache
-imports none).
+short walk, never a second parse. The YAML is read by `trainlint.loader`; this module
+needs no parser (a run served from the cache imports none).
 """
 
 from __future__ import annotations
