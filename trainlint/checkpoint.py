@@ -163,7 +163,16 @@ def _split(item: str) -> tuple[str, ...]:
 
 
 def storage(pod: TrainerPod, path: str) -> Storage:
-    """The storage under `path`: the longest mountPath prefix, then the volume it mounts."""
+    """The storage under `path`: the longest mountPath prefix, then the volume it mounts
+    (worked out once per pod and path: every checkpoint rule asks)."""
+    key = ("storage", path)
+    found: Storage | None = pod.derived.get(key)
+    if found is None:
+        found = pod.derived[key] = _storage(pod, path)
+    return found
+
+
+def _storage(pod: TrainerPod, path: str) -> Storage:
     inside = [
         mount_path for mount_path in pod.mounts
         if path == mount_path or path.startswith(mount_path.rstrip("/") + "/")

@@ -207,8 +207,11 @@ def _too_deep(text: str) -> LoadProblem | None:
     """Refuse nesting the C composer cannot take, measuring only documents that could hold it.
 
     Every nesting level needs one of `[ { - : ?`, so their count bounds a document's depth
-    (and the whole text's count bounds every document's: most files end there).
+    (and the whole text's count, or its length, bounds every document's: most files end
+    there).
     """
+    if len(text) <= _COMPOSER_SAFE_BOUND:
+        return None
     if sum(text.count(char) for char in "[{-:?") <= _COMPOSER_SAFE_BOUND:
         return None
     starts = [match.start() for match in _DOCUMENT_START.finditer(text)]

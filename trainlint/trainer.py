@@ -293,7 +293,10 @@ FRAMEWORKS = ("torch", "mpi", "jax", "xgboost", "flux")
 def framework(runtime: Manifest) -> str | None:
     """The framework plugin a runtime selects (`torch`, `mpi`...), or None."""
     policy = mapping(dig(runtime.body, "spec", "mlPolicy"))
-    return next((name for name in FRAMEWORKS if name in policy), None)
+    for name in FRAMEWORKS:
+        if name in policy:
+            return name
+    return None
 
 
 def runtime_verdict(runtime: Manifest, version: tuple[int, int], detail: str) -> str:
