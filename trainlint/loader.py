@@ -70,17 +70,16 @@ class _Loader(yaml.CSafeLoader):
     ascend_resolver = tuple  # type: ignore[assignment]
 
     def resolve(self, kind: type[yaml.Node], value: str | None, implicit: Any) -> str:
-        if kind is yaml.ScalarNode:
-            if not implicit[0]:
-                return _STR
-            text = value or ""
-            tag = self._tags.get(text)
-            if tag is None:
-                tag = self._plain_tag(text)
-                if len(self._tags) < _TAGS_KEPT:
-                    self._tags[text] = tag
-            return tag
-        return _MAP if kind is yaml.MappingNode else _SEQ
+        if value is None:  # only collections come without a value
+            return _MAP if kind is yaml.MappingNode else _SEQ
+        if not implicit[0]:  # quoted
+            return _STR
+        tag = self._tags.get(value)
+        if tag is None:
+            tag = self._plain_tag(value)
+            if len(self._tags) < _TAGS_KEPT:
+                self._tags[value] = tag
+        return tag
 
     def _plain_tag(self, value: str) -> str:
         for tag, pattern in self._implicit.get(value[:1], ()):
