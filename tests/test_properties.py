@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import math
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -109,6 +111,34 @@ def test_positions_land_on_the_line_holding_the_key(tree: dict[str, Any], flow: 
         if isinstance(path[-1], str):  # a key the dumper quotes (`'no'`) starts at its quote
             written = (path[-1], f"'{path[-1]}'", f'"{path[-1]}"')
             assert line[span.column - 1:].startswith(written), (path, line)
+
+
+#: Plain scalars that YAML 1.1 reads as something other than a string, and near misses.
+_TYPED = ["yes", "No", "ON", "off", "y", "true", "False", "null", "~", "", "0x1F", "0o17",
+          "017", "0b101", "1_000", "-12", "+3", "1:30", "1.5e3", "-.inf", ".NaN", "3.", "1e3",
+          "2026-01-01", "2026-01-01 10:00:00", "<<", "=", "0.5.1", "12abc", "-", "0x", "1__0"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(_TYPED) | st.text("0123456789.:-+_xobeEyYnNtrufalsi~ ", max_size=8),
+       st.sampled_from(["{}", "'{}'", '"{}"']))
+@example("yes", "'{}'")  # quoted: a string whatever it spells
+def test_scalars_read_as_the_stock_safe_loader_reads_them(text: str, style: str) -> None:
+    """The loader resolves tags its own way (for speed): values match PyYAML's, except that
+    timestamps stay as written."""
+    line = f"value: {style.format(text)}\n"
+    try:
+        expected = yaml.safe_load(line)["value"]
+    except (yaml.YAMLError, TypeError):
+        return  # not a one-line scalar: nothing to compare
+    loaded = load(f"apiVersion: v1\nkind: ConfigMap\n{line}", "t.yaml")
+    value = loaded.manifests[0].body["value"]
+    if isinstance(expected, date):
+        expected = text.strip()
+    if isinstance(expected, float) and math.isnan(expected):
+        assert isinstance(value, float) and math.isnan(value)
+    else:
+        assert (type(value), value) == (type(expected), expected)
 
 
 def test_examples_exist() -> None:
