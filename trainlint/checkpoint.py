@@ -13,7 +13,7 @@ import shlex
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache, lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from trainlint.document import Manifest, dig
 from trainlint.rule import Options
@@ -86,15 +86,15 @@ def _expanded(pod: TrainerPod, path: str) -> str:
     """`path` with each `$(NAME)` replaced by the value the pod's env gives it, if any."""
 
     def value(match: re.Match[str]) -> str:
-        found = _literal(pod, match[1])
+        found = _literal(pod.env.get(match[1], {}))
         return match[0] if found is None else found
 
     return _VARIABLE.sub(value, path)
 
 
-def _literal(pod: TrainerPod, name: str) -> str | None:
+def _literal(variable: dict[str, Any]) -> str | None:
     """The value an env variable spells out (not one taken from a secret or a field)."""
-    value = pod.env.get(name, {}).get("value")
+    value = variable.get("value")
     return value if isinstance(value, str) else None
 
 
@@ -102,7 +102,7 @@ def _candidates(pod: TrainerPod, options: CheckpointOptions) -> Iterator[Checkpo
     names_a_dir = _DirectoryNames.of(options.env_names, options.env_name_parts)
     for name, variable in pod.env.items():
         if names_a_dir(name):
-            value = _literal(pod, name)
+            value = _literal(variable)
             if value is not None:
                 yield CheckpointDir(value, f"env {name}", pod.variable_at(variable))
     keys = _flag_keys(options.flags)
