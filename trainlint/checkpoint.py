@@ -166,9 +166,9 @@ def storage(pod: TrainerPod, path: str) -> Storage:
     """The storage under `path`: the longest mountPath prefix, then the volume it mounts
     (worked out once per pod and path: every checkpoint rule asks)."""
     key = ("storage", path)
-    found: Storage | None = pod.derived.get(key)
-    if found is None:
-        found = pod.derived[key] = _storage(pod, path)
+    if key not in pod.derived:
+        pod.derived[key] = _storage(pod, path)
+    found: Storage = pod.derived[key]
     return found
 
 
