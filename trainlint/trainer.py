@@ -11,7 +11,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeGuard
 
-from trainlint.document import Manifest, Path, dig, mapping, mappings, sequence
+from trainlint.document import (
+    Manifest,
+    Path,
+    dig,
+    mapping,
+    mappings,
+    once_per_object,
+    sequence,
+)
 
 if TYPE_CHECKING:
     from trainlint.engine import Context
@@ -46,8 +54,9 @@ class Value(NamedTuple):
     at: At
 
 
-def replicated_jobs(runtime: Manifest) -> Iterator[tuple[int, dict[str, Any]]]:
-    return mappings(dig(runtime.body, *JOBS))
+@once_per_object
+def replicated_jobs(runtime: Manifest) -> tuple[tuple[int, dict[str, Any]], ...]:
+    return tuple(mappings(dig(runtime.body, *JOBS)))
 
 
 def ancestor(job: dict[str, Any]) -> object:
@@ -59,10 +68,11 @@ def is_mpi(runtime: Manifest) -> bool:
     return "mpi" in mapping(dig(runtime.body, "spec", "mlPolicy"))
 
 
+@once_per_object
 def trainer_job(runtime: Manifest) -> tuple[int, dict[str, Any]] | None:
     """The job the controller treats as the trainer: labelled `trainer`, else named `node`
     (`launcher` for MPI)."""
-    jobs = list(replicated_jobs(runtime))
+    jobs = replicated_jobs(runtime)
     for index, job in jobs:
         if ancestor(job) == TRAINER:
             return index, job
@@ -290,6 +300,7 @@ WEBHOOK_VALIDATION_LABEL = "trainer.kubeflow.org/webhook-validation"
 FRAMEWORKS = ("torch", "mpi", "jax", "xgboost", "flux")
 
 
+@once_per_object
 def framework(runtime: Manifest) -> str | None:
     """The framework plugin a runtime selects (`torch`, `mpi`...), or None."""
     policy = mapping(dig(runtime.body, "spec", "mlPolicy"))
@@ -348,6 +359,7 @@ def override_targets(job: Manifest) -> Iterator[tuple[Path, str]]:
 RENDEZVOUS_FRAMEWORKS = frozenset({"torch", "jax", "xgboost"})
 
 
+@once_per_object
 def jobset(runtime: Manifest) -> dict[str, Any]:
     return mapping(dig(runtime.body, *JOBSET))
 
@@ -364,6 +376,7 @@ def job_metadata_path(index: int, job: dict[str, Any]) -> Path:
     return (*JOBS, index, "template", *(("metadata",) if has_metadata else ()))
 
 
+@once_per_object
 def trainer_container(runtime: Manifest) -> tuple[Path, dict[str, Any]] | None:
     """(path, container) of the `node` container of the job labelled `trainer`."""
     for index, job in replicated_jobs(runtime):

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from trainlint import fixes
@@ -92,7 +92,7 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     if manifest.kind == "TrainJob":
         yield from _check_trainjob(manifest, ctx)
         return
-    jobs = list(replicated_jobs(manifest))
+    jobs = replicated_jobs(manifest)
     if any(ancestor(job) == TRAINER for _, job in jobs):
         return
     found = _misplaced(manifest, jobs)
@@ -113,7 +113,7 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
 
 
 def _label_fix(
-    manifest: Manifest, jobs: list[tuple[int, dict[str, Any]]], misplaced: Path | None
+    manifest: Manifest, jobs: Sequence[tuple[int, dict[str, Any]]], misplaced: Path | None
 ) -> Fix | None:
     """Label the job the misplaced label was found on, else the job named like the
     trainer; a misplaced label is moved (with its comment), a misspelt one corrected."""
@@ -150,14 +150,14 @@ def _label_job(index: int, misplaced: Path | None) -> Edit:
     return edit
 
 
-def _trainer_named(manifest: Manifest, jobs: list[tuple[int, dict[str, Any]]]) -> int | None:
+def _trainer_named(manifest: Manifest, jobs: Sequence[tuple[int, dict[str, Any]]]) -> int | None:
     """The job named like the trainer (`launcher` for MPI, else `node`)."""
     trainer_name = "launcher" if is_mpi(manifest) else "node"
     return next((index for index, job in jobs if job.get("name") == trainer_name), None)
 
 
 def _misplaced(
-    manifest: Manifest, jobs: list[tuple[int, dict[str, Any]]]
+    manifest: Manifest, jobs: Sequence[tuple[int, dict[str, Any]]]
 ) -> tuple[Path, str] | None:
     """Where a trainer label was put instead, or spelt otherwise, if anywhere."""
     for index, job in jobs:
@@ -184,7 +184,7 @@ def _misplaced(
     return None
 
 
-def _expected_place(manifest: Manifest, jobs: list[tuple[int, dict[str, Any]]]) -> Path:
+def _expected_place(manifest: Manifest, jobs: Sequence[tuple[int, dict[str, Any]]]) -> Path:
     """The job template that should carry the label: the job named like the trainer."""
     index = _trainer_named(manifest, jobs)
     if index is None:

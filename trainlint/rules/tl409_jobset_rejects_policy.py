@@ -124,7 +124,7 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
                     f"`{reason}` is not a Job failure reason ({', '.join(sorted(REASONS))}): "
                     f"{_REJECTED}",
                 )
-    first = next(replicated_jobs(runtime), None)
+    first = next(iter(replicated_jobs(runtime)), None)
     if first is not None and first[0] == 0 and "dependsOn" in first[1]:
         yield Problem(
             (*JOBS, 0, "dependsOn"),
