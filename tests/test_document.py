@@ -8,7 +8,7 @@ import time
 import pytest
 
 from tests.conftest import lint_text
-from trainlint.document import Span, decode
+from trainlint.document import Manifest, Span, decode, once_per_object
 from trainlint.loader import MAX_DEPTH, load
 
 RUNTIME = """\
@@ -188,3 +188,22 @@ def test_a_loaded_file_survives_pickling_as_workers_send_it() -> None:
         assert (copied.document, copied.base) == (original.document, original.base)
         for path in [("metadata", "name"), ("kind",), ("data", "key")]:
             assert copied.span(path) == original.span(path)
+
+
+def test_a_helper_works_an_object_out_once_and_a_copy_afresh() -> None:
+    """What `once_per_object` keeps belongs to the object: asked again, the helper does not
+    run; another object, or a copy a worker sent, works it out for itself."""
+    asked: list[Manifest] = []
+
+    @once_per_object
+    def names(manifest: Manifest) -> tuple[str, ...]:
+        asked.append(manifest)
+        return (manifest.name,)
+
+    text = RUNTIME + "---\n" + RUNTIME.replace("name: torch", "name: jax")
+    first, second = load(text, "two.yaml").manifests
+    assert names(first) is names(first)
+    assert (names(first), names(second)) == (("torch",), ("jax",))
+    copied = pickle.loads(pickle.dumps(first, pickle.HIGHEST_PROTOCOL))
+    assert names(copied) == ("torch",)
+    assert asked == [first, second, copied]
