@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from hypothesis import strategies as st
 from tests.conftest import ROOT, lint_text
 from trainlint.engine import Settings
 from trainlint.loader import load
+from trainlint.model.check import QUANTITY_PATTERN, quantity_guess
 from trainlint.rule import RELEASES
 
 EXAMPLES = [
@@ -143,3 +145,20 @@ def test_scalars_read_as_the_stock_safe_loader_reads_them(text: str, style: str)
 
 def test_examples_exist() -> None:
     assert EXAMPLES, Path(ROOT / "examples")
+
+
+@given(st.from_regex(r"[+-]?[0-9.]{1,4}\s?[A-Za-z]{0,3}", fullmatch=True) | st.text(max_size=8))
+@example("4KB")
+@example("4Gi\n")
+def test_a_quantity_guess_is_a_quantity_of_the_same_size(text: str) -> None:
+    """What TL008 offers for a misspelt quantity is itself a quantity, and the one written:
+    the same number, the same unit, a byte suffix dropped."""
+    guess = quantity_guess(text)
+    if guess is None:
+        return
+    assert guess != text and re.fullmatch(QUANTITY_PATTERN.strip("^$"), guess)
+    number = re.match(r"[+-]?[0-9.]*", guess)
+    assert number is not None and text.strip().startswith(number[0])
+    assert guess[len(number[0]):].lower() == re.sub(
+        r"b$", "", text.strip()[len(number[0]):].strip().lower()
+    )

@@ -239,6 +239,24 @@ def overwrite(target: Any, source: Any) -> None:
         target[key] = value
 
 
+def respell(root: Any, path: Path, written: Any, value: str) -> None:
+    """Replace the value `written` at `path` where it stands; the comment that ends its
+    line keeps its distance from it (held by the key of the innermost block collection,
+    outside any flow collections around the value)."""
+    parent, key = at(root, path[:-1]), path[-1]
+    if not isinstance(parent, dict) or parent.get(key) != written:
+        raise Stale(path)
+    parent[key] = value
+    for depth in range(len(path) - 1, -1, -1):
+        holder = at(root, path[:depth])
+        comment = holder.ca.items.get(path[depth]) if hasattr(holder, "ca") else None
+        if comment is not None:
+            _unpin(comment, len(value) - len(str(written)))
+            return
+        if not (hasattr(holder, "fa") and holder.fa.flow_style()):
+            return
+
+
 def rename(parent: Any, old: str, new: str) -> None:
     """Rename a key where it stands, keeping its value and comments."""
     if not isinstance(parent, dict) or old not in parent or new in parent:

@@ -6,6 +6,7 @@ the result for the last object is kept, so the walk runs once per object, not pe
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -33,8 +34,9 @@ class Issue:
     code: str
     path: Path
     message: str
-    #: For an unknown key: the one known name close enough to be what was meant (none when
-    #: several are as close), so a fix can rename the key without reading the message.
+    #: What was meant, so a fix can repair it without reading the message: for an unknown
+    #: key, the one known name close enough (none when several are as close); for a
+    #: misspelt quantity, the quantity it spells.
     match: str | None = None
 
 
@@ -116,11 +118,31 @@ def _fits(value: object, kind: str) -> bool:
 
 #: Per schema type, the Python types of values that need no walk at all: anything under
 #: `any`, and a scalar of the right type where there are no bounds (`Node.bounded`). Most
-#: nodes are such scalars; skipping the call for them halves the walk.
+#: nodes are such scalars; skipping the call for them halves the walk. A quantity written
+#: as a string is walked: it must be spelled as one.
 _SETTLED: dict[str, tuple[type, ...]] = {
     **{kind: types for kind, types in _FITS.items() if dict not in types and list not in types},
+    "quantity": (int, float),
     "any": (str, int, float, bool, type(None), dict, list),
 }
+
+#: The `pattern` every CRD gives a Kubernetes quantity (`resource.Quantity`) written as a
+#: string: a number, then a binary (`Ki`...`Ei`) or decimal (`m`, `k`...`E`) suffix or an
+#: exponent.
+_QUANTITY_BODY = (
+    r"(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|"
+    r"([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?"
+)
+QUANTITY_PATTERN = f"^{_QUANTITY_BODY}$"
+#: Matched whole (`fullmatch`): Python's `$` would let a final newline through.
+_QUANTITY = re.compile(_QUANTITY_BODY)
+#: What the API server says when a core object's quantity does not parse (it rejects the
+#: request before any validation).
+_QUANTITY_PARSE_ERROR = (
+    "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+)
+#: A number, then letters: what a misspelt quantity (`4GB`, `4 gi`) is made of.
+_NEAR_QUANTITY = re.compile(r"([+-]?[0-9.]+)\s*([A-Za-z]*)")
 
 
 class _Walker:
@@ -256,6 +278,10 @@ class _Walker:
                  f"{self.kind} (`{field}: Required value`); add `{key}`")
 
     def scalar(self, value: Any, node: Node, path: list[str | int]) -> None:
+        if node.type == "quantity":
+            if isinstance(value, str) and not _QUANTITY.fullmatch(value):
+                self.bad_quantity(value, path)
+            return
         if not node.bounded:
             return
         if node.enum is not None and value not in node.enum:
@@ -277,6 +303,20 @@ class _Walker:
                          f"the {self.kind} (`should be less than or equal to {node.maximum}`); "
                          f"use {node.maximum} or less")
 
+    def bad_quantity(self, value: str, path: list[str | int]) -> None:
+        if self.kind in CORE_OBJECTS:  # decoded by the API server itself, not by a CRD
+            error = _QUANTITY_PARSE_ERROR
+        else:
+            error = f"should match '{QUANTITY_PATTERN}'"
+        guess = quantity_guess(value)
+        advice = (
+            f"did you mean `{guess}`?" if guess is not None else
+            "write a number with an optional suffix: `Ki`, `Mi`, `Gi`... (powers of 1024) "
+            "or `m`, `k`, `M`, `G`... (powers of 1000), such as `64Gi` or `500m`"
+        )
+        self.add(INVALID, path, f"`{self.where(path)}` is `{value}`, not a Kubernetes quantity: "
+                 f"the API server rejects the {self.kind} (`{error}`); {advice}", guess)
+
     def limits(
         self, size: int, low: int | None, high: int | None, path: list[str | int], unit: str
     ) -> None:
@@ -295,6 +335,21 @@ class _Walker:
                      f"{self.kind} (`Too many: {size}: {limit}`)" if unit == "items" else
                      f"`{where}` has {size} {unit}: the API server rejects the {self.kind} "
                      f"(`Too long: {limit}`)")
+
+
+def quantity_guess(text: str) -> str | None:
+    """The quantity a misspelt one most likely meant: `4GB` → `4G`, `4GiB` and `4 gi` →
+    `4Gi`, `500mb` → `500M` (bytes are counted in whole units, never in thousandths)."""
+    found = _NEAR_QUANTITY.fullmatch(text.strip())
+    if found is None:
+        return None
+    number, suffix = found[1], found[2].lower().removesuffix("b")
+    if suffix[1:] == "i" and suffix[0] in "kmgtpe":
+        suffix = f"{suffix[0].upper()}i"
+    elif suffix in ("m", "g", "t", "p", "e"):
+        suffix = suffix.upper()
+    guess = number + suffix
+    return guess if guess != text and _QUANTITY.fullmatch(guess) else None
 
 
 def _parses(text: str, kind: str) -> bool:

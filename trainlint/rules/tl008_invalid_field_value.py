@@ -1,29 +1,35 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
-from trainlint.document import Manifest
+from trainlint import fixes
+from trainlint.document import Manifest, dig
 from trainlint.engine import Context
-from trainlint.model.check import INVALID, SCHEMA_KINDS, problems
-from trainlint.rule import Problem, Severity, rule
+from trainlint.model.check import INVALID, SCHEMA_KINDS, Issue, issues
+from trainlint.rule import Fix, Problem, Severity, rule
 
 
 @rule(
     INVALID, "invalid-field-value", kinds=set(SCHEMA_KINDS), severity=Severity.ERROR,
-    fix="Use a value the schema allows (see the message for the bound or the values).",
+    fix="Use a value the schema allows (see the message for the bound or the values); "
+    "write quantities as Kubernetes spells them (`64Gi`, `500m`).",
 )
 def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does
     Checks values against the bounds of the selected release's schema: enumerations
     (`restartStrategy`, rule `action`, `mpiImplementation`...), minimums
     (`activeDeadlineSeconds` ≥ 1), string lengths, list sizes (at most 16
-    `runtimePatches`, 5 `dependsOn`, only 1 in v2.0) and empty objects where the CRD wants
-    at least one property.
+    `runtimePatches`, 5 `dependsOn`, only 1 in v2.0), empty objects where the CRD wants
+    at least one property, and quantities (`resources`, `sizeLimit`, a claim's `storage`)
+    that Kubernetes cannot read: `64GB`, `4 gi`, `200GiB`. For a misspelt quantity it
+    offers the one it spells (`64G`, `4Gi`, `200Gi`) as an unsafe fix.
 
     ## Why is this bad?
     The API server rejects the object with the CRD's own message (`Unsupported value`,
-    `should be greater than or equal to 1`, `Too many`). Several bounds depend on the
-    release: `InPlaceRestart` exists from v2.2, `RestartJob` from v2.3.
+    `should be greater than or equal to 1`, `Too many`, `should match` for a quantity),
+    or a claim with `quantities must match the regular expression`. Several bounds depend
+    on the release: `InPlaceRestart` exists from v2.2, `RestartJob` from v2.3.
 
     ## Example
     ```yaml
@@ -55,4 +61,19 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
           replicatedJobs: []
     ```
     """
-    yield from problems(manifest, ctx, INVALID)
+    for issue in issues(manifest, ctx):
+        if issue.code == INVALID:
+            yield Problem(issue.path, issue.message, fix=_quantity_fix(manifest, issue))
+
+
+def _quantity_fix(manifest: Manifest, issue: Issue) -> Fix | None:
+    """Write a misspelt quantity as the one it spells: `64GB` as `64G`. Unsafe: the
+    object, rejected so far, is then created, and a `GB` may have been meant as `Gi`."""
+    if issue.match is None:
+        return None
+    written, meant = dig(manifest.body, *issue.path), issue.match
+
+    def edit(node: Any) -> None:
+        fixes.respell(node, issue.path, written, meant)
+
+    return Fix(f"write `{written}` as `{meant}`", edit, safe=False)
