@@ -13,7 +13,7 @@ import pytest
 
 from trainlint import parallel
 from trainlint.cache import Cache, Outcome, check
-from trainlint.engine import Run, Settings
+from trainlint.engine import DEPENDENCY_SEPARATOR, Run, Settings
 from trainlint.loader import load
 
 RUNTIME = """\
@@ -131,6 +131,37 @@ def test_what_is_worked_out_once_per_run_still_names_what_it_read(tmp_path: Path
     assert [name for name, code in codes(after) if code == "TL307"] == ["b.yaml"]
 
 
+def test_a_namespace_wide_result_depends_on_the_runtimes_its_trainjobs_find(
+    tmp_path: Path,
+) -> None:
+    """TL307 compares the TrainJobs of a namespace whatever their runtimes, and records
+    that as two look-ups: the namespace's TrainJobs and the runtimes they find. When only
+    `a`'s runtime changes, to mount the claim `b` writes on, `b` is checked again and told."""
+
+    def runtime(name: str, claim: str) -> str:
+        return CHECKPOINTED.replace("name: torch-ckpt", f"name: {name}").replace(
+            "claimName: ckpt", f"claimName: {claim}"
+        )
+
+    def job(name: str, runtime_name: str) -> str:
+        return checkpointing(name, "/mnt/ckpt/sft").replace(
+            "name: torch-ckpt}", f"name: {runtime_name}}}"
+        )
+
+    folder = tmp_path / "manifests"
+    folder.mkdir()
+    (folder / "first-runtime.yaml").write_text(runtime("first", "scratch"))
+    (folder / "second-runtime.yaml").write_text(runtime("second", "ckpt"))
+    (folder / "a.yaml").write_text(job("a", "first"))
+    (folder / "b.yaml").write_text(job("b", "second"))
+    assert "TL307" not in {code for _, code in codes(run_cached(folder, tmp_path / "cache"))}
+    (folder / "first-runtime.yaml").write_text(runtime("first", "ckpt"))
+    after = run_cached(folder, tmp_path / "cache")
+    assert after.checked == 3  # the runtime, a that uses it, and b that compared itself with a
+    assert [name for name, code in codes(after) if code == "TL307"] == ["b.yaml"]
+    assert codes(after) == codes(run_cached(folder, tmp_path / "fresh-cache"))
+
+
 def test_what_a_run_derives_once_is_recorded_for_every_object_that_asks() -> None:
     """`Index.derived` builds from an empty memo, and records the look-ups of the build
     again for each caller: a cached finding must name everything it was worked out from."""
@@ -152,6 +183,20 @@ def test_what_a_run_derives_once_is_recorded_for_every_object_that_asks() -> Non
     assert index.looked_up == first
     assert len(first) == 1
     assert index.memo == {("outer",): "kept"}
+
+
+def test_a_summary_is_recorded_in_place_of_the_look_ups_it_stands_for() -> None:
+    text = f"{CHECKPOINTED}---\n{checkpointing('a', '/mnt/ckpt/a')}"
+    run = Run([load(text, "run.yaml")], contents={"run.yaml": "digest"})
+    index = run.index
+    runtime = run.inputs[0].manifests[0]
+    index.looked_up = {}
+    users = index.derived(
+        runtime, ("users",), lambda: index.trainjobs_using(runtime),
+        summary=[("trainjobs-in", "ml")],
+    )
+    assert [user.name for user in users] == ["a"]
+    assert list(index.looked_up) == [DEPENDENCY_SEPARATOR.join(("trainjobs-in", "ml"))]
 
 
 def test_a_file_that_is_not_yaml_is_cached_with_its_finding(tmp_path: Path) -> None:

@@ -53,6 +53,7 @@ class Index:
     def __init__(self, manifests: Iterable[Manifest]) -> None:
         self._objects: dict[tuple[str, str, str], Manifest] = {}
         self._users: dict[tuple[str, str, str], list[Manifest]] = defaultdict(list)
+        self._trainjobs_by_namespace: dict[str, list[Manifest]] = defaultdict(list)
         self._runtimes_by_name: dict[str, list[Manifest]] = defaultdict(list)
         self._claims: list[Manifest] = []
         self._claims_by_name: dict[str, list[Manifest]] = defaultdict(list)
@@ -82,6 +83,7 @@ class Index:
                     self._claims_by_name[manifest.name].append(manifest)
             elif kind == "TrainJob":
                 self._users[self.runtime_key(manifest)].append(manifest)
+                self._trainjobs_by_namespace[manifest.namespace].append(manifest)
 
     @staticmethod
     def _key(kind: str, namespace: str, name: str) -> tuple[str, str, str]:
@@ -98,22 +100,31 @@ class Index:
             kind = f"unsupported:{kind}.{group}"
         return self._key(str(kind), job.namespace, str(name))
 
-    def derived(self, of: Manifest, what: tuple[Any, ...], build: Callable[[], T]) -> T:
+    def derived(
+        self, of: Manifest, what: tuple[Any, ...], build: Callable[[], T],
+        summary: Iterable[tuple[str, ...]] | None = None,
+    ) -> T:
         """What `build` derives from `of` (named `what`), worked out once per run: a runtime
         that many TrainJobs use is looked at once, not once per TrainJob.
 
         `build` starts from an empty memo, so the look-ups it makes are all recorded, and
         they are recorded again for every object that asks: a cached result still names
-        everything it depends on."""
+        everything it depends on. With `summary`, these look-ups are recorded instead of
+        the build's own: they must find everything the build reads (a result over a whole
+        namespace would otherwise tie each of its objects to every look-up made for every
+        other one)."""
         key = (id(of), *what)  # the entry holds `of`: its id is not reused during the run
         entry = self._derived.get(key)
         if entry is None:
             memo, looked_up = self.memo, self.looked_up
             self.memo, self.looked_up = {}, None if looked_up is None else {}
             try:
-                entry = self._derived[key] = (of, build(), self.looked_up)
+                built, recorded = build(), self.looked_up
             finally:
                 self.memo, self.looked_up = memo, looked_up
+            if recorded is not None and summary:  # what was built inside keeps its own
+                recorded = {DEPENDENCY_SEPARATOR.join(part): self.digest(part) for part in summary}
+            entry = self._derived[key] = (of, built, recorded)
         if self.looked_up is not None and entry[2] is not None:
             self.looked_up.update(entry[2])
         value: T = entry[1]
@@ -136,6 +147,10 @@ class Index:
         key = self._key(runtime.kind, runtime.namespace, runtime.name)
         return self._many(("users", *key))
 
+    def trainjobs_in(self, namespace: str) -> list[Manifest]:
+        """Every TrainJob of the run in this namespace, whatever its runtime."""
+        return self._many(("trainjobs-in", namespace))
+
     def claim(self, namespace: str, name: str) -> Manifest | None:
         return self._one(("PersistentVolumeClaim", namespace, name))
 
@@ -151,18 +166,30 @@ class Index:
         return self._many(("claims-named", name))
 
     def answer(self, dependency: tuple[str, ...]) -> list[Manifest]:
-        """What a look-up (`("named", name)`, `("users", *key)`, `("claims",)` or an object
-        key) finds."""
+        """What a look-up (`("named", name)`, `("users", *key)`, `("trainjobs-in",
+        namespace)`, `("runtimes-in", namespace)`, `("claims",)` or an object key) finds."""
         if dependency[0] == "named":
             return self._runtimes_by_name.get(dependency[1], [])
         if dependency[0] == "users":
             return self._users.get((dependency[1], dependency[2], dependency[3]), [])
+        if dependency[0] in ("trainjobs-in", "runtimes-in"):
+            jobs = self._trainjobs_by_namespace.get(dependency[1], [])
+            return jobs if dependency[0] == "trainjobs-in" else self._runtimes_of(jobs)
         if dependency[0] == "claims":
             return self._claims
         if dependency[0] == "claims-named":
             return self._claims_by_name.get(dependency[1], [])
         found = self._objects.get((dependency[0], dependency[1], dependency[2]))
         return [found] if found is not None else []
+
+    def _runtimes_of(self, jobs: list[Manifest]) -> list[Manifest]:
+        """The runtimes these TrainJobs find, each once."""
+        found: dict[int, Manifest] = {}
+        for job in jobs:
+            runtime = self._objects.get(self.runtime_key(job))
+            if runtime is not None:
+                found[id(runtime)] = runtime
+        return list(found.values())
 
     def digest(self, dependency: tuple[str, ...]) -> str:
         """A digest of what a look-up finds, to tell later whether the answer changed."""
@@ -221,6 +248,9 @@ class Context:
 
     def trainjobs_using(self, runtime: Manifest) -> list[Manifest]:
         return self.index.trainjobs_using(runtime)
+
+    def trainjobs_in(self, namespace: str) -> list[Manifest]:
+        return self.index.trainjobs_in(namespace)
 
 
 #: Severities from the least to the most serious, for `fail-on`.

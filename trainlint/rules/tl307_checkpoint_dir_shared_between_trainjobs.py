@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
 
 from trainlint.checkpoint import (
@@ -10,10 +11,10 @@ from trainlint.checkpoint import (
     storage,
     written_dirs,
 )
-from trainlint.document import Manifest
+from trainlint.document import Manifest, dig, mappings
 from trainlint.engine import Context
 from trainlint.rule import Problem, Severity, rule
-from trainlint.trainer import At, job_pod
+from trainlint.trainer import At, job_pod, override_pods, pod_for
 
 #: A checkpoint location shared between runs: namespace, PVC and path inside it.
 Location = tuple[str, str, str]
@@ -45,7 +46,7 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does
     Computes each TrainJob's effective checkpoint directory (its `spec.trainer` over its
     runtime) and the PVC under it, and flags a TrainJob of the run whose directory on that
-    PVC is the same as an earlier TrainJob's on the same runtime.
+    PVC is the same as an earlier TrainJob's in its namespace, whatever their runtimes.
 
     ## Why is this bad?
     The runs write their checkpoints into one directory: running together they overwrite
@@ -129,13 +130,17 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
             value: /mnt/ckpt/sft-lr-2
     ```
     """
-    runtime = ctx.runtime_for(job)
-    if runtime is None or len(ctx.trainjobs_using(runtime)) < 2:
-        return  # no other TrainJob to share a directory with
-    first = ctx.index.derived(
-        runtime, ("first-writers", ctx.trainer_version, ctx.options),
-        lambda: _first_writers(runtime, ctx),
+    neighbours = ctx.trainjobs_in(job.namespace)
+    if len(neighbours) < 2:
+        return  # no other TrainJob to share a PVC, and so a directory, with
+    first, sharing = ctx.index.derived(  # the namespace's first TrainJob stands for it
+        neighbours[0], ("first-writers", ctx.trainer_version, ctx.options),
+        lambda: _first_writers(job.namespace, ctx),
+        # It reads the TrainJobs of the namespace and the runtimes they find, nothing else.
+        summary=[("trainjobs-in", job.namespace), ("runtimes-in", job.namespace)],
     )
+    if id(job) not in sharing:
+        return  # no other TrainJob mounts a PVC this one mounts
     for location, (path, at) in _locations(job, ctx).items():
         other = first.get(location)
         if other is not None and other is not job:
@@ -147,12 +152,34 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
             )
 
 
-def _first_writers(runtime: Manifest, ctx: Context) -> dict[Location, Manifest]:
-    """Each location where TrainJobs of the runtime checkpoint, and the first of them in the
-    run's order: the one a later TrainJob is told it clashes with. Worked out once per
-    runtime, so a runtime with thousands of TrainJobs costs one look at each."""
+def _first_writers(
+    namespace: str, ctx: Context
+) -> tuple[dict[Location, Manifest], frozenset[int]]:
+    """Each location where TrainJobs of the namespace checkpoint, and the first of them in
+    the run's order: the one a later TrainJob is told it clashes with; and the TrainJobs
+    (by `id`) that may mount a PVC another one mounts, the only ones whose pods are built
+    for it. Worked out once per namespace, so a namespace with thousands of TrainJobs
+    costs one look at each."""
+    neighbours = ctx.trainjobs_in(namespace)
+    claims = [_claims(neighbour, ctx) for neighbour in neighbours]
+    mounts = Counter(claim for some in claims for claim in some)
+    sharing = [
+        neighbour for neighbour, some in zip(neighbours, claims, strict=True)
+        if any(mounts[claim] > 1 for claim in some)
+    ]
     first: dict[Location, Manifest] = {}
-    for user in ctx.trainjobs_using(runtime):
-        for location in _locations(user, ctx):
-            first.setdefault(location, user)
-    return first
+    for neighbour in sharing:
+        for location in _locations(neighbour, ctx):
+            first.setdefault(location, neighbour)
+    return first, frozenset(map(id, sharing))
+
+
+def _claims(job: Manifest, ctx: Context) -> set[str]:
+    """The PVCs a TrainJob's trainer may mount, at a glance: those its runtime's trainer pod
+    and its own overrides name (never fewer than its pod mounts)."""
+    runtime = ctx.runtime_for(job)
+    base = pod_for(runtime, ctx) if runtime is not None else None
+    volumes = [volume.value for volume in base.volumes.values()] if base is not None else []
+    volumes += [volume for _, pod, _ in override_pods(job) for _, volume in mappings(pod.get("volumes"))]
+    names = (dig(volume, "persistentVolumeClaim", "claimName") for volume in volumes)
+    return {name for name in names if isinstance(name, str)}
