@@ -11,10 +11,10 @@ from trainlint.checkpoint import (
     storage,
     written_dirs,
 )
-from trainlint.document import Manifest, dig, mappings
+from trainlint.document import Manifest, dig, mapping, mappings
 from trainlint.engine import Context
 from trainlint.rule import Problem, Severity, rule
-from trainlint.trainer import At, job_pod, override_pods, pod_for
+from trainlint.trainer import POD_SPEC, At, job_pod, override_pods, trainer_job
 
 #: A checkpoint location shared between runs: namespace, PVC and path inside it.
 Location = tuple[str, str, str]
@@ -175,11 +175,15 @@ def _first_writers(
 
 
 def _claims(job: Manifest, ctx: Context) -> set[str]:
-    """The PVCs a TrainJob's trainer may mount, at a glance: those its runtime's trainer pod
-    and its own overrides name (never fewer than its pod mounts)."""
+    """The PVCs a TrainJob's trainer may mount, at a glance: those named by the pod spec of
+    its runtime's trainer job and by its own overrides (never fewer than its pod mounts,
+    and no pod built to know it)."""
     runtime = ctx.runtime_for(job)
-    base = pod_for(runtime, ctx) if runtime is not None else None
-    volumes = [volume.value for volume in base.volumes.values()] if base is not None else []
-    volumes += [volume for _, pod, _ in override_pods(job) for _, volume in mappings(pod.get("volumes"))]
-    names = (dig(volume, "persistentVolumeClaim", "claimName") for volume in volumes)
+    found = trainer_job(runtime) if runtime is not None else None
+    pods = [mapping(dig(found[1], *POD_SPEC))] if found is not None else []
+    pods += [pod for _, pod, _ in override_pods(job)]
+    names = (
+        dig(volume, "persistentVolumeClaim", "claimName")
+        for pod in pods for _, volume in mappings(pod.get("volumes"))
+    )
     return {name for name in names if isinstance(name, str)}
