@@ -68,12 +68,39 @@ def compose_floor(paths: Sequence[Path]) -> int:
     return count
 
 
+def compose_halves(paths: Sequence[Path]) -> None:
+    """The floor on two processes at once, each composing half the files: what two cores
+    of this machine give work that shares nothing (the ceiling of `--jobs 2`)."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            compose_floor(paths[1::2])
+        finally:
+            os._exit(0)
+    compose_floor(paths[::2])
+    os.waitpid(pid, 0)
+
+
 def run(arguments: Sequence[str]) -> int:
-    """Run trainlint; return its peak RSS in KiB (exit 0 or 1 with nothing on stderr both
-    mean it checked: a Python that cannot import trainlint also exits 1)."""
-    process = subprocess.Popen(
+    """Run trainlint; return its peak RSS in KiB."""
+    return finish(start(arguments), arguments)
+
+
+def run_side_by_side(commands: Sequence[Sequence[str]]) -> None:
+    """Run trainlint with each of `commands` at once."""
+    for process, arguments in [(start(arguments), arguments) for arguments in commands]:
+        finish(process, arguments)
+
+
+def start(arguments: Sequence[str]) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
         [TRAINLINT, *arguments], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
     )
+
+
+def finish(process: subprocess.Popen[bytes], arguments: Sequence[str]) -> int:
+    """Wait for a run; its peak RSS in KiB (exit 0 or 1 with nothing on stderr both mean it
+    checked: a Python that cannot import trainlint also exits 1)."""
     _, status, usage = os.wait4(process.pid, 0)
     process.returncode = os.waitstatus_to_exitcode(status)
     message = process.stderr.read().decode() if process.stderr else ""
@@ -122,6 +149,11 @@ def main() -> None:
         paths = sorted(folder.rglob("*.yaml"))
         documents = compose_floor(paths)
         cold = {jobs: ["check", "--no-cache", "--jobs", jobs, str(folder)] for jobs in ("1", "2")}
+        # Not a valid check (each half misses the other's objects): what two independent
+        # one-core runs give on this machine.
+        folders = sorted(str(path) for path in folder.iterdir())
+        halves = [["check", "--no-cache", "--jobs", "1", *half]
+                  for half in (folders[::2], folders[1::2])]
         warm = ["check", "--jobs", "1", "--cache-dir", str(corpus / ".cache"), str(folder)]
         run(warm)
         # The default: a cold run writes the cache (CI from a clean clone), a warm one reads it.
@@ -129,6 +161,8 @@ def main() -> None:
         seconds = medians(
             {
                 "floor": partial(compose_floor, paths),
+                "floor halves": partial(compose_halves, paths),
+                "halves": partial(run_side_by_side, halves),
                 **{f"cold {jobs}": partial(run, command) for jobs, command in cold.items()},
                 **{f"writing {jobs}": partial(run_writing_cache, caches, jobs, folder)
                    for jobs in ("1", "2")},
@@ -147,6 +181,12 @@ def main() -> None:
                       documents, floor_rate))
         print(row(f"trainlint check, warm cache, {size:,} files", seconds["warm"], documents,
                   floor_rate, run(warm)))
+        print(row("  C compose floor, two processes, half each", seconds["floor halves"],
+                  documents, floor_rate))
+        print(row("  two --jobs 1 runs side by side, half each", seconds["halves"], documents,
+                  floor_rate))
+        print(f"  two cores give the floor {seconds['floor'] / seconds['floor halves']:.2f}x, "
+              f"two independent halves {seconds['cold 1'] / seconds['halves']:.2f}x --jobs 1")
         print(f"  --jobs 2 is {seconds['cold 1'] / seconds['cold 2']:.2f}x --jobs 1; a warm run "
               f"takes {seconds['warm'] / seconds['writing 1']:.0%} of the same command's cold "
               f"run, {seconds['warm'] / seconds['cold 1']:.0%} of a cold run with --no-cache")
