@@ -73,12 +73,16 @@ def compose_halves(paths: Sequence[Path]) -> None:
     of this machine give work that shares nothing (the ceiling of `--jobs 2`)."""
     pid = os.fork()
     if pid == 0:
+        status = 1
         try:
             compose_floor(paths[1::2])
+            status = 0
         finally:
-            os._exit(0)
+            os._exit(status)
     compose_floor(paths[::2])
-    os.waitpid(pid, 0)
+    _, status = os.waitpid(pid, 0)
+    if status != 0:
+        raise SystemExit("the floor's second process failed: its half was not composed")
 
 
 def run(arguments: Sequence[str]) -> int:
