@@ -63,6 +63,10 @@ def _config_options(command: Callable[..., None]) -> Callable[..., None]:
 @click.option("--extend-select", metavar="CODES", help="Codes to run on top of `select`.")
 @click.option("--ignore", metavar="CODES", help="Comma-separated codes, prefixes or names to skip.")
 @click.option(
+    "--preview", is_flag=True, default=None,
+    help="Also run the preview rules (off by default; see `trainlint rules --preview`).",
+)
+@click.option(
     "--output-format", type=click.Choice(list(FORMATS)),
     help="How findings are printed [default: github in GitHub Actions, full on a terminal, "
     "else concise].",
@@ -91,7 +95,8 @@ def _config_options(command: Callable[..., None]) -> Callable[..., None]:
 def check(
     paths: tuple[str, ...], config_file: str | None, isolated: bool,
     trainer_version: str | None, kubernetes_version: str | None, select: str | None,
-    extend_select: str | None, ignore: str | None, output_format: str | None,
+    extend_select: str | None, ignore: str | None, preview: bool | None,
+    output_format: str | None,
     output_file: Path | None, statistics: bool, exit_zero: bool, stdin_filename: str,
     fix: bool, unsafe_fixes: bool, diff: bool, show_fixes: bool, fix_only: bool, jobs: int,
     no_cache: bool, cache_dir: Path | None,
@@ -116,7 +121,7 @@ def check(
     given = {
         "trainer-version": trainer_version, "kubernetes-version": kubernetes_version,
         "select": _split(select), "extend-select": _split(extend_select),
-        "ignore": _split(ignore),
+        "ignore": _split(ignore), "preview": preview,
     }
     overrides = {key: value for key, value in given.items() if value is not None}
     names, where, default_cache = _select(paths, config_file, isolated, overrides, stdin_filename)
@@ -284,20 +289,33 @@ def show_rule(selector: str) -> None:
         raise click.BadParameter(f"no rule {selector!r} (see `trainlint rules`)")
     click.echo(f"# {found.code} {found.name}\n")
     click.echo(f"Severity: {found.severity.value}. Releases: {found.releases}.")
+    if found.preview:
+        click.echo(PREVIEW_NOTE)
     if found.help:
         click.echo(f"Fix: {found.help}")
     click.echo(f"\n{found.doc}")
 
 
+#: What `trainlint rule` says of a preview rule.
+PREVIEW_NOTE = (
+    "Preview: off by default; runs with `--preview` (config `preview = true`) or when "
+    "selected by its code or name."
+)
+
+
 @main.command("rules")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "markdown"]), default="table")
-def list_rules(fmt: str) -> None:
-    """List every rule."""
+@click.option(
+    "--preview", is_flag=True,
+    help="Also list the preview rules, which are off by default (marked `preview`).",
+)
+def list_rules(fmt: str, preview: bool) -> None:
+    """List the rules that run by default (with `--preview`, the preview rules too)."""
     import json
 
     from trainlint.rule import all_rules
 
-    rules = list(all_rules().values())
+    rules = [rule for rule in all_rules().values() if preview or not rule.preview]
     if fmt == "json":
         click.echo(json.dumps([_rule_entry(rule) for rule in rules], indent=2))
     elif fmt == "markdown":
@@ -305,22 +323,23 @@ def list_rules(fmt: str) -> None:
         for rule in rules:
             entry = _rule_entry(rule)
             click.echo(
-                f"| {rule.code} | {rule.name} | {rule.severity.value} | {rule.releases} "
-                f"| {entry['summary']} |"
+                f"| {rule.code} | {rule.name}{' (preview)' * rule.preview} "
+                f"| {rule.severity.value} | {rule.releases} | {entry['summary']} |"
             )
     else:
         width = max(len(rule.name) for rule in rules)
         for rule in rules:
             severity = rule.severity.value
-            click.echo(f"{rule.code}  {rule.name:<{width}}  {severity:<7}  {rule.releases}")
+            line = f"{rule.code}  {rule.name:<{width}}  {severity:<7}  {rule.releases}"
+            click.echo(f"{line}  preview" if rule.preview else line)
 
 
-def _rule_entry(rule: Rule) -> dict[str, str]:
+def _rule_entry(rule: Rule) -> dict[str, str | bool]:
     what = rule.doc.split("## What it does", 1)[-1].split("##", 1)[0]
     return {
         "code": rule.code, "name": rule.name, "severity": rule.severity.value,
         "releases": rule.releases, "summary": " ".join(what.split()).split(". ")[0].rstrip("."),
-        "fix": rule.help or "",
+        "fix": rule.help or "", "preview": rule.preview,
     }
 
 

@@ -242,6 +242,7 @@ def resolve(path: Path | None, root: Path, layers: Sequence[Layer]) -> Configura
         "cache-dir": (DEFAULT_CACHE_DIR, DEFAULT),
         "severity": ({}, DEFAULT), "rules": ({}, DEFAULT), "fail-on": ("warning", DEFAULT),
         "fixable": (["ALL"], DEFAULT), "unfixable": ([], DEFAULT),
+        "preview": (False, DEFAULT),
     }
     for layer in layers:
         for name, given in layer.keys.items():
@@ -280,6 +281,7 @@ def resolve(path: Path | None, root: Path, layers: Sequence[Layer]) -> Configura
         fail_on=Severity(value["fail-on"]),
         fixable=tuple(value["fixable"]),
         unfixable=tuple(value["unfixable"]),
+        preview=value["preview"],
     )
     return Configuration(
         path, root, settings,

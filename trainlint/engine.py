@@ -24,6 +24,7 @@ from trainlint.rule import (
     TrainerVersion,
     all_rules,
     code_matches,
+    named_exactly,
     names_codes,
 )
 from trainlint.rule import matches as rule_matches
@@ -275,6 +276,9 @@ class Settings:
     #: Rules whose fixes `--fix` may apply (config `fixable`, `unfixable`).
     fixable: tuple[str, ...] = ("ALL",)
     unfixable: tuple[str, ...] = ()
+    #: Run the preview rules too (config `preview`, `--preview`); without it a preview rule
+    #: runs only when `select` names it by its code or name.
+    preview: bool = False
 
     @cached_property
     def rules_by_code(self) -> dict[str, Rule]:
@@ -300,6 +304,7 @@ class Settings:
             if rule_matches(rule, self.select)
             and not rule_matches(rule, self.ignore)
             and rule.applies_to(self.trainer_version)
+            and (not rule.preview or self.preview or named_exactly(rule, self.select))
         )
 
     def may_fix(self, code: str) -> bool:

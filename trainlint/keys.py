@@ -43,6 +43,7 @@ class Keys(BaseModel):
     fail_on: Literal["warning", "error"] | None = None
     fixable: list[str] | None = None
     unfixable: list[str] | None = None
+    preview: bool | None = None
 
     @field_validator("trainer_version", "kubernetes_version", mode="before")
     @classmethod

@@ -105,6 +105,10 @@ class Rule:
     options: type[Options] | None
     since: TrainerVersion
     until: TrainerVersion | None
+    #: Off by default: runs only in preview mode (`--preview`, config `preview = true`) or
+    #: when selected by its own code or name. Rules whose findings are not yet right on
+    #: real manifests often enough wait here (as ruff's preview rules do).
+    preview: bool = False
 
     def applies_to(self, version: TrainerVersion) -> bool:
         return self.since <= version and (self.until is None or version <= self.until)
@@ -142,14 +146,17 @@ def rule(
     options: type[Options] | None = None,
     since: str = "2.0",
     until: str | None = None,
+    preview: bool = False,
 ) -> Callable[[Check], Check]:
-    """Declare a rule: `check(manifest, ctx)` runs on objects of `kinds` and yields Problems."""
+    """Declare a rule: `check(manifest, ctx)` runs on objects of `kinds` and yields Problems;
+    a `preview` rule is off by default (see `Rule.preview`)."""
 
     def register(check: Check) -> Check:
         _register(
             Rule(
                 code, name, severity, frozenset(kinds), check, fix, _doc(check.__doc__),
                 options, parse_version(since), parse_version(until) if until else None,
+                preview,
             )
         )
         return check
@@ -191,6 +198,12 @@ def find_rule(selector: str) -> Rule | None:
 def matches(rule: Rule, selectors: Any) -> bool:
     """Whether a rule is named by any selector: a code, a code prefix (`TL3`, `ALL`) or a name."""
     return any(code_matches(rule.code, selector) or rule.name == selector for selector in selectors)
+
+
+def named_exactly(rule: Rule, selectors: Any) -> bool:
+    """Whether a selector names this rule by its whole code or its name (not by a prefix
+    or `ALL`): how a preview rule is turned on alone."""
+    return any(selector.upper() == rule.code or selector == rule.name for selector in selectors)
 
 
 def code_matches(code: str, selector: str) -> bool:
