@@ -1,8 +1,9 @@
 """The six checkpoint rules on the upstream runtimes and examples, each at its own release.
 
 Upstream manifests are correct by construction for TL201/TL202/TL301/TL302. The torchtune
-runtimes do write `output_dir=/workspace/output` (a checkpoint directory, on a PVC) with
-the default 30 s grace period, so TL402 holds for them, and only for them.
+runtimes write `output_dir=/workspace/output` (a checkpoint directory, on a PVC) with the
+default 30 s grace period, but nothing in their command saves on SIGTERM, so the grace
+period loses no checkpoint and TL402 stays silent: none of these rules fires.
 """
 
 from __future__ import annotations
@@ -25,8 +26,6 @@ def test_upstream_manifests_at_their_release(tag: str, version: str) -> None:
     folder = shared_or_skip("corpus", "trainer", tag)
     settings = Settings(trainer_version=parse_version(version), select=CORE)
     findings = lint_files(*sorted(folder.glob("*.yaml")), settings=settings)
+    assert [(finding.code, finding.file.rsplit("/", 1)[-1]) for finding in findings] == []
     torchtune = LLAMA if tag == "v2.0.0" else LLAMA + QWEN
-    got = sorted((finding.code, finding.file.rsplit("/", 1)[-1]) for finding in findings)
-    assert got == [("TL402", name) for name in torchtune]
-    for finding in findings:
-        assert "checkpoints to `/workspace/output` (arg output_dir)" in finding.message
+    assert all((folder / name).exists() for name in torchtune)

@@ -42,7 +42,7 @@ def _runtime(restarts: int, backoff: int | None, labelled: bool, grace: int | No
         "                  containers:",
         "                    - name: node",
         "                      image: busybox",
-        "                      args: [--output_dir, /ckpt/run]",
+        "                      args: [--output_dir, /ckpt/run, --exit-signal-handler]",
         "                      volumeMounts: [{name: ckpt, mountPath: /ckpt}]",
         "                  volumes:",
         "                    - name: ckpt",

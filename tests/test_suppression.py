@@ -31,7 +31,7 @@ spec:
                   containers:
                     - name: node
                       image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
-                      args: [--output_dir, /mnt/ckpt/run]
+                      args: [--output_dir, /mnt/ckpt/run, --exit-signal-handler]
                       volumeMounts:
                         - name: ckpt
                           mountPath: /mnt/ckpt

@@ -1,20 +1,23 @@
 """Where a trainer writes its checkpoints, and what storage that path lands on.
 
 Trainer has no checkpoint API, so the checkpoint directory is recognised by convention:
-environment variables and command-line flags that name one. A job with no such path is
-not checkpointing, and the checkpoint rules stay silent for it.
+environment variables and settings of the command line (`trainlint.script`: flags,
+overrides, inline Python, configs written by the script) that name one. A job with no
+such path is not checkpointing, nor one whose settings say it saves nothing
+(`save_strategy="no"`, `save_steps` beyond `max_steps`): the checkpoint rules stay silent
+for both.
 """
 
 from __future__ import annotations
 
 import posixpath
 import re
-import shlex
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import cache, lru_cache
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
+from trainlint import script
 from trainlint.document import Manifest, dig
 from trainlint.rule import Options
 from trainlint.trainer import At, TrainerPod, Value
@@ -45,6 +48,8 @@ class CheckpointDir:
     #: How it was found, for messages: `env CKPT_DIR`, `flag --output_dir`...
     origin: str
     at: At
+    #: The setting or variable that names it (`output_dir`, `CKPT_DIR`).
+    key: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,12 +79,37 @@ def checkpoint_dirs(pod: TrainerPod, options: CheckpointOptions) -> list[Checkpo
 
 
 def _checkpoint_dirs(pod: TrainerPod, options: CheckpointOptions) -> list[CheckpointDir]:
+    if saves_nothing(pod) is not None:
+        return []
     found: dict[str, CheckpointDir] = {}
     for candidate in _candidates(pod, options):
         path = _expanded(pod, candidate.path) if "$(" in candidate.path else candidate.path
-        if path.startswith("/") and path not in found:
-            found[path] = CheckpointDir(path, candidate.origin, candidate.at)
+        if path.startswith("/") and "$" not in path and path not in found:
+            found[path] = CheckpointDir(path, candidate.origin, candidate.at, candidate.key)
     return list(found.values())
+
+
+def saves_nothing(pod: TrainerPod) -> str | None:
+    """Why the trainer's own settings say it writes no checkpoint during the run, if they
+    do: `save_strategy` `no`, or `save_steps` at or beyond `max_steps` (the run ends
+    before the first save)."""
+    settings = script.read(pod)
+    strategy = settings.get("save_strategy")
+    if strategy is not None and str(strategy.value).lower() == "no":
+        return f"`save_strategy` is `no` ({strategy.origin})"
+    steps, last = settings.get("save_steps"), settings.get("max_steps")
+    every, until = _count(steps), _count(last)
+    if steps is not None and last is not None and every is not None and until is not None \
+            and 0 < until <= every:
+        return f"`save_steps` {every} ({steps.origin}) is not below `max_steps` {until}"
+    return None
+
+
+def _count(setting: script.Setting | None) -> int | None:
+    value = setting.value if setting is not None else None
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _expanded(pod: TrainerPod, path: str) -> str:
@@ -104,18 +134,12 @@ def _candidates(pod: TrainerPod, options: CheckpointOptions) -> Iterator[Checkpo
         if names_a_dir(name):
             value = _literal(variable)
             if value is not None:
-                yield CheckpointDir(value, f"env {name}", pod.variable_at(variable))
+                yield CheckpointDir(value, f"env {name}", pod.variable_at(variable), name)
     keys = _flag_keys(options.flags)
-    items = [*pod.command, *pod.args]
-    tokens = [(token, item.at) for item in items for token in _split(item.value)]
-    for position, (token, at) in enumerate(tokens):
-        if token in options.flags and position + 1 < len(tokens):
-            yield CheckpointDir(tokens[position + 1][0], f"flag {token}", at)
-        elif "=" in token:
-            key, value = token.split("=", 1)
-            if key.lstrip("-").rsplit(".", 1)[-1] in keys:
-                kind = "flag" if key.startswith("-") else "arg"
-                yield CheckpointDir(value, f"{kind} {key}", at)
+    for setting in script.read(pod).settings:
+        path = setting.path()
+        if setting.key.rsplit(".", 1)[-1] in keys and path is not None:
+            yield CheckpointDir(path, setting.origin, setting.at, setting.key)
 
 
 class _DirectoryNames:
@@ -148,18 +172,6 @@ class _DirectoryNames:
 @cache
 def _flag_keys(flags: tuple[str, ...]) -> frozenset[str]:
     return frozenset(flag.lstrip("-") for flag in flags)
-
-
-@lru_cache(maxsize=4096)
-def _split(item: str) -> tuple[str, ...]:
-    """Words of one command item: a shell script (`bash -c "..."`) is split like a shell
-    (remembered: a runtime's command recurs in every TrainJob that uses it)."""
-    if not any(space in item for space in " \n\t"):
-        return (item,)
-    try:
-        return tuple(shlex.split(item, comments=True))
-    except ValueError:
-        return tuple(item.split())
 
 
 def storage(pod: TrainerPod, path: str) -> Storage:
@@ -231,5 +243,5 @@ def written_dirs(pod: TrainerPod, options: CheckpointOptions) -> list[Checkpoint
     """The checkpoint directories the trainer writes (`checkpoint_dirs` less the inputs)."""
     return [
         directory for directory in checkpoint_dirs(pod, options)
-        if directory.origin.split(" ", 1)[-1].lstrip("-") not in READ_ONLY_KEYS
+        if directory.key not in READ_ONLY_KEYS
     ]

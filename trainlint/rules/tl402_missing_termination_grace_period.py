@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from collections.abc import Iterator
 from typing import Any
 
-from trainlint import fixes
+from trainlint import fixes, script
 from trainlint.checkpoint import CheckpointOptions, checkpoint_dirs, first_on
 from trainlint.document import Manifest, Path
 from trainlint.engine import Context
@@ -30,7 +30,9 @@ class Options(CheckpointOptions):
 def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does
     Flags a checkpointing trainer pod (see TL301 for how the checkpoint directory is
-    found) whose `terminationGracePeriodSeconds` is unset (Kubernetes default: 30 s) or
+    found) that saves on SIGTERM (its command installs a handler: `signal.SIGTERM`,
+    `trap ... TERM`, Megatron's `--exit-signal-handler`) and whose
+    `terminationGracePeriodSeconds` is unset (Kubernetes default: 30 s) or
     below the option `min-seconds` (default 60). From v2.3 a TrainJob may set it through
     `runtimePatches`; that value is taken into account.
 
@@ -67,7 +69,7 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
                       containers:
                         - name: node
                           image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
-                          args: [--output_dir, /mnt/ckpt/run]
+                          args: [--save, /mnt/ckpt/run, --exit-signal-handler]
                           volumeMounts:
                             - name: ckpt
                               mountPath: /mnt/ckpt
@@ -101,7 +103,7 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
                       containers:
                         - name: node
                           image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
-                          args: [--output_dir, /mnt/ckpt/run]
+                          args: [--save, /mnt/ckpt/run, --exit-signal-handler]
                           volumeMounts:
                             - name: ckpt
                               mountPath: /mnt/ckpt
@@ -120,8 +122,9 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     if pod is None:
         return
     directories = checkpoint_dirs(pod, options)
-    if not directories:
-        return
+    handler = script.handles_sigterm(script.read(pod))
+    if not directories or handler is None:
+        return  # nothing is saved on SIGTERM, however long the pod is given
     grace = pod.grace.value if pod.grace else None
     if grace is not None and (not isinstance(grace, int) or grace >= options.min_seconds):
         return
@@ -140,9 +143,10 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     )
     yield Problem(
         at.path,
-        f"trainer job `{pod.job_name}` checkpoints to `{first.path}` ({first.origin}) but has "
-        f"{setting}: a final checkpoint on SIGTERM (suspend, preemption, deadline) is cut "
-        f"short after {grace if grace is not None else DEFAULT_GRACE} s",
+        f"trainer job `{pod.job_name}` checkpoints to `{first.path}` ({first.origin}) on "
+        f"SIGTERM (`{handler}` in its command) but has {setting}: that final checkpoint "
+        "(on suspend, preemption, deadline) is cut short after "
+        f"{grace if grace is not None else DEFAULT_GRACE} s",
         help=f"set `terminationGracePeriodSeconds: {options.min_seconds}` or more"
         + (" (a TrainJob can set it with runtimePatches)" if ctx.trainer_version >= (2, 3) else ""),
         fix=fix,

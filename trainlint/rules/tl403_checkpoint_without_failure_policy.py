@@ -3,17 +3,17 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from trainlint.checkpoint import CheckpointOptions, checkpoint_dirs
-from trainlint.document import Manifest
+from trainlint.document import Manifest, dig
 from trainlint.engine import Context
 from trainlint.rule import Problem, Severity, rule
-from trainlint.trainer import JOBSET, job_pod, jobset, pod_for
+from trainlint.trainer import JOBSET, job_pod, jobset, pod_for, trainer_job
 
 
 def _message(path: str, origin: str) -> str:
     return (
-        f"the trainer checkpoints to `{path}` ({origin}) but the runtime's JobSet has no "
-        "`failurePolicy`: the first Job failure fails the whole TrainJob, and nothing "
-        "restarts it to resume from the checkpoint"
+        f"the trainer checkpoints to `{path}` ({origin}) but its job has `backoffLimit: 0` "
+        "and the runtime's JobSet no `failurePolicy`: the first pod failure fails the whole "
+        "TrainJob, and nothing restarts it to resume from the checkpoint"
     )
 
 
@@ -26,13 +26,14 @@ def _message(path: str, origin: str) -> str:
 def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does
     Flags a trainer that writes checkpoints (env vars such as `CKPT_DIR`, flags such as
-    `--output_dir`) in a runtime whose JobSet has no `failurePolicy`. On a TrainJob, it
-    fires when the TrainJob sets the checkpoint directory and its runtime has none.
+    `--output_dir`) in a runtime whose trainer job sets `backoffLimit: 0` and whose JobSet
+    has no `failurePolicy`. On a TrainJob, it fires when the TrainJob sets the checkpoint
+    directory and its runtime has none.
 
     ## Why is this bad?
-    Without `failurePolicy` the JobSet fails as soon as one Job fails (after its
-    `backoffLimit`), and there is no JobSet restart: the checkpoint is written but never
-    used to resume, and someone must resubmit the run by hand.
+    With `backoffLimit: 0` the Job fails with its first failed pod, and without
+    `failurePolicy` the JobSet fails with it: there is no restart at all, so the
+    checkpoint is written but never used to resume, and someone must resubmit the run.
 
     ## Options
     `env-name-parts`, `env-names`, `flags`: how a checkpoint directory is recognised.
@@ -55,6 +56,7 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
                   labels:
                     trainer.kubeflow.org/trainjob-ancestor-step: trainer
                 spec:
+                  backoffLimit: 0
                   template:
                     spec:
                       containers:
@@ -99,6 +101,9 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     runtime = ctx.runtime_for(manifest) if manifest.kind == "TrainJob" else manifest
     if runtime is None or "failurePolicy" in jobset(runtime):
         return
+    found = trainer_job(runtime)
+    if found is None or dig(found[1], "template", "spec", "backoffLimit") != 0:
+        return  # the Job retries the pod itself, which may resume
     own = pod_for(runtime, ctx)
     own_dirs = checkpoint_dirs(own, ctx.options) if own is not None else []
     if manifest.kind != "TrainJob":

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from trainlint import script
 from trainlint.document import Manifest, mapping
 from trainlint.engine import Context
 from trainlint.rule import Problem, Severity, rule
@@ -20,8 +21,9 @@ DEFAULT_BACKOFF_LIMIT = 6
 def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does
     Flags the trainer job of a torch runtime that runs on more than one node (the
-    runtime's `mlPolicy.numNodes`, or a TrainJob's `spec.trainer.numNodes`) when the job
-    sets no `backoffLimit` and the JobSet has no `failurePolicy`. It is reported on the
+    runtime's `mlPolicy.numNodes`, or a TrainJob's `spec.trainer.numNodes`) and whose
+    command runs `torchrun` with its default static rendezvous, when the job sets no
+    `backoffLimit` and the JobSet has no `failurePolicy`. It is reported on the
     TrainJob when only the TrainJob makes the run multi-node, else on the runtime.
     (With a `failurePolicy.maxRestarts` above 0, TL401 covers the same job.)
 
@@ -55,6 +57,7 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
                       containers:
                         - name: node
                           image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
+                          command: [torchrun, /workspace/train.py]
     ```
 
     Use instead:
@@ -82,6 +85,7 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
                       containers:
                         - name: node
                           image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
+                          command: [torchrun, /workspace/train.py]
     ```
     """
     runtime = ctx.runtime_for(manifest) if manifest.kind == "TrainJob" else manifest
@@ -98,7 +102,7 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     own = runtime_pod(runtime)
     own_nodes = own.nodes if own is not None else 1
     pod = pod_for(manifest, ctx)
-    if pod is None or pod.nodes <= 1:
+    if pod is None or pod.nodes <= 1 or not script.static_rendezvous(script.read(pod)):
         return
     if manifest.kind != "TrainJob":
         path = (*JOBS, index, "template", *(("spec",) if "spec" in template else ()))
@@ -110,7 +114,8 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
         path,
         f"trainer job `{job.get('name')}` runs on {pod.nodes} torch nodes with `backoffLimit` "
         f"unset (Kubernetes defaults it to {DEFAULT_BACKOFF_LIMIT}) and no JobSet "
-        f"`failurePolicy`: a failed rank is restarted in place up to {DEFAULT_BACKOFF_LIMIT} "
-        "times but cannot rejoin the static torchrun rendezvous, so each retry hangs until "
-        "the rendezvous or NCCL timeout; set `backoffLimit: 0`",
+        f"`failurePolicy`: its command runs torchrun with the static rendezvous (no "
+        f"`--rdzv-backend`), so a rank the Job restarts in place (up to "
+        f"{DEFAULT_BACKOFF_LIMIT} times) cannot rejoin it and each retry hangs until the "
+        "rendezvous or NCCL timeout; set `backoffLimit: 0`",
     )

@@ -1,0 +1,343 @@
+"""What a trainer's command line sets: its words, and the settings it passes to the trainer.
+
+A container's `command` and `args` are a list of words, but a word is often a whole shell
+script (`bash -c "..."`) that writes a config file with a heredoc, changes folder and runs
+a Python program given inline. Each part is read with a real parser: `shlex` (POSIX rules:
+quotes, escapes, comments, `;`/`&&` as their own tokens) for the shell, `ast` for inline
+Python, YAML/JSON for the configs a heredoc writes. shlex has no heredocs, so their bodies
+are cut out by line first, as the shell reads them; bashlex would add a parse tree trainlint
+does not need and still fails on the same scripts shlex fails on (unbalanced quotes in a
+template), where both fall back to saying nothing.
+
+A setting is a key and the value it is given, by a flag (`--output_dir /x`,
+`--output_dir=/x`), an override (`output_dir=/x`), a keyword argument in inline Python
+(`TrainingArguments(output_dir="/x")`) or a key of a config written in the script
+(`output_dir: out`, relative to the folder the script `cd`s to). What reads the settings
+decides what a key means.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import posixpath
+import re
+import shlex
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from trainlint.trainer import At, TrainerPod, Value
+
+#: Python interpreters: their `-c` word, or a heredoc fed to `python -`, is a program.
+PYTHONS = re.compile(r"(?:.*/)?python(?:3(?:\.\d+)?)?")
+_HEREDOC = re.compile(r"<<(-?)[ \t]*(?:'([^']+)'|\"([^\"]+)\"|\\?([A-Za-z_][A-Za-z0-9_]*))")
+#: Words that end a simple command in a shell line (shlex gives them as their own tokens).
+_SEPARATORS = frozenset({";", "&&", "||", "|", "&", "(", ")", "{", "}"})
+#: Shell builtins whose `NAME=value` words set shell variables, not a program's settings.
+_BUILTINS = frozenset({"export", "declare", "local", "readonly", "typeset", "set", "unset"})
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*", re.DOTALL)
+#: Config files a heredoc writes that are read as the trainer's settings.
+_CONFIG_SUFFIXES = (".yaml", ".yml", ".json")
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    key: str
+    #: The value as given: a string from the shell, a Python or YAML literal otherwise;
+    #: None for a bare flag (`--overwrite_output_dir`).
+    value: Any
+    #: How it was given, for messages: `flag --save_steps`, `python save_steps=`...
+    origin: str
+    at: At
+    #: The folder the script had changed to when the setting was given, if it did.
+    cwd: str | None = None
+
+    def path(self) -> str | None:
+        """The value as an absolute path (a relative one joined to `cwd`), if a string."""
+        if not isinstance(self.value, str) or not self.value:
+            return None
+        joined = posixpath.join(self.cwd or "", self.value)
+        return posixpath.normpath(joined) if joined.startswith("/") else None
+
+
+@dataclass(frozen=True, slots=True)
+class Script:
+    """What the command line of a trainer sets, in the order it is written."""
+
+    settings: tuple[Setting, ...]
+    #: The words of every simple command, in order (an inline Python program is one word).
+    words: tuple[tuple[str, At], ...]
+    #: The command and args as written, heredocs and inline programs included.
+    texts: tuple[str, ...] = ()
+
+    def get(self, key: str) -> Setting | None:
+        """The last setting of `key`: a later flag wins, as in most argument parsers."""
+        return next((setting for setting in reversed(self.settings) if setting.key == key), None)
+
+    def runs(self, program: re.Pattern[str]) -> bool:
+        """Whether any command word is `program` (a pattern of the whole word)."""
+        return any(program.fullmatch(word) for word, _ in self.words)
+
+
+def read(pod: TrainerPod) -> Script:
+    """The script of a pod's effective command and args (worked out once per pod)."""
+    key = ("script",)
+    if key not in pod.derived:
+        pod.derived[key] = read_items([*pod.command, *pod.args])
+    found: Script = pod.derived[key]
+    return found
+
+
+#: A setting before it is placed: key, value, origin, folder.
+Found = tuple[str, Any, str, str | None]
+
+
+def read_items(items: list[Value]) -> Script:
+    settings: list[Setting] = []
+    words: list[tuple[str, At]] = []
+    previous: list[str] = []
+    for position, item in enumerate(items):
+        text, at = item.value, item.at
+        if previous[-1:] == ["-c"] and len(previous) >= 2 and PYTHONS.fullmatch(previous[-2]):
+            found: tuple[Found, ...] = tuple(_python(text, None))
+            words.append((text, at))
+        elif any(space in text for space in " \n\t"):
+            found, script_words = _shell(text)
+            words.extend((word, at) for word in script_words)
+        else:
+            following = items[position + 1].value if position + 1 < len(items) else None
+            found = tuple(_word_setting(text, following, None))
+            words.append((text, at))
+        settings.extend(Setting(key, value, origin, at, cwd) for key, value, origin, cwd in found)
+        previous.append(text)
+    return Script(tuple(settings), tuple(words), tuple(item.value for item in items))
+
+
+@lru_cache(maxsize=2048)
+def _shell(text: str) -> tuple[tuple[Found, ...], tuple[str, ...]]:
+    """The settings and words of a shell script (remembered: a runtime's script recurs in
+    every TrainJob that uses it)."""
+    settings: list[Found] = []
+    words: list[str] = []
+    cwd: str | None = None
+    lines = text.splitlines()
+    position = 0
+    while position < len(lines):
+        line = lines[position]
+        position += 1
+        while line.endswith("\\") and position < len(lines):
+            line = line[:-1] + " " + lines[position]
+            position += 1
+        heredoc = _HEREDOC.search(line)
+        body: str | None = None
+        if heredoc is not None:
+            end = heredoc[2] or heredoc[3] or heredoc[4]
+            taken: list[str] = []
+            while position < len(lines):
+                candidate = lines[position]
+                position += 1
+                if (candidate.lstrip("\t") if heredoc[1] else candidate).strip() == end:
+                    break
+                taken.append(candidate)
+            body = "\n".join(taken)
+            line = line[: heredoc.start()] + line[heredoc.end():]
+        for command in _commands(line):
+            words.extend(command)
+            if command[:1] == ["cd"] and len(command) == 2:
+                cwd = posixpath.normpath(posixpath.join(cwd or "", command[1]))
+                if not cwd.startswith("/"):
+                    cwd = None  # relative to a folder trainlint does not know
+                continue
+            settings.extend(_command_settings(command, cwd))
+            if body is not None:
+                settings.extend(_heredoc_settings(command, body, cwd))
+                body = None
+    return tuple(settings), tuple(words)
+
+
+def _commands(line: str) -> Iterator[list[str]]:
+    """The simple commands of one shell line, as words after quote removal."""
+    lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|(){}")
+    lexer.whitespace_split = True
+    lexer.commenters = "#"
+    command: list[str] = []
+    try:
+        for token in lexer:
+            if token in _SEPARATORS:
+                if command:
+                    yield command
+                command = []
+            else:
+                command.append(token)
+    except ValueError:
+        return  # an unbalanced quote: what the words mean is unknown
+    if command:
+        yield command
+
+
+def _command_settings(command: list[str], cwd: str | None) -> Iterator[Found]:
+    """The settings of one simple command: flags and overrides, or the program of
+    `python -c`. Shell variables (`export A=b`, `A=b cmd`) are not settings."""
+    while command and _ASSIGNMENT.fullmatch(command[0]):
+        command = command[1:]
+    if command[:1] and command[0] in _BUILTINS:
+        return
+    if len(command) >= 3 and PYTHONS.fullmatch(command[0]) and command[1] == "-c":
+        yield from _python(command[2], cwd)
+    else:
+        yield from _word_settings(command, cwd)
+
+
+def _heredoc_settings(command: list[str], body: str, cwd: str | None) -> Iterator[Found]:
+    """What a heredoc feeds: a Python program (`python - <<PY`), or a config file the
+    command writes (`cat > cfg.yaml <<EOF`, `tee cfg.yaml`), read as the trainer's."""
+    if command and PYTHONS.fullmatch(command[0]) and command[1:2] in ([], ["-"]):
+        yield from _python(body, cwd)
+        return
+    target = _written_file(command)
+    if target is None or not target.endswith(_CONFIG_SUFFIXES):
+        return
+    data = _config(body, target)
+    if isinstance(data, dict):
+        name = posixpath.basename(target)
+        for key, value in data.items():
+            if isinstance(key, str):
+                yield key, value, f"config {name} {key}", cwd
+
+
+def _written_file(command: list[str]) -> str | None:
+    """The file `cat > FILE` or `tee FILE` writes (shlex keeps `>file` as one word)."""
+    if command[:1] == ["tee"]:
+        files = [word for word in command[1:] if not word.startswith("-")]
+        return files[0] if files else None
+    if command[:1] != ["cat"]:
+        return None
+    for index, word in enumerate(command):
+        if word in (">", ">|") and index + 1 < len(command):
+            return command[index + 1]
+        if word.startswith(">") and len(word) > 1:
+            return word.lstrip(">|")
+    return None
+
+
+def _config(body: str, name: str) -> Any:
+    """A config file's data, or None when it does not parse (a template, say)."""
+    import yaml
+
+    try:
+        return json.loads(body) if name.endswith(".json") else yaml.safe_load(body)
+    except (ValueError, yaml.YAMLError):
+        return None
+
+
+def _word_settings(words: list[str], cwd: str | None) -> Iterator[Found]:
+    """The settings of a command's words after the program."""
+    for index in range(1, len(words)):
+        following = words[index + 1] if index + 1 < len(words) else None
+        yield from _word_setting(words[index], following, cwd)
+
+
+def _word_setting(word: str, following: str | None, cwd: str | None) -> Iterator[Found]:
+    """A flag (`--key value`, `--key=value`, a bare `--key`) or an override (`key=value`)."""
+    if word.startswith("--") and len(word) > 2:
+        name, equals, value = word[2:].partition("=")
+        if equals:
+            yield name, value, f"flag --{name}", cwd
+        else:
+            given = following if following is not None and not following.startswith("-") else None
+            yield name, given, f"flag --{name}", cwd
+    elif not word.startswith("-") and _OVERRIDE.fullmatch(word):
+        name, _, value = word.partition("=")
+        yield name, value, f"arg {name}", cwd
+
+
+_OVERRIDE = re.compile(r"[A-Za-z_][\w.]*=.*", re.DOTALL)
+
+
+@lru_cache(maxsize=1024)
+def _python_keywords(code: str) -> tuple[tuple[str, Any], ...]:
+    """The literal keyword arguments of every call in a Python program (`output_dir="/x"`);
+    nothing when it does not parse."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return ()
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            for keyword in node.keywords:
+                if keyword.arg is None:
+                    continue
+                try:
+                    value = ast.literal_eval(keyword.value)
+                except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                    continue
+                found.append((keyword.arg, value))
+    return tuple(found)
+
+
+def _python(code: str, cwd: str | None) -> Iterator[Found]:
+    for key, value in _python_keywords(code):
+        yield key, value, f"python {key}=", cwd
+
+
+# --- what the command line says about a torch rendezvous ---
+
+_TORCHRUN = re.compile(r"(?:.*/)?torchrun")
+_TORCH_LAUNCHERS = frozenset({"torch.distributed.run", "torch.distributed.launch"})
+
+
+def flag(found: Script, *names: str) -> Setting | None:
+    """The last flag of any of `names` (`master_addr` also matches `--master-addr`)."""
+    wanted = {name.replace("-", "_") for name in names}
+    return next(
+        (
+            setting for setting in reversed(found.settings)
+            if setting.origin.startswith("flag ") and setting.key.replace("-", "_") in wanted
+        ),
+        None,
+    )
+
+
+def runs_torchrun(found: Script) -> bool:
+    """Whether the command starts torch's launcher (`torchrun`, `python -m
+    torch.distributed.run`)."""
+    words = [word for word, _ in found.words]
+    return any(
+        _TORCHRUN.fullmatch(word)
+        or (word == "-m" and index + 1 < len(words) and words[index + 1] in _TORCH_LAUNCHERS)
+        for index, word in enumerate(words)
+    )
+
+
+def own_rendezvous(found: Script) -> Setting | None:
+    """The flag by which torchrun is given its own rendezvous host (`--master_addr`,
+    `--rdzv_endpoint`): it then does not read the `PET_MASTER_ADDR` the plugin injects."""
+    if not runs_torchrun(found):
+        return None
+    return flag(found, "master_addr", "rdzv_endpoint")
+
+
+def static_rendezvous(found: Script) -> bool:
+    """Whether the command runs torchrun with the static rendezvous (its default), which a
+    restarted rank cannot rejoin; `--rdzv_backend c10d` (or etcd) re-forms the group."""
+    if not runs_torchrun(found):
+        return False
+    backend = flag(found, "rdzv_backend")
+    return backend is None or str(backend.value).lower() == "static"
+
+
+#: What shows a trainer acting on SIGTERM: a handler (`signal.signal(signal.SIGTERM, ...)`,
+#: `trap ... TERM`), or Megatron's `--exit-signal-handler`, which saves and exits on it.
+_SIGTERM = re.compile(r"SIGTERM|\btrap\b[^\n]*\bTERM\b|--exit[-_]signal[-_]handler")
+
+
+def handles_sigterm(found: Script) -> str | None:
+    """What in the command shows the trainer acts on SIGTERM (saves before it exits)."""
+    for text in found.texts:
+        match = _SIGTERM.search(text)
+        if match:
+            return match[0]
+    return None
