@@ -33,7 +33,7 @@ def test_docs_have_every_section(rule: Rule) -> None:
 def test_documented_example_fires_and_fix_is_clean(rule: Rule) -> None:
     bad, good = examples(rule)
     # A rule retired in a later release is shown at the last release that has it.
-    settings = Settings(trainer_version=rule.until or NEWEST)
+    settings = Settings(trainer_version=rule.until or NEWEST, preview=True)
     fired = lint_text(bad, settings)
     assert any(f.code == rule.code for f in fired), f"{rule.code} Example does not fire"
     assert not [f.message for f in lint_text(good, settings) if f.code == rule.code]

@@ -49,6 +49,8 @@ def case_settings(code: str, case: dict[str, Any]) -> Settings:
     return Settings(
         trainer_version=parse_version(str(case.get("trainer-version", "2.3"))),
         rule_options=options,
+        preview=True,  # a preview rule's cases hold as well
+        device_resources=case.get("device-resources", {}),
     )
 
 

@@ -242,7 +242,7 @@ def resolve(path: Path | None, root: Path, layers: Sequence[Layer]) -> Configura
         "cache-dir": (DEFAULT_CACHE_DIR, DEFAULT),
         "severity": ({}, DEFAULT), "rules": ({}, DEFAULT), "fail-on": ("warning", DEFAULT),
         "fixable": (["ALL"], DEFAULT), "unfixable": ([], DEFAULT),
-        "preview": (False, DEFAULT),
+        "preview": (False, DEFAULT), "device-resources": ({}, DEFAULT),
     }
     for layer in layers:
         for name, given in layer.keys.items():
@@ -282,6 +282,7 @@ def resolve(path: Path | None, root: Path, layers: Sequence[Layer]) -> Configura
         fixable=tuple(value["fixable"]),
         unfixable=tuple(value["unfixable"]),
         preview=value["preview"],
+        device_resources=value["device-resources"],
     )
     return Configuration(
         path, root, settings,

@@ -237,6 +237,8 @@ class Context:
     options: Any = None
     #: The cluster's Kubernetes minor release (`1.33`), for the schemas of core objects.
     kubernetes_version: str = DEFAULT_KUBERNETES_VERSION
+    #: Device-plugin resource names beyond `trainlint.devices.CATALOGUE`: name → kind.
+    device_resources: Mapping[str, str] = field(default_factory=dict)
 
     def runtime_for(self, job: Manifest) -> Manifest | None:
         return self.index.runtime_for(job)
@@ -279,6 +281,8 @@ class Settings:
     #: Run the preview rules too (config `preview`, `--preview`); without it a preview rule
     #: runs only when `select` names it by its code or name.
     preview: bool = False
+    #: Device-plugin resource names beyond the catalogue (config `device-resources`).
+    device_resources: Mapping[str, str] = field(default_factory=dict)
 
     @cached_property
     def rules_by_code(self) -> dict[str, Rule]:
@@ -490,7 +494,7 @@ class _Plan:
         if id(options) not in self._contexts:
             self._contexts[id(options)] = Context(
                 self.settings.trainer_version, self.index, options,
-                self.settings.kubernetes_version,
+                self.settings.kubernetes_version, self.settings.device_resources,
             )
         return self._contexts[id(options)]
 

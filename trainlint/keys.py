@@ -44,6 +44,9 @@ class Keys(BaseModel):
     fixable: list[str] | None = None
     unfixable: list[str] | None = None
     preview: bool | None = None
+    device_resources: dict[str, Literal["gpu", "tpu", "npu", "hpu", "neuron", "share"]] | None = (
+        None
+    )
 
     @field_validator("trainer_version", "kubernetes_version", mode="before")
     @classmethod

@@ -3,6 +3,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from trainlint import devices
 from trainlint.document import Manifest, Path, dig, mapping, sequence
 from trainlint.engine import Context
 from trainlint.rule import Problem, Severity, rule
@@ -158,8 +159,9 @@ def _qlora_problems(
             ("spec", "runtimeRef", "name"), f"QLoRA (`model.quantize_base`) with {model}",
             f"QLoRA is not supported for {model} model",
         )
-    single = trainer.get("numProcPerNode") == 1 or _gpus(runtime, trainer) == 1
-    if model in QLORA_SMALL_MODELS and not single:
+    gpus = _gpus(runtime, trainer)
+    single = trainer.get("numProcPerNode") == 1 or gpus == 1
+    if model in QLORA_SMALL_MODELS and not single and gpus is not None:
         what = f"QLoRA with {model} runs on a single device"
         yield _denied(
             (*TRAINER, "numProcPerNode"), what,
@@ -171,14 +173,12 @@ def _qlora_problems(
         )
 
 
-def _gpus(runtime: Manifest, trainer: dict[str, Any]) -> int:
-    """GPUs per node: the first `*gpu*` limit of resourcesPerNode, else of the runtime's node."""
+def _gpus(runtime: Manifest, trainer: dict[str, Any]) -> int | None:
+    """GPUs per node as the webhook reads them (resourcesPerNode, else the runtime's node
+    container); None when it would pick among `gpu` names of different quantities."""
     resources = trainer.get("resourcesPerNode")
     if not isinstance(resources, dict):
         found = trainer_job(runtime)
         node = named(dig(found[1], *POD_SPEC, "containers"), "node") if found else None
         resources = mapping(node[1].get("resources")) if node else {}
-    for name, quantity in mapping(resources.get("limits")).items():
-        if "gpu" in name:
-            return int(quantity) if str(quantity).isdigit() else 0
-    return 0
+    return devices.controller_gpu_count(resources)

@@ -1,12 +1,21 @@
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
+from trainlint import devices
 from trainlint.document import Manifest, Path, dig, mapping
 from trainlint.engine import Context
 from trainlint.rule import Problem, Severity, rule
-from trainlint.trainer import trainer_container
+from trainlint.trainer import framework, is_torchtune, trainer_container
+
+#: What the GPUs per node size, by the framework plugin that reads them as a number.
+USES = {
+    "mpi": "the MPI slots per node",
+    "xgboost": "the XGBoost workers per node",
+    "flux": "the GPUs Flux gives each task",
+    "torchtune": "the torchtune recipe (single device or distributed)",
+}
 
 
 @rule(
@@ -18,72 +27,140 @@ from trainlint.trainer import trainer_container
 def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does
     Looks at the trainer's resources (the runtime's `node` container, or a TrainJob's
-    `resourcesPerNode`) for resource names containing `gpu` that are not a GPU count
-    (HAMi's `nvidia.com/gpumem`, `nvidia.com/gpucores`), or several names containing `gpu`.
+    `resourcesPerNode`) on an MPI, XGBoost or Flux runtime, or a torchtune TrainJob: the
+    plugins that use the GPUs per node as a number. It flags a resource whose name
+    contains `gpu` but that the device-plugin catalogue knows is a share of a GPU, not a
+    count (HAMi's `nvidia.com/gpumem`, `nvidia.com/gpucores`, Intel's
+    `gpu.intel.com/millicores`), and several names containing `gpu` with different
+    quantities.
 
     ## Why is this bad?
-    The controller takes the GPUs per node from the first resource whose name contains
-    `gpu`, in random map order. A memory size or a core percentage then becomes the GPU
-    count: a wrong number of MPI slots, XGBoost workers or torchtune devices.
+    The controller takes the GPUs per node from a resource whose name contains `gpu`,
+    the first it meets in a Go map, in random order. A memory size or a core percentage
+    then becomes the GPU count: a wrong number of MPI slots, XGBoost workers, Flux GPUs
+    or torchtune devices.
+
+    ## When it stays silent
+    On torch runtimes (other than torchtune TrainJobs) and JAX: they only ask whether
+    there is a GPU, and every quantity here is one. On names the catalogue does not know
+    (add them with config `device-resources`), and on several `gpu` names of equal
+    quantity, which give the same count whichever is read. On a TrainJob whose runtime is
+    unknown.
 
     ## Example
     ```yaml
     apiVersion: trainer.kubeflow.org/v1alpha1
-    kind: TrainJob
+    kind: ClusterTrainingRuntime
     metadata:
-      name: run
+      name: mpi-vgpu
     spec:
-      runtimeRef:
-        name: mpi-distributed
-      trainer:
-        resourcesPerNode:
-          limits:
-            nvidia.com/gpu: 1
-            nvidia.com/gpumem: 8192
+      mlPolicy:
+        mpi:
+          numProcPerNode: 1
+      template:
+        spec:
+          replicatedJobs:
+            - name: launcher
+              template:
+                metadata:
+                  labels:
+                    trainer.kubeflow.org/trainjob-ancestor-step: trainer
+                spec:
+                  template:
+                    spec:
+                      containers:
+                        - name: node
+                          image: mpioperator/mpi-pi:openmpi
+                          resources:
+                            limits:
+                              nvidia.com/gpu: 1
+                              nvidia.com/gpumem: 8192
+            - name: node
+              template:
+                spec:
+                  template:
+                    spec:
+                      containers:
+                        - name: node
+                          image: mpioperator/mpi-pi:openmpi
     ```
 
     Use instead:
     ```yaml
     apiVersion: trainer.kubeflow.org/v1alpha1
-    kind: TrainJob
+    kind: ClusterTrainingRuntime
     metadata:
-      name: run
+      name: mpi-vgpu
     spec:
-      runtimeRef:
-        name: mpi-distributed
-      trainer:
-        resourcesPerNode:
-          limits:
-            nvidia.com/gpu: 1
+      mlPolicy:
+        mpi:
+          numProcPerNode: 1
+      template:
+        spec:
+          replicatedJobs:
+            - name: launcher
+              template:
+                metadata:
+                  labels:
+                    trainer.kubeflow.org/trainjob-ancestor-step: trainer
+                spec:
+                  template:
+                    spec:
+                      containers:
+                        - name: node
+                          image: mpioperator/mpi-pi:openmpi
+                          resources:
+                            limits:
+                              nvidia.com/gpu: 1
+            - name: node
+              template:
+                spec:
+                  template:
+                    spec:
+                      containers:
+                        - name: node
+                          image: mpioperator/mpi-pi:openmpi
     ```
     """
+    runtime = ctx.runtime_for(manifest) if manifest.kind == "TrainJob" else manifest
+    if runtime is None:
+        return
+    use = framework(runtime)
+    if use == "torch" and manifest.kind == "TrainJob" and is_torchtune(manifest, runtime):
+        use = "torchtune"
+    if use not in USES:
+        return
     if manifest.kind == "TrainJob":
         resources: Any = dig(manifest.body, "spec", "trainer", "resourcesPerNode")
         path: Path = ("spec", "trainer", "resourcesPerNode")
+        if resources is None:
+            return  # the runtime's own resources, reported on the runtime
     else:
         found = trainer_container(manifest)
         if found is None:
             return
         resources, path = found[1].get("resources"), (*found[0], "resources")
-    for part in ("limits", "requests"):
-        names = [name for name in mapping(mapping(resources).get(part)) if "gpu" in name]
-        odd = [name for name in names if _not_a_count(name)]
-        if odd:
-            yield Problem(
-                (*path, part, odd[0]),
-                f"`{odd[0]}` is not a GPU count but its name contains `gpu`: the controller "
-                "may read it as the GPUs per node, which sizes MPI slots, XGBoost workers and "
-                "torchtune devices",
-            )
-        elif len(names) > 1:
-            yield Problem(
-                (*path, part, names[1]),
-                f"several resources contain `gpu` ({', '.join(names)}): the controller reads "
-                "the GPUs per node from one of them in random order",
-            )
+    yield from _problems(resources, path, USES[use], ctx.device_resources)
 
 
-def _not_a_count(name: str) -> bool:
-    """`nvidia.com/gpumem`, `nvidia.com/gpucores`: `gpu` in the name, but not the count."""
-    last = name.rsplit("/", 1)[-1]
-    return "gpu" in last and last != "gpu"
+def _problems(
+    resources: Any, path: Path, sizes: str, extra: Mapping[str, str]
+) -> Iterator[Problem]:
+    named = devices.gpu_named(resources)
+    part = "requests" if any(name in mapping(mapping(resources).get("requests")) for name in named) \
+        else "limits"
+    shares = [name for name in named if devices.kind(str(name), extra) == "share"]
+    quantities = {str(quantity) for quantity in named.values()}
+    if len(named) > 1 and len(quantities) > 1:
+        listed = ", ".join(f"`{name}: {quantity}`" for name, quantity in named.items())
+        yield Problem(
+            (*path, part, shares[0] if shares else list(named)[1]),
+            f"the controller reads the GPUs per node from one of {listed} (every name "
+            f"containing `gpu`), in random order, and uses it as {sizes}",
+        )
+    elif shares:
+        yield Problem(
+            (*path, part, shares[0]),
+            f"`{shares[0]}` is a share of a GPU, not a GPU count, but its name contains "
+            f"`gpu`: the controller reads it as the GPUs per node and uses it as {sizes}",
+        )

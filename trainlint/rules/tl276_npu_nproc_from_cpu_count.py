@@ -1,15 +1,13 @@
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
+from trainlint import devices
 from trainlint.document import Manifest, Path, dig, mapping
 from trainlint.engine import Context
 from trainlint.rule import Problem, Severity, rule
 from trainlint.trainer import framework, trainer_container
-
-#: Resource names of Huawei Ascend NPUs start with this (any case).
-NPU_PREFIX = "huawei.com/ascend"
 
 
 @rule(
@@ -20,7 +18,8 @@ NPU_PREFIX = "huawei.com/ascend"
 )
 def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does
-    Flags Ascend NPUs (`huawei.com/Ascend*`) among the trainer's resources (the runtime's
+    Flags NPUs (Huawei's `huawei.com/Ascend*`, or names config `device-resources` calls
+    `npu`) among the trainer's resources (the runtime's
     `node` container, or a TrainJob's `resourcesPerNode`) on a torch runtime whose
     processes per node are left to `auto`: `numProcPerNode` unset or `auto` (in v2.1 the
     TrainJob's, else the runtime's `mlPolicy.torch.numProcPerNode`; from v2.2 the
@@ -97,26 +96,32 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     container = trainer_container(runtime)
     if manifest.kind != "TrainJob":
         if container is not None and runtime_nproc in (None, "auto"):
-            yield from _npus(container[1].get("resources"), (*container[0], "resources"))
+            yield from _npus(
+                container[1].get("resources"), (*container[0], "resources"), ctx.device_resources
+            )
         return
     trainer = mapping(dig(manifest.body, "spec", "trainer"))
     nproc = trainer.get("numProcPerNode", runtime_nproc)
     if nproc not in (None, "auto"):
         return
     if "resourcesPerNode" in trainer:
-        yield from _npus(trainer["resourcesPerNode"], ("spec", "trainer", "resourcesPerNode"))
+        yield from _npus(
+            trainer["resourcesPerNode"], ("spec", "trainer", "resourcesPerNode"),
+            ctx.device_resources,
+        )
     elif trainer.get("numProcPerNode") == "auto" and container is not None:
-        for problem in _npus(container[1].get("resources"), ()):
+        for problem in _npus(container[1].get("resources"), (), ctx.device_resources):
             yield Problem(("spec", "trainer", "numProcPerNode"), problem.message)
 
 
-def _npus(resources: Any, path: Path) -> Iterator[Problem]:
-    """A problem on the first NPU resource, unless a GPU resource makes `auto` count GPUs."""
+def _npus(resources: Any, path: Path, extra: Mapping[str, str]) -> Iterator[Problem]:
+    """A problem on the first NPU resource (by the device catalogue), unless a resource
+    the controller takes for GPUs (any name containing `gpu`) makes `auto` count GPUs."""
     parts = {part: mapping(mapping(resources).get(part)) for part in ("requests", "limits")}
-    if any("gpu" in str(name) for listed in parts.values() for name in listed):
+    if devices.gpu_named(resources):
         return
     for part in ("limits", "requests"):
-        npu = next((name for name in parts[part] if str(name).lower().startswith(NPU_PREFIX)), None)
+        npu = next((name for name in parts[part] if devices.kind(str(name), extra) == "npu"), None)
         if npu is None:
             continue
         cpu = parts["requests"].get("cpu", parts["limits"].get("cpu"))
