@@ -283,6 +283,24 @@ def _python(code: str, cwd: str | None) -> Iterator[Found]:
         yield key, value, f"python {key}=", cwd
 
 
+def truth(setting: Setting) -> bool | None:
+    """A setting as a boolean: a bare flag is true; `true`/`false` (any case), `1`/`0` and
+    Python or YAML booleans are read as such; anything else is unknown."""
+    value = setting.value
+    if value is None and setting.origin.startswith("flag "):
+        return True
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    return {"true": True, "1": True, "false": False, "0": False}.get(text)
+
+
+def written_by(found: Script, key: str, manifest: object) -> Setting | None:
+    """The last setting of `key` that `manifest` wrote (a TrainJob reports only its own)."""
+    setting = found.get(key)
+    return setting if setting is not None and setting.at.manifest is manifest else None
+
+
 # --- what the command line says about a torch rendezvous ---
 
 _TORCHRUN = re.compile(r"(?:.*/)?torchrun")

@@ -6,7 +6,6 @@ problem on the object, and at the key, that caused it.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeGuard
@@ -430,22 +429,3 @@ def is_torchtune(job: Manifest, runtime: Manifest) -> bool:
     """Whether the torch plugin applies its torchtune checks and recipes to this TrainJob."""
     command = dig(job.body, "spec", "trainer", "command")
     return framework(runtime) == "torch" and command == TORCHTUNE_COMMAND
-
-
-def command_items(manifest: Manifest, ctx: Context) -> list[Value]:
-    """The items of the trainer's effective `command` and `args`, each with its origin."""
-    pod = pod_for(manifest, ctx)
-    return [*pod.command, *pod.args] if pod is not None else []
-
-
-def command_matches(
-    manifest: Manifest, ctx: Context, pattern: re.Pattern[str]
-) -> Iterator[tuple[Value, str]]:
-    """(item, matched text) where `pattern` matches from an item of the effective command
-    or args that `manifest` wrote; a match may run on into the next item (`--flag`, `value`)."""
-    items = command_items(manifest, ctx)
-    for index, item in enumerate(items):
-        following = items[index + 1].value if index + 1 < len(items) else ""
-        match = pattern.search(f"{item.value}\n{following}")
-        if match and match.start() < len(item.value) and item.at.manifest is manifest:
-            yield item, " ".join(match[0].split())

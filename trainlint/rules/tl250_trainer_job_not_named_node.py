@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from trainlint import script
 from trainlint.document import Manifest
 from trainlint.engine import Context
 from trainlint.rule import Problem, Severity, rule
@@ -11,6 +12,7 @@ from trainlint.trainer import (
     TRAINER,
     ancestor,
     framework,
+    pod_for,
     replicated_jobs,
 )
 
@@ -84,6 +86,9 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     plugin = framework(runtime)
     if plugin not in RENDEZVOUS_FRAMEWORKS:
         return
+    pod = pod_for(runtime, ctx)
+    if plugin == "torch" and pod is not None and script.own_rendezvous(script.read(pod)):
+        return  # torchrun is given its own master: the injected PET_MASTER_ADDR is unused
     for index, job in replicated_jobs(runtime):
         name = job.get("name")
         if ancestor(job) == TRAINER and isinstance(name, str) and name != "node":

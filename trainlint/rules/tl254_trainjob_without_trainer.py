@@ -2,10 +2,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from trainlint import script
 from trainlint.document import Manifest, dig
 from trainlint.engine import Context
 from trainlint.rule import Problem, Severity, rule
-from trainlint.trainer import RENDEZVOUS_FRAMEWORKS, framework, pod_for
+from trainlint.trainer import RENDEZVOUS_FRAMEWORKS, TrainerPod, framework, pod_for
 
 
 @rule(
@@ -79,6 +80,8 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     if plugin == "flux":
         consequence = "the Flux plugin reads `spec.trainer.command` and the reconcile fails"
     elif plugin in RENDEZVOUS_FRAMEWORKS and pod is not None and pod.nodes > 1:
+        if plugin == "torch" and _wires_itself(pod):
+            return  # torchrun is given its own node count and master: no PET_* is read
         consequence = (
             f"its {pod.nodes} nodes get no {plugin} rendezvous variables, so they never meet "
             "or train as independent single-node runs"
@@ -89,3 +92,10 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
         ("spec",),
         f"this TrainJob has no `spec.trainer` on {runtime.describe()}: {consequence}",
     )
+
+
+def _wires_itself(pod: TrainerPod) -> bool:
+    """Whether the runtime's command gives torchrun the node count and the rendezvous
+    host itself (`--nnodes`, `--master_addr` or `--rdzv_endpoint`)."""
+    found = script.read(pod)
+    return script.own_rendezvous(found) is not None and script.flag(found, "nnodes") is not None

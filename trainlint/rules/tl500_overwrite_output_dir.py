@@ -1,17 +1,12 @@
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
+from trainlint import checkpoint, script
 from trainlint.document import Manifest
 from trainlint.engine import Context
 from trainlint.rule import Problem, Severity, rule
-from trainlint.trainer import command_matches
-
-OVERWRITE = re.compile(
-    r"--overwrite_output_dir(?!\s*[=\s]\s*[\"']?(?:false|False|0)\b)"
-    r"|\boverwrite_output_dir[ \t]*[:=][ \t]*[\"']?(?:true|True|1)\b"
-)
+from trainlint.trainer import pod_for
 
 
 @rule(
@@ -28,6 +23,11 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     These trainers skip the resume from the output directory when they may overwrite it:
     after a restart, suspend or preemption the run starts again from step 0 and writes
     over the checkpoints it was meant to resume from.
+
+    ## When it stays silent
+    When the setting is false, or its value is not a boolean; when the script saves no
+    checkpoint (`save_strategy` `no`, `save_steps` not below `max_steps`); on a TrainJob,
+    when the setting is the runtime's (reported there).
 
     ## Example
     ```yaml
@@ -64,10 +64,14 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
           - output_dir=/mnt/ckpt/sft
     ```
     """
-    for item, found in command_matches(manifest, ctx, OVERWRITE):
+    pod = pod_for(manifest, ctx)
+    if pod is None or checkpoint.saves_nothing(pod) is not None:
+        return  # no checkpoint to ignore
+    setting = script.written_by(script.read(pod), "overwrite_output_dir", manifest)
+    if setting is not None and script.truth(setting):
         yield Problem(
-            item.at.path,
-            f"`{found}` makes the trainer ignore the checkpoints in its output "
-            "directory: a restarted or resumed run starts again from step 0 and "
-            "overwrites them",
+            setting.at.path,
+            f"`overwrite_output_dir` ({setting.origin}) makes the trainer ignore the "
+            "checkpoints in its output directory: a restarted or resumed run starts again "
+            "from step 0 and overwrites them",
         )

@@ -1,17 +1,12 @@
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
+from trainlint import script
 from trainlint.document import Manifest
 from trainlint.engine import Context
 from trainlint.rule import Problem, Severity, rule
-from trainlint.trainer import command_matches
-
-RESUME_TRUE = re.compile(
-    r"\bresume_from_checkpoint[ \t]*[=:][ \t]*[\"']?(?:True|true)\b"
-    r"|--resume_from_checkpoint\s+[\"']?(?:True|true)\b"
-)
+from trainlint.trainer import pod_for
 
 
 @rule(
@@ -29,6 +24,11 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     HF Trainer raises "No valid checkpoint found in output directory" when asked to
     resume and there is none: the first submission of the TrainJob fails before it
     trains a step. Only the restarts could ever work.
+
+    ## When it stays silent
+    When the value is a path, `False`, or an expression (`get_last_checkpoint(...)`,
+    `last or None`): those resume only from what exists. On a TrainJob, when the setting
+    is the runtime's (reported there).
 
     ## Example
     ```yaml
@@ -67,9 +67,13 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
             trainer.train(resume_from_checkpoint=get_last_checkpoint("/mnt/ckpt"))
     ```
     """
-    for item, found in command_matches(manifest, ctx, RESUME_TRUE):
+    pod = pod_for(manifest, ctx)
+    setting = script.written_by(script.read(pod), "resume_from_checkpoint", manifest) \
+        if pod is not None else None
+    if setting is not None and setting.value is not None and script.truth(setting):
         yield Problem(
-            item.at.path,
-            f"`{found}` requires a checkpoint to exist: the first run has none, so "
-            "the trainer fails before training a step",
+            setting.at.path,
+            f"`resume_from_checkpoint` is true ({setting.origin}), which requires a "
+            "checkpoint to exist: the first run has none, so the trainer fails before "
+            "training a step",
         )

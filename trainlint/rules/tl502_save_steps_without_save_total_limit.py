@@ -1,21 +1,19 @@
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
+from trainlint import checkpoint, script
 from trainlint.document import Manifest
 from trainlint.engine import Context
 from trainlint.rule import Problem, Severity, rule
-from trainlint.trainer import command_items
-
-SAVE_STEPS = re.compile(r"\bsave_steps\b")
-TOTAL_LIMIT = re.compile(r"\bsave_total_limit\b")
+from trainlint.trainer import pod_for
 
 
 @rule(
     "TL502", "save-steps-without-save-total-limit",
     kinds={"TrainingRuntime", "ClusterTrainingRuntime", "TrainJob"}, severity=Severity.WARNING,
     fix="Add `save_total_limit` (for example 3) next to `save_steps`.",
+    preview=True,
 )
 def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does
@@ -26,6 +24,15 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     Without `save_total_limit` every checkpoint is kept. Full-weight checkpoints of a 7B
     model are tens of GiB each, so the PVC fills up and the run fails at a save, hours
     in, on a volume that cannot hold the next checkpoint.
+
+    ## When it stays silent
+    When the script saves nothing (`save_strategy` `no`, `save_steps` not below
+    `max_steps`), or `save_total_limit` is set anywhere in the command.
+
+    ## Preview
+    Whether the volume fills depends on the size of a checkpoint (a LoRA adapter is a
+    few MiB, full weights tens of GiB), the number of saves and the volume, none of which
+    a manifest states: on real manifests the warning was as often wrong as right.
 
     ## Example
     ```yaml
@@ -58,14 +65,15 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
           - --save_total_limit=3
     ```
     """
-    items = command_items(manifest, ctx)
-    if any(TOTAL_LIMIT.search(item.value) for item in items):
+    pod = pod_for(manifest, ctx)
+    if pod is None or checkpoint.saves_nothing(pod) is not None:
         return
-    for item in items:
-        if SAVE_STEPS.search(item.value) and item.at.manifest is manifest:
-            yield Problem(
-                item.at.path,
-                "`save_steps` without `save_total_limit` keeps every checkpoint: the PVC "
-                "fills up and the run fails at a later save",
-            )
-            return
+    found = script.read(pod)
+    setting = script.written_by(found, "save_steps", manifest)
+    if setting is not None and found.get("save_total_limit") is None:
+        yield Problem(
+            setting.at.path,
+            f"`save_steps` ({setting.origin}) without `save_total_limit` keeps every "
+            "checkpoint: a volume too small for all of them fills up and the run fails at "
+            "a later save",
+        )
