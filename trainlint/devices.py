@@ -10,6 +10,7 @@ them (`"example.com/vgpu" = "gpu"`, `"example.com/vgpu-mem" = "share"`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -50,8 +51,9 @@ CATALOGUE: Mapping[str, str] = {
     "google.com/tpu": "tpu",
 }
 #: Huawei's Ascend device plugin names each model: `huawei.com/Ascend910`,
-#: `huawei.com/Ascend910B4`, `huawei.com/Ascend310P`...
-ASCEND_PREFIX = "huawei.com/ascend"
+#: `huawei.com/Ascend910B4`, `huawei.com/Ascend310P`... (HAMi's `...-memory` beside them
+#: is a share).
+ASCEND = re.compile(r"huawei\.com/ascend\d+[a-z0-9]*", re.IGNORECASE)
 
 
 def kind(name: str, extra: Mapping[str, str] | None = None) -> str | None:
@@ -60,7 +62,9 @@ def kind(name: str, extra: Mapping[str, str] | None = None) -> str | None:
         return extra[name]
     if name in CATALOGUE:
         return CATALOGUE[name]
-    return "npu" if name.lower().startswith(ASCEND_PREFIX) else None
+    if ASCEND.fullmatch(name):
+        return "npu"
+    return "share" if ASCEND.match(name) and name.lower().endswith("-memory") else None
 
 
 def gpu_named(resources: Any) -> dict[str, Any]:
@@ -86,6 +90,12 @@ def controller_gpu_count(resources: Any) -> int | None:
     if not counts:
         return 0
     return counts.pop() if len(counts) == 1 and None not in counts else None
+
+
+def whole(quantity: object, default: int | None = None) -> int | None:
+    """A quantity as a whole number (`1`, `"8"`), `default` when it is unset, None for
+    anything else (`8Gi`, `500m`)."""
+    return default if quantity is None else _count(quantity)
 
 
 def _count(quantity: object) -> int | None:

@@ -301,6 +301,19 @@ def written_by(found: Script, key: str, manifest: object) -> Setting | None:
     return setting if setting is not None and setting.at.manifest is manifest else None
 
 
+_HOSTFILE = re.compile(r"(?:^|\s)--?(?:hostfile|machinefile)[ =]+([^\s;&|]+)")
+
+
+def hostfile(found: Script) -> str | None:
+    """The hostfile the command passes `mpirun` (`-hostfile F`, `--hostfile=F`), even from
+    inside a variable (`MPIARGS="-np 2 -hostfile /tmp/hosts"`)."""
+    for word, _ in found.words:
+        match = _HOSTFILE.search(word)
+        if match:
+            return match[1].strip("\"'")
+    return None
+
+
 # --- what the command line says about a torch rendezvous ---
 
 _TORCHRUN = re.compile(r"(?:.*/)?torchrun")

@@ -2,10 +2,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from trainlint.document import Manifest
+from trainlint import script
+from trainlint.document import Manifest, mappings, sequence
 from trainlint.engine import Context
 from trainlint.rule import Problem, Severity, rule
-from trainlint.trainer import JOBS, is_mpi, replicated_jobs
+from trainlint.trainer import JOBS, At, Value, is_mpi, pod_specs, replicated_jobs
+
+#: Where the MPI plugin mounts the hostfile it writes.
+PLUGIN_HOSTFILE = "/etc/mpi/hostfile"
 
 
 @rule(
@@ -21,6 +25,10 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     The MPI plugin finds the workers by the job name `node`: it sizes that job from
     `numNodes` and lists its pods in the hostfile. Without it `numNodes` is ignored and
     the hostfile holds no workers (or only the launcher): the job runs on one pod.
+
+    ## When it stays silent
+    When a container's command gives `mpirun` its own hostfile (`-hostfile /tmp/hosts`,
+    not the plugin's `/etc/mpi/hostfile`): the runtime then lists its workers itself.
 
     ## Example
     ```yaml
@@ -90,8 +98,26 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     """
     if not is_mpi(runtime) or any(job.get("name") == "node" for _, job in replicated_jobs(runtime)):
         return
+    if _own_hostfile(runtime):
+        return  # the launcher lists its workers itself
     yield Problem(
         JOBS,
         "this MPI runtime has no replicatedJob named `node`: the MPI plugin sizes and lists "
         "the workers by that name, so `numNodes` is ignored and the hostfile has no workers",
     )
+
+
+def _own_hostfile(runtime: Manifest) -> bool:
+    """Whether a container's command gives `mpirun` a hostfile of its own (not the one the
+    plugin writes): the workers it lists are then the runtime's business."""
+    for path, _, pod_spec in pod_specs(runtime):
+        for index, container in mappings(pod_spec.get("containers")):
+            at = At(runtime, (*path, "containers", index))
+            items = [
+                Value(item, at) for key in ("command", "args")
+                for item in sequence(container.get(key)) if isinstance(item, str)
+            ]
+            found = script.hostfile(script.read_items(items))
+            if found is not None and found != PLUGIN_HOSTFILE:
+                return True
+    return False

@@ -3,11 +3,11 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from trainlint import devices
+from trainlint import devices, script
 from trainlint.document import Manifest, Path, dig, mapping
 from trainlint.engine import Context
 from trainlint.rule import Problem, Severity, rule
-from trainlint.trainer import framework, trainer_container
+from trainlint.trainer import framework, pod_for, trainer_container
 
 
 @rule(
@@ -24,6 +24,11 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     processes per node are left to `auto`: `numProcPerNode` unset or `auto` (in v2.1 the
     TrainJob's, else the runtime's `mlPolicy.torch.numProcPerNode`; from v2.2 the
     TrainJob's only).
+
+    ## When it stays silent
+    When the command does not run `torchrun` (nothing reads PET_NPROC_PER_NODE), or gives
+    it `--nproc_per_node` itself; when a resource named like a GPU is set; when the CPU
+    count equals the NPU count.
 
     ## Why is this bad?
     With `auto` the torch plugin counts GPUs only (resource names containing `gpu`). It
@@ -67,6 +72,7 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
                       containers:
                         - name: node
                           image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
+                          command: [torchrun, /workspace/train.py]
     ```
 
     Use instead:
@@ -89,6 +95,10 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     runtime = ctx.runtime_for(manifest) if manifest.kind == "TrainJob" else manifest
     if runtime is None or framework(runtime) != "torch":
         return
+    pod = pod_for(manifest, ctx)
+    found = script.read(pod) if pod is not None else None
+    if found is None or not script.runs_torchrun(found) or script.flag(found, "nproc_per_node"):
+        return  # no torchrun reads PET_NPROC_PER_NODE
     runtime_nproc = (
         dig(runtime.body, "spec", "mlPolicy", "torch", "numProcPerNode")
         if ctx.trainer_version < (2, 2) else None
@@ -125,6 +135,8 @@ def _npus(resources: Any, path: Path, extra: Mapping[str, str]) -> Iterator[Prob
         if npu is None:
             continue
         cpu = parts["requests"].get("cpu", parts["limits"].get("cpu"))
+        if devices.whole(cpu, default=1) == devices.whole(parts[part][npu]):
+            return  # as many CPUs as NPUs: the count comes out right
         count = f"`cpu: {cpu}`" if cpu is not None else "no CPU set, so 1"
         yield Problem(
             (*path, part, npu),

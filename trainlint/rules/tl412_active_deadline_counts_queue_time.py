@@ -12,6 +12,7 @@ from trainlint.rule import Problem, Severity, rule
     kinds={"TrainJob"}, severity=Severity.WARNING, since="2.2",
     fix="Create the TrainJob with `suspend: true` and resume it when it may start, or allow "
     "for the queue time in the deadline.",
+    preview=True,
 )
 def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does
@@ -23,6 +24,14 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     so time spent waiting for nodes or GPUs uses it up. When it expires the controller
     deletes the JobSet: the pods get only their termination grace period to save a
     checkpoint, and the run ends as failed.
+
+    ## When it stays silent
+    On a TrainJob created with `suspend: true`, and on v2.0–v2.1 (no such field).
+
+    ## Preview
+    Set on purpose ("stop this run after an hour"), the deadline is what the user wants,
+    and how long a TrainJob waits for its pods is not in any manifest: on real manifests
+    the warning told users what they meant to do.
 
     ## Example
     ```yaml
