@@ -30,6 +30,18 @@ def test_docs_have_every_section(rule: Rule) -> None:
 
 
 @pytest.mark.parametrize("rule", RULES)
+def test_docs_say_what_evidence_the_rule_needs(rule: Rule) -> None:
+    """A finding is a claim about the cluster: every rule says when it makes none, and a
+    preview rule also says why it is not on by default."""
+    sections = [line for line in rule.doc.splitlines() if line.startswith("## ")]
+    assert "## When it stays silent" in sections, f"{rule.code} docs lack its evidence"
+    assert sections.index("## When it stays silent") > sections.index("## Why is this bad?")
+    silent = rule.doc.split("## When it stays silent", 1)[1].split("\n## ", 1)[0]
+    assert len(silent.split()) >= 5, f"{rule.code}: say when the rule stays silent"
+    assert ("## Preview" in sections) == rule.preview, f"{rule.code}: ## Preview iff preview"
+
+
+@pytest.mark.parametrize("rule", RULES)
 def test_documented_example_fires_and_fix_is_clean(rule: Rule) -> None:
     bad, good = examples(rule)
     # A rule retired in a later release is shown at the last release that has it.

@@ -11,6 +11,10 @@ declare(
     kubectl and the API server refuse the whole document; GitOps tools stop the sync.
     Documents before the error are still checked.
 
+    ## When it stays silent
+    On text the parser reads to its end; a file that is not YAML or JSON by its
+    extension is not read when walking folders.
+
     ## Example
     ```yaml
     apiVersion: trainer.kubeflow.org/v1alpha1

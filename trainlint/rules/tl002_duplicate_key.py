@@ -10,6 +10,9 @@ declare(
     kubectl rejects the document; other tools (and some CI steps) silently keep the last
     value, so what is reviewed is not what runs.
 
+    ## When it stays silent
+    On the same key in different mappings.
+
     ## Example
     ```yaml
     apiVersion: trainer.kubeflow.org/v1alpha1

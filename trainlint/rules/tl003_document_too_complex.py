@@ -11,6 +11,9 @@ declare(
     No Kubernetes object looks like this. Such input is a mistake or an attack ("billion
     laughs"); the API server limits it too. Checking it would take unbounded time and memory.
 
+    ## When it stays silent
+    Below the nesting and size limits, however large the file.
+
     ## Example
     ```yaml
     a: &a [x, x, x, x, x, x, x, x, x, x]

@@ -12,6 +12,10 @@ declare(
     ## Why is this bad?
     Nothing in such a document can be checked, and kubectl refuses to apply it.
 
+    ## When it stays silent
+    On YAML that is not a Kubernetes object at all (CI configs, Helm values, lists of
+    other things): those files are skipped.
+
     ## Example
     ```yaml
     - apiVersion: trainer.kubeflow.org/v1alpha1

@@ -24,6 +24,10 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     types changed between releases: `spec.trainer.numProcPerNode: auto` was accepted up to
     v2.1 and is rejected from v2.2.
 
+    ## When it stays silent
+    On objects of kinds and API versions it has no schema for, and on fields below an
+    unknown one (TL006 reports that).
+
     ## Example
     ```yaml
     apiVersion: trainer.kubeflow.org/v1alpha1

@@ -26,6 +26,10 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     `fieldValidation=Warn` the API server accepts the object and drops the field with a
     warning that GitOps tools and SDKs never show. A typo in `numNodes` trains on one node.
 
+    ## When it stays silent
+    On kinds and API versions it has no schema for, and on fields that exist in another
+    release (TL007 reports those).
+
     ## Example
     ```yaml
     apiVersion: trainer.kubeflow.org/v1alpha1

@@ -54,6 +54,9 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     CRD does not know without an error: the overrides, deadline or policy of a manifest
     written for another release are silently dropped.
 
+    ## When it stays silent
+    On fields that exist in the selected release, and on fields no release has (TL006).
+
     ## Options
     `manager`: the `manager` of the runtime patch that the fix writes, a domain-prefixed
     path (see TL209); default `trainlint.dev/migrated`.

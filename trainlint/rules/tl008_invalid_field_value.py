@@ -31,6 +31,10 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     or a claim with `quantities must match the regular expression`. Several bounds depend
     on the release: `InPlaceRestart` exists from v2.2, `RestartJob` from v2.3.
 
+    ## When it stays silent
+    On kinds it has no schema for, and on values whose type is already wrong (TL005
+    reports those).
+
     ## Example
     ```yaml
     apiVersion: trainer.kubeflow.org/v1alpha1

@@ -24,6 +24,10 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     comes only when the runtime is applied, long after the TrainJobs that use it were
     written.
 
+    ## When it stays silent
+    On kinds it has no schema for, and on a mapping whose own type is already wrong
+    (TL005).
+
     ## Example
     ```yaml
     apiVersion: trainer.kubeflow.org/v1alpha1

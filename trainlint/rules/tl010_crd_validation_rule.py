@@ -49,6 +49,10 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     The API server rejects the object (HTTP 422 `Invalid`). For a runtime this surfaces
     only when the platform team applies it; for a TrainJob, only at submission.
 
+    ## When it stays silent
+    On objects that are not `trainer.kubeflow.org/v1alpha1`, and on rules whose inputs
+    are missing or of the wrong type (the schema rules report those).
+
     ## Example
     ```yaml
     apiVersion: trainer.kubeflow.org/v1alpha1

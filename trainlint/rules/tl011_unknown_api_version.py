@@ -27,6 +27,10 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     The API server knows no such kind in that version and rejects the object ("no matches
     for kind"); no other check of trainlint applies to it either.
 
+    ## When it stays silent
+    On the served version `trainer.kubeflow.org/v1alpha1`, and on kinds that are not
+    Trainer kinds.
+
     ## Example
     ```yaml
     apiVersion: kubeflow.org/v1

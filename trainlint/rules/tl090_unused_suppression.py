@@ -15,6 +15,10 @@ declare(
     the next real finding of that rule on the same line, file or object. On an object,
     the annotation also travels into the cluster, where the admission webhook honours it.
 
+    ## When it stays silent
+    On suppressions of rules that did not run in this configuration: they may well
+    silence something where the rule is enabled.
+
     ## Example
     ```yaml
     apiVersion: trainer.kubeflow.org/v1alpha1

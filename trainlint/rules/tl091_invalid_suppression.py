@@ -12,6 +12,9 @@ declare(
     A misspelt suppression silences nothing, so the finding it was meant for still
     fails the build, or, worse, the intended exemption never reaches the webhook.
 
+    ## When it stays silent
+    On suppressions that name a rule's code or name, known or not selected.
+
     ## Example
     ```yaml
     apiVersion: trainer.kubeflow.org/v1alpha1

@@ -30,6 +30,10 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     which is what happens when the kind is left to its default for a namespaced
     TrainingRuntime, or when the TrainingRuntime lives in another namespace.
 
+    ## When it stays silent
+    When the runtime is among the checked files as referenced, and when no runtime of
+    that name is there at all (TL102 says so).
+
     ## Example
     ```yaml
     apiVersion: trainer.kubeflow.org/v1alpha1

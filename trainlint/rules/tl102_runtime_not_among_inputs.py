@@ -25,6 +25,10 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     weaker promise than it looks. Turn this warning off (`--ignore TL102`) when the runtime
     is a cluster built-in you do not keep in your repository.
 
+    ## When it stays silent
+    When a runtime of that name is among the checked files, in any namespace or kind
+    (TL101 judges the mismatch).
+
     ## Example
     ```yaml
     apiVersion: trainer.kubeflow.org/v1alpha1

@@ -39,6 +39,12 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     with no error and no event, and no framework variables (`PET_*`, `JAX_*`, `DMLC_*`) are
     injected: the job runs the runtime's defaults, on one node.
 
+    ## When it stays silent
+    When some replicatedJob carries the label with the value `trainer`; on a TrainJob,
+    when its runtime is not among the checked files or the TrainJob sets no
+    `spec.trainer` field that would be dropped (for MPI, `numNodes` and `numProcPerNode`
+    are kept).
+
     ## Example
     ```yaml
     apiVersion: trainer.kubeflow.org/v1alpha1

@@ -34,6 +34,9 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     variables from `spec.trainer.env` and `spec.initializer.{dataset,model}.env`; overrides
     may only add volumes and mounts to them.
 
+    ## When it stays silent
+    On `env` of other containers, and on TrainJobs without overrides or patches.
+
     ## Example
     ```yaml
     apiVersion: trainer.kubeflow.org/v1alpha1

@@ -28,6 +28,9 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     disabled`, is not checked by the webhook; the controller then forces 1 replica anyway,
     so the value only misleads.
 
+    ## When it stays silent
+    On `replicas: 1`, on jobs without an ancestor label (other than v2.0's `launcher`).
+
     ## Example
     ```yaml
     apiVersion: trainer.kubeflow.org/v1alpha1

@@ -37,6 +37,10 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     to fill: the TrainJob's image, command, env and resources, or the initializer's
     storageUri, are dropped silently.
 
+    ## When it stays silent
+    On jobs without an ancestor label, or with a value that is not an ancestor, and
+    before v2.1.
+
     ## Example
     ```yaml
     apiVersion: trainer.kubeflow.org/v1alpha1

@@ -31,6 +31,10 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     will be removed in a future release of Kubeflow Trainer"): after an upgrade the runtime
     is gone and every TrainJob that references it is denied.
 
+    ## When it stays silent
+    On runtimes without the deprecation label, and on a TrainJob whose runtime is not
+    among the checked files.
+
     ## Example
     ```yaml
     apiVersion: trainer.kubeflow.org/v1alpha1

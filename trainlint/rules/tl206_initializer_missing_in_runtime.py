@@ -34,6 +34,10 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     volumeMount with name - initializer in container dataset-initializer of the
     dataset-initializer job". The controller finds initializer jobs by name, not by label.
 
+    ## When it stays silent
+    When the TrainJob sets no initializer, and when its runtime is not among the checked
+    files.
+
     ## Example
     ```yaml
     apiVersion: trainer.kubeflow.org/v1alpha1

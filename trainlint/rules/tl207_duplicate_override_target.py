@@ -21,6 +21,9 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     The v2.0 Trainer webhook denies the TrainJob with `spec.podSpecOverrides: Duplicate
     value: "<job>"`. (From v2.1 a later entry wins instead.)
 
+    ## When it stays silent
+    On v2.1 and later (no `podSpecOverrides`), and on a job named once per override.
+
     ## Example
     ```yaml
     apiVersion: trainer.kubeflow.org/v1alpha1

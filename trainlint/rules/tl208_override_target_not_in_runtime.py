@@ -30,6 +30,9 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     from v2.3, an unknown job) may be appended instead of denied: the Pod then has a
     container without an image, and the Job is never created.
 
+    ## When it stays silent
+    When the runtime is not among the checked files, and on targets it has.
+
     ## Example
     ```yaml
     apiVersion: trainer.kubeflow.org/v1alpha1

@@ -35,6 +35,10 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     who owns a patch, so that users, Kueue and other controllers do not overwrite each
     other's entries.
 
+    ## When it stays silent
+    On managers that are a DNS subdomain, a slash and a path; on v2.0–v2.1 (no
+    `runtimePatches`).
+
     ## Example
     ```yaml
     apiVersion: trainer.kubeflow.org/v1alpha1

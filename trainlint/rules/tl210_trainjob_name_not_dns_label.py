@@ -32,6 +32,9 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     case alphanumeric characters or '-', ..."): the name becomes the JobSet's and the
     headless service's, which must be DNS labels.
 
+    ## When it stays silent
+    From v2.1, where the CRD itself checks the name (the schema rules report it).
+
     ## Example
     ```yaml
     apiVersion: trainer.kubeflow.org/v1alpha1

@@ -25,6 +25,10 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     "must have an int value for MPI TrainJob" or "must be greater than or equal to 1 for
     Flux TrainJob".
 
+    ## When it stays silent
+    When the TrainJob sets no `numProcPerNode`, or its runtime is not among the checked
+    files.
+
     ## Example
     ```yaml
     apiVersion: trainer.kubeflow.org/v1alpha1

@@ -46,6 +46,11 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     configured: [...]", or "<NAME> is reserved for the XGBoost runtime"): the plugin sets
     these from the node count, rank and rendezvous address it computes.
 
+    ## When it stays silent
+    On variables the plugin does not set, on runtimes whose framework sets none, and
+    where the webhook lets them through (TL260 reports those); when the runtime is not
+    among the checked files.
+
     ## Example
     ```yaml
     apiVersion: trainer.kubeflow.org/v1alpha1

@@ -37,6 +37,11 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     invalid model configured: llama3_2/8B" or "must be 1 for llama3_2/1B model". The recipe
     and config file are chosen from the runtime name, so a renamed runtime is refused too.
 
+    ## When it stays silent
+    On TrainJobs that are not `tune run` on a torch runtime, when the runtime is not
+    among the checked files, and when the GPU count is ambiguous (several `gpu` names of
+    different quantities).
+
     ## Example
     ```yaml
     apiVersion: trainer.kubeflow.org/v1alpha1

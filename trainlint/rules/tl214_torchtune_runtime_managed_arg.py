@@ -27,6 +27,9 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     "output_dir" in trainer args; it is managed by the runtime". The runtime points these
     at the volume its initializers fill.
 
+    ## When it stays silent
+    On other arguments, on TrainJobs that are not torchtune fine-tunes, and before v2.3.
+
     ## Example
     ```yaml
     apiVersion: trainer.kubeflow.org/v1alpha1

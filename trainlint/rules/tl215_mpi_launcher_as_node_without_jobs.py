@@ -29,6 +29,10 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     the TrainJob: "must have 1 when MPI trainingRuntime with enabled runLauncherAsNode does
     not have either launcher and node".
 
+    ## When it stays silent
+    On one node, on MPI runtimes without `runLauncherAsNode: true`, on runtimes that
+    have both jobs, and when the runtime is not among the checked files.
+
     ## Example
     ```yaml
     apiVersion: trainer.kubeflow.org/v1alpha1

@@ -27,6 +27,9 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     accepted, but the Trainer webhook denies every TrainJob that uses it: "InitContainer
     'flux-installer' is reserved".
 
+    ## When it stays silent
+    On other init containers, on runtimes that are not Flux, and before v2.2.
+
     ## Example
     ```yaml
     apiVersion: trainer.kubeflow.org/v1alpha1

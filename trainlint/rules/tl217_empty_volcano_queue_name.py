@@ -28,6 +28,10 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     The Trainer webhook denies the TrainJob: "Volcano queue name must not be empty". An
     empty annotation on the runtime makes every TrainJob that uses it fail.
 
+    ## When it stays silent
+    On a queue name that is set, on runtimes without the Volcano policy, and when the
+    runtime is not among the checked files.
+
     ## Example
     ```yaml
     apiVersion: trainer.kubeflow.org/v1alpha1

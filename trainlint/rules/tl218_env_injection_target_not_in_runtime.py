@@ -25,6 +25,9 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     it: "envInjection target podSet "<job>" container "<name>" not found in runtime
     template".
 
+    ## When it stays silent
+    On targets that name jobs and containers of the runtime, and before v2.3.
+
     ## Example
     ```yaml
     apiVersion: trainer.kubeflow.org/v1alpha1

@@ -33,6 +33,11 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     after their replicatedJob, so with any other job name that host never exists: every
     node waits for a master that cannot be resolved until the rendezvous times out.
 
+    ## When it stays silent
+    On trainer jobs named `node`, on MPI and Flux runtimes, and on a torch runtime whose
+    command gives torchrun its own master (`--master_addr`, `--rdzv_endpoint`): the
+    injected `PET_MASTER_ADDR` is then unused.
+
     ## Example
     ```yaml
     apiVersion: trainer.kubeflow.org/v1alpha1

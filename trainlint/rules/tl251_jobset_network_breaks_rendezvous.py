@@ -24,6 +24,10 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     another name, and without DNS hostnames there is no pod record at all, so the
     rendezvous host never resolves and the job hangs until the rendezvous times out.
 
+    ## When it stays silent
+    On runtimes without a `network` block, on `enableDNSHostnames: true`, and on MPI and
+    Flux runtimes.
+
     ## Example
     ```yaml
     apiVersion: trainer.kubeflow.org/v1alpha1

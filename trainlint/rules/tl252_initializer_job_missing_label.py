@@ -26,6 +26,9 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     `secretRef` only into jobs carrying the label. The initializer silently downloads the
     runtime's default dataset or model, or nothing.
 
+    ## When it stays silent
+    On jobs of other names, and on initializer jobs labelled as themselves.
+
     ## Example
     ```yaml
     apiVersion: trainer.kubeflow.org/v1alpha1

@@ -24,6 +24,9 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     an MPI worker labelled like its launcher loses its sshd command, and the other jobs
     run with a wrong world size.
 
+    ## When it stays silent
+    On the first trainer job, and on runtimes with one.
+
     ## Example
     ```yaml
     apiVersion: trainer.kubeflow.org/v1alpha1

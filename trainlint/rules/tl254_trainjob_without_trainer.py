@@ -25,6 +25,11 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     fail to meet or train as independent single-node runs. The Flux plugin reads
     `spec.trainer.command` unguarded, and the reconcile fails.
 
+    ## When it stays silent
+    When the TrainJob has `spec.trainer`, its runtime runs on one node or is not among
+    the checked files, and when a torch runtime's command gives torchrun its own
+    `--nnodes` and master: it then reads no `PET_*`.
+
     ## Example
     ```yaml
     apiVersion: trainer.kubeflow.org/v1alpha1

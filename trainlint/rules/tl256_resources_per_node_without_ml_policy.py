@@ -22,6 +22,10 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     policy; a runtime without `mlPolicy` skips that step, and the resources are dropped
     with no error: the pods run with the runtime's resources, often without GPUs.
 
+    ## When it stays silent
+    On runtimes with an `mlPolicy`, on TrainJobs without `resourcesPerNode`, before
+    v2.3, and when the runtime is not among the checked files.
+
     ## Example
     ```yaml
     apiVersion: trainer.kubeflow.org/v1alpha1

@@ -23,6 +23,10 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     (v2.3 merges it per key). The runtime's cpu and memory requests and limits vanish
     without a word: the pods lose their guaranteed cpu and memory, or their limits.
 
+    ## When it stays silent
+    From v2.3 (resources merge per key), when the TrainJob repeats every resource the
+    runtime sets, and when the runtime is not among the checked files.
+
     ## Example
     ```yaml
     apiVersion: trainer.kubeflow.org/v1alpha1

@@ -23,6 +23,10 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     `PET_*` variables into the container named `node` only. v2.0 accepts the runtime and
     then drops all of them silently: every TrainJob runs the runtime's own command.
 
+    ## When it stays silent
+    From v2.1 (the webhook denies it, TL204), and on trainer jobs with a `node`
+    container.
+
     ## Example
     ```yaml
     apiVersion: trainer.kubeflow.org/v1alpha1

@@ -48,6 +48,10 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     is silently replaced: the run uses the controller's node count, rank, master address
     or hostfile, not yours.
 
+    ## When it stays silent
+    Where the webhook denies the variables (TL212), on variables the plugin does not
+    set, and when the runtime is not among the checked files.
+
     ## Example
     ```yaml
     apiVersion: trainer.kubeflow.org/v1alpha1

@@ -22,6 +22,9 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     so the variable silently wins: the initializer downloads another dataset or model
     than the one `storageUri` names.
 
+    ## When it stays silent
+    When `storageUri` is unset, or `STORAGE_URI` has the same value.
+
     ## Example
     ```yaml
     apiVersion: trainer.kubeflow.org/v1alpha1

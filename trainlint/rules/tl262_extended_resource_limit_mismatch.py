@@ -51,6 +51,11 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     request is not equal to its limit. Trainer accepts the TrainJob, and the failure
     shows only as an event when the Job's pods are created.
 
+    ## When it stays silent
+    On requests equal to limits, on limits without requests (requests default to them),
+    and on resources that are not extended: `cpu`, `memory`, `ephemeral-storage`,
+    `hugepages-*` and `kubernetes.io/` names.
+
     ## Example
     ```yaml
     apiVersion: trainer.kubeflow.org/v1alpha1

@@ -22,6 +22,9 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     carry it, so a runtime copied from one inherits it: a trainer job without its `node`
     container or with `replicas: 2` is then accepted and fails silently later.
 
+    ## When it stays silent
+    On runtimes without the label, and before v2.3 (the label does nothing there).
+
     ## Example
     ```yaml
     apiVersion: trainer.kubeflow.org/v1alpha1

@@ -21,6 +21,9 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     while a pod follows only one scheduler. One PodGroup is dead weight, and which one
     gangs the pods depends on the `schedulerName` alone.
 
+    ## When it stays silent
+    On a policy with one of the two schedulers.
+
     ## Example
     ```yaml
     apiVersion: trainer.kubeflow.org/v1alpha1

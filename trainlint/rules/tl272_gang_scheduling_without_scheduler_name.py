@@ -29,6 +29,10 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     `schedulerName` go to the default scheduler, which ignores PodGroups: nodes start one
     by one and a partial gang holds GPUs while it waits for the rest.
 
+    ## When it stays silent
+    When every pod template names its scheduler, and on runtimes without a
+    `podGroupPolicy` (Volcano only from v2.1).
+
     ## Example
     ```yaml
     apiVersion: trainer.kubeflow.org/v1alpha1

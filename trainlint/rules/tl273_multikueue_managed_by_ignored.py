@@ -23,6 +23,9 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     cluster runs the TrainJob itself, besides the copy MultiKueue dispatches to a worker
     cluster.
 
+    ## When it stays silent
+    From v2.3, where the controller honours `managedBy`.
+
     ## Example
     ```yaml
     apiVersion: trainer.kubeflow.org/v1alpha1

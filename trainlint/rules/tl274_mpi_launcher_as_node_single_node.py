@@ -23,6 +23,10 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     still gives 2 pods, the launcher and one `node` pod. Both are in the MPI hostfile, so
     the run takes two nodes' resources and starts twice the processes asked for.
 
+    ## When it stays silent
+    On several nodes, on MPI runtimes without `runLauncherAsNode: true` or without both
+    jobs, and when the runtime is not among the checked files.
+
     ## Example
     ```yaml
     apiVersion: trainer.kubeflow.org/v1alpha1

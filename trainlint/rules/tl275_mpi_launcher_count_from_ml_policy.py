@@ -26,6 +26,10 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     TrainJob's `numNodes`. Without it the run gets several launcher pods, each starting
     `mpirun`, and the `node` job keeps its own parallelism.
 
+    ## When it stays silent
+    On MPI runtimes of one node, on TrainJobs that set `numNodes`, and on a runtime that
+    a TrainJob of the run uses (reported there).
+
     ## Example
     ```yaml
     apiVersion: trainer.kubeflow.org/v1alpha1

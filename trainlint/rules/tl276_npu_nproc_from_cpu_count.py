@@ -19,22 +19,21 @@ from trainlint.trainer import framework, pod_for, trainer_container
 def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does
     Flags NPUs (Huawei's `huawei.com/Ascend*`, or names config `device-resources` calls
-    `npu`) among the trainer's resources (the runtime's
-    `node` container, or a TrainJob's `resourcesPerNode`) on a torch runtime whose
-    processes per node are left to `auto`: `numProcPerNode` unset or `auto` (in v2.1 the
+    `npu`) among the trainer's resources (the runtime's `node` container, or a TrainJob's
+    `resourcesPerNode`) on a torch runtime whose processes per node are left to `auto`: `numProcPerNode` unset or `auto` (in v2.1 the
     TrainJob's, else the runtime's `mlPolicy.torch.numProcPerNode`; from v2.2 the
     TrainJob's only).
-
-    ## When it stays silent
-    When the command does not run `torchrun` (nothing reads PET_NPROC_PER_NODE), or gives
-    it `--nproc_per_node` itself; when a resource named like a GPU is set; when the CPU
-    count equals the NPU count.
 
     ## Why is this bad?
     With `auto` the torch plugin counts GPUs only (resource names containing `gpu`). It
     finds none, so PET_NPROC_PER_NODE becomes the CPU count of the node container
     (`requests.cpu`, else `limits.cpu`, at least 1): torchrun starts that many processes
     instead of one per NPU.
+
+    ## When it stays silent
+    When the command does not run `torchrun` (nothing reads PET_NPROC_PER_NODE), or gives
+    it `--nproc_per_node` itself; when a resource named like a GPU is set; when the CPU
+    count equals the NPU count.
 
     ## Example
     ```yaml

@@ -43,6 +43,12 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     On pod-local storage a restart, suspend or preemption finds nothing, and the run
     silently trains again from step 0.
 
+    ## When it stays silent
+    When no checkpoint directory is found, when the trainer's settings say it saves
+    nothing (`save_strategy` `no`, `save_steps` not below `max_steps`), when the
+    directory is on a PVC or a volume of unknown kind, and on a TrainJob when the
+    storage is the runtime's alone (reported there).
+
     ## Options
     `env-name-parts`, `env-names`, `flags`: how a checkpoint directory is recognised.
 

@@ -30,6 +30,10 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     `ContainerCreating` (multi-attach error) and the gang never starts, or only the pods
     on the first node run.
 
+    ## When it stays silent
+    On one node, on claims with `ReadWriteMany` or `ReadOnlyMany`, and on claims that
+    are not among the checked files (their access modes are unknown).
+
     ## Example
     ```yaml
     apiVersion: v1

@@ -46,6 +46,10 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     that node: a multi-node job cannot share it, and when the node fails or is drained
     the checkpoint is stranded and the restarted run stays Pending or starts from step 0.
 
+    ## When it stays silent
+    When the claim or its StorageClass is not among the checked files, on provisioners
+    that are not node-local, and when the trainer saves nothing (see TL301).
+
     ## Options
     `local-provisioners`: provisioners treated as node-local. `env-name-parts`,
     `env-names`, `flags`: how a checkpoint directory is recognised.

@@ -52,6 +52,11 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     gone when it completes, so the trainer starts without the dataset or the model and
     fails, or trains on whatever the image contains.
 
+    ## When it stays silent
+    On the data-cache initializer (it serves the dataset over the network), when an
+    initializer writes to a PVC the trainer job mounts, and on runtimes without a
+    trainer job.
+
     ## Example
     ```yaml
     apiVersion: trainer.kubeflow.org/v1alpha1

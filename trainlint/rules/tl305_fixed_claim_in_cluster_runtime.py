@@ -25,6 +25,10 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     so concurrent runs overwrite each other's data and checkpoints; in a namespace
     without that PVC the pods stay Pending.
 
+    ## When it stays silent
+    On TrainingRuntimes (namespaced: the claim is the namespace's), and on
+    `volumeClaimPolicies` templates.
+
     ## Example
     ```yaml
     apiVersion: trainer.kubeflow.org/v1alpha1

@@ -53,6 +53,10 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     each other's files, and one run started after another resumes from the other run's
     newest checkpoint instead of starting clean.
 
+    ## When it stays silent
+    On a TrainJob alone in its namespace, on directories on different PVCs or sub-paths,
+    and when the trainer saves nothing (see TL301).
+
     ## Options
     `env-name-parts`, `env-names`, `flags`: how a checkpoint directory is recognised.
 

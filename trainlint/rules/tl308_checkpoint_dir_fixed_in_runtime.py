@@ -32,6 +32,11 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     run checkpoints to the same place: concurrent runs overwrite each other, and a new
     run resumes from the previous run's checkpoint instead of starting clean.
 
+    ## When it stays silent
+    When the directory is set per TrainJob (`$(VAR)` or a TrainJob's own setting), when
+    it is not on a named PVC, when every TrainJob of the run sets its own, and when the
+    trainer saves nothing (see TL301).
+
     ## Options
     `env-name-parts`, `env-names`, `flags`: how a checkpoint directory is recognised.
 

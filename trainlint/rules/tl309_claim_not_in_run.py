@@ -27,6 +27,10 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     stay Pending, and a gang-scheduled job never starts. A PVC of the same name in another
     namespace does not count.
 
+    ## When it stays silent
+    When the run holds no PersistentVolumeClaim at all (the storage is not being
+    linted), and on claims found in the namespace the pods run in.
+
     ## Example
     ```yaml
     apiVersion: v1

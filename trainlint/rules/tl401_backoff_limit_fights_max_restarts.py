@@ -32,6 +32,10 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     in-place retry of one rank cannot rejoin the group and hangs until the timeout, so
     most of those attempts are slow failures.
 
+    ## When it stays silent
+    On `backoffLimit: 0`, on runtimes without `failurePolicy.maxRestarts` above 0, and
+    with `restartStrategy: InPlaceRestart` (which requires the maximum backoffLimit).
+
     ## Example
     ```yaml
     apiVersion: trainer.kubeflow.org/v1alpha1

@@ -42,6 +42,12 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     large model's checkpoint takes longer than 30 s; a truncated one is useless or, worse,
     is picked up as the newest one on resume.
 
+    ## When it stays silent
+    When no checkpoint directory is found or nothing is saved (see TL301), when the
+    command installs no SIGTERM handler (nothing is saved on SIGTERM, however long the
+    grace period), on a grace period at or above `min-seconds`, and when the runtime is
+    not among the checked files.
+
     ## Options
     `min-seconds`: the least grace period accepted. Also `env-name-parts`, `env-names`,
     `flags` as in TL301.

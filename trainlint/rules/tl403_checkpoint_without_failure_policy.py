@@ -35,6 +35,11 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     `failurePolicy` the JobSet fails with it: there is no restart at all, so the
     checkpoint is written but never used to resume, and someone must resubmit the run.
 
+    ## When it stays silent
+    When the JobSet has a `failurePolicy`, when the trainer job's `backoffLimit` is not
+    0 (the Job then retries the pod, which can resume), when nothing is saved (see
+    TL301), and on a TrainJob whose runtime checkpoints by itself (reported there).
+
     ## Options
     `env-name-parts`, `env-names`, `flags`: how a checkpoint directory is recognised.
 

@@ -23,6 +23,9 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     restart, which is refused at once because the budget is spent: the JobSet fails with
     `ReachedMaxRestarts` on the first failure, as if there were no failurePolicy at all.
 
+    ## When it stays silent
+    On `maxRestarts` above 0, and when a rule uses an `...AndIgnoreMaxRestarts` action.
+
     ## Example
     ```yaml
     apiVersion: trainer.kubeflow.org/v1alpha1

@@ -32,6 +32,9 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     simply broken crashes the same way each time: with a huge budget it loops for hours
     on the GPUs before the TrainJob finally fails.
 
+    ## When it stays silent
+    At or below the `max-restarts` option.
+
     ## Options
     `max-restarts`: the largest `maxRestarts` accepted without a finding.
 

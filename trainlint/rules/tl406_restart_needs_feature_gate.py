@@ -28,6 +28,10 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     shows only an event. `InPlaceRestart` also requires `backoffLimit: 2147483647`,
     `podReplacementPolicy: Failed` and `completions` equal to `parallelism` on every job.
 
+    ## When it stays silent
+    On other restart strategies and actions, and before v2.2 (v2.3 for the `RestartJob`
+    actions).
+
     ## Example
     ```yaml
     apiVersion: trainer.kubeflow.org/v1alpha1

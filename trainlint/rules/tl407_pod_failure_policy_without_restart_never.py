@@ -26,6 +26,10 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     rejects the Job when the JobSet controller creates it: the run never starts, and the
     only trace is a JobSet event.
 
+    ## When it stays silent
+    When the pod template sets `restartPolicy: Never`, and on Jobs without
+    `podFailurePolicy` or `backoffLimitPerIndex`.
+
     ## Example
     ```yaml
     apiVersion: trainer.kubeflow.org/v1alpha1

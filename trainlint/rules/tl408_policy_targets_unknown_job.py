@@ -23,6 +23,9 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     the JobSet: it is rejected ("does not appear in .spec.ReplicatedJobs"), the TrainJob
     never starts and has no status, only a `TrainJobResourcesCreationFailed` event.
 
+    ## When it stays silent
+    On names of replicatedJobs of the runtime.
+
     ## Example
     ```yaml
     apiVersion: trainer.kubeflow.org/v1alpha1

@@ -36,6 +36,9 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     creates it for a TrainJob. The rejection shows only as an event: the TrainJob has no
     status and never starts.
 
+    ## When it stays silent
+    On reasons, names and `dependsOn` that JobSet accepts.
+
     ## Example
     ```yaml
     apiVersion: trainer.kubeflow.org/v1alpha1

@@ -33,6 +33,10 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     generated for this JobSet will exceed 63 characters"). The TrainJob gets no status,
     only a `TrainJobResourcesCreationFailed` event, and never runs.
 
+    ## When it stays silent
+    When the runtime is not among the checked files, and on names whose longest pod name
+    fits in 63 characters.
+
     ## Example
     ```yaml
     apiVersion: trainer.kubeflow.org/v1alpha1

@@ -24,6 +24,9 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     a fresh `maxRestarts` budget. In v2.1 this happens to completed and failed TrainJobs;
     in v2.2 and v2.3 to failed ones, in an endless loop.
 
+    ## When it stays silent
+    On JobSets without `ttlSecondsAfterFinished`, and outside v2.1–v2.3.
+
     ## Example
     ```yaml
     apiVersion: trainer.kubeflow.org/v1alpha1

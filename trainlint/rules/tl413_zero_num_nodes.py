@@ -24,6 +24,10 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     training (the newest API even accepts 0 explicitly); a negative count produces an
     invalid Job or a negative `PET_NPROC_PER_NODE`.
 
+    ## When it stays silent
+    On counts of 1 or more, and on `numNodes` given as something other than a number
+    (the schema rules report that).
+
     ## Example
     ```yaml
     apiVersion: trainer.kubeflow.org/v1alpha1

@@ -33,6 +33,12 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     rendezvous, which a restarted rank cannot rejoin: each of the 6 retries hangs until the
     rendezvous or NCCL timeout before the TrainJob finally fails.
 
+    ## When it stays silent
+    When the trainer job sets `backoffLimit` (or `backoffLimitPerIndex`), the JobSet has
+    a `failurePolicy`, the run is on one node, and when the command does not run
+    torchrun with the static rendezvous (no command, or `--rdzv-backend c10d`): nothing
+    then hangs on a restarted rank.
+
     ## Example
     ```yaml
     apiVersion: trainer.kubeflow.org/v1alpha1

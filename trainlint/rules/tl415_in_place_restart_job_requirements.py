@@ -31,6 +31,10 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     TrainJob; the JobSet is rejected only when the controller creates it, which shows
     only as an event on the TrainJob.
 
+    ## When it stays silent
+    On runtimes without `restartStrategy: InPlaceRestart`, and on the trainer job's
+    completions and parallelism (the controller sets them).
+
     ## Example
     ```yaml
     apiVersion: trainer.kubeflow.org/v1alpha1

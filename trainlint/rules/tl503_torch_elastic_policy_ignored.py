@@ -21,6 +21,9 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     node range is ignored, and its `maxRestarts` does not set any JobSet restart (the
     first failure still ends the run). v2.2 removes the field.
 
+    ## When it stays silent
+    From v2.2 (the field is gone: TL007 reports it).
+
     ## Example
     ```yaml
     apiVersion: trainer.kubeflow.org/v1alpha1

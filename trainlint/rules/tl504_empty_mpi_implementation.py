@@ -21,6 +21,9 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     TrainJob on the runtime is accepted and then fails to reconcile ("MPI implementation
     ... doesn't supported"), with no pods created.
 
+    ## When it stays silent
+    On a set `mpiImplementation`, and before v2.1.
+
     ## Example
     ```yaml
     apiVersion: trainer.kubeflow.org/v1alpha1
