@@ -4,6 +4,7 @@ bytes written, format choice and color."""
 from __future__ import annotations
 
 import gc
+import json
 import os
 import pty
 import re
@@ -313,3 +314,62 @@ def test_a_run_served_from_the_cache_parses_nothing(project: Path) -> None:
     assert "yaml" in cold[-1] and "trainlint.loader" in cold[-1]
     assert warm[-2:] == [cold[-2], "[]"]
     assert warm[:-2] == cold[:-2]  # the same findings
+
+
+#: A TrainJob whose only finding is TL502 (a preview rule): `save_steps`, no limit.
+SAVES_EVERY_STEP = """\
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: sft}
+spec:
+  runtimeRef: {name: torch-distributed}
+  trainer:
+    args: [--output_dir=/mnt/ckpt/sft, --save_steps=100]
+"""
+
+
+@pytest.mark.parametrize(
+    ("options", "config", "reported"),
+    [
+        ([], "", False),
+        (["--preview"], "", True),
+        (["--select", "TL502"], "", True),
+        (["--select", "save-steps-without-save-total-limit"], "", True),
+        (["--select", "TL5"], "", False),  # a prefix selects no preview rule
+        ([], "preview = true\n", True),
+        (["--ignore", "TL502"], "preview = true\n", False),
+    ],
+)
+def test_preview_rules_run_only_when_asked(
+    tmp_path: Path, options: list[str], config: str, reported: bool
+) -> None:
+    (tmp_path / "job.yaml").write_text(SAVES_EVERY_STEP)
+    (tmp_path / ".trainlint.toml").write_text(config + 'ignore = ["TL102"]\n')
+    result = trainlint(
+        "check", "--no-cache", "--output-format", "concise", *options, "job.yaml", cwd=tmp_path
+    )
+    assert ("job.yaml:7:40: TL502 [warning]" in result.stdout) == reported, result.stdout
+    assert result.returncode == (1 if reported else 0), result.stdout + result.stderr
+
+
+def test_rules_lists_the_preview_rules_only_when_asked(tmp_path: Path) -> None:
+    default = trainlint("rules", cwd=tmp_path).stdout.splitlines()
+    widened = trainlint("rules", "--preview", cwd=tmp_path).stdout.splitlines()
+    assert not any(line.startswith("TL502 ") for line in default)
+    assert [line for line in widened if line.endswith("  preview")] == [
+        line for line in widened if line.startswith(("TL412 ", "TL502 "))
+    ]
+    assert set(default) < set(widened)
+    entries = json.loads(trainlint("rules", "--preview", "--format", "json", cwd=tmp_path).stdout)
+    assert {entry["code"] for entry in entries if entry["preview"]} == {"TL412", "TL502"}
+    shown = trainlint("rule", "TL502", cwd=tmp_path).stdout
+    assert "Preview: off by default; runs with `--preview`" in shown
+    assert "## Preview" in shown
+
+
+def test_device_resources_take_known_kinds_only(tmp_path: Path) -> None:
+    (tmp_path / "job.yaml").write_text(SAVES_EVERY_STEP)
+    (tmp_path / ".trainlint.toml").write_text('[device-resources]\n"example.com/vgpu" = "gpus"\n')
+    result = trainlint("check", "--no-cache", "job.yaml", cwd=tmp_path)
+    assert result.returncode == 2
+    assert ".trainlint.toml: device-resources.example.com/vgpu: Input should be" in result.stderr

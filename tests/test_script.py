@@ -1,0 +1,64 @@
+"""The trainer's command read as the shell, Python and config parsers read it."""
+
+from __future__ import annotations
+
+from trainlint import script
+from trainlint.document import Manifest, Source
+from trainlint.trainer import At, Value
+
+AT = At(Manifest({}, Source("case.yaml")), ("spec",))
+
+
+def read(*items: str) -> script.Script:
+    return script.read_items([Value(item, AT) for item in items])
+
+
+def settings(found: script.Script) -> list[tuple[str, object, str, str | None]]:
+    return [(s.key, s.value, s.origin, s.path()) for s in found.settings]
+
+
+def test_flags_overrides_and_list_items() -> None:
+    found = read("torchrun", "--nnodes", "2", "train.py", "--output_dir", "/ckpt", "lr=1e-4",
+                 "--overwrite_output_dir")
+    assert settings(found) == [
+        ("nnodes", "2", "flag --nnodes", None),
+        ("output_dir", "/ckpt", "flag --output_dir", "/ckpt"),
+        ("lr", "1e-4", "arg lr", None),
+        ("overwrite_output_dir", None, "flag --overwrite_output_dir", None),
+    ]
+    assert script.truth(found.settings[-1]) is True
+    assert script.runs_torchrun(found)
+
+
+def test_inline_python_keywords_are_read_without_their_commas() -> None:
+    found = read("bash", "-c", 'python - <<\'PY\'\nTrainingArguments(\n    output_dir="/w/out",'
+                 ' save_strategy="no",\n    max_steps=30)\nPY\n')
+    assert settings(found) == [
+        ("output_dir", "/w/out", "python output_dir=", "/w/out"),
+        ("save_strategy", "no", "python save_strategy=", None),
+        ("max_steps", 30, "python max_steps=", None),
+    ]
+
+
+def test_a_heredoc_config_is_read_relative_to_the_cd_before_it() -> None:
+    found = read("bash", "-c", "cd /mnt/work && export OUT=x\ncat >sft.yaml <<EOL\n"
+                 "output_dir: adapters\nsave_steps: 500\nEOL\nllamafactory-cli train sft.yaml\n")
+    assert settings(found) == [
+        ("output_dir", "adapters", "config sft.yaml output_dir", "/mnt/work/adapters"),
+        ("save_steps", 500, "config sft.yaml save_steps", None),
+    ]
+
+
+def test_shell_variables_and_unreadable_text_are_not_settings() -> None:
+    assert read("bash", "-c", "export RANK=$PET_NODE_RANK\nA=b python train.py").settings == ()
+    assert read("bash", "-c", "python train.py --output_dir='/unterminated").settings == ()
+    assert read("python", "-c", "def broken(:\n  pass").settings == ()
+    assert read("bash", "-c", "cat > c.yaml <<EOF\n{{ template }}: [\nEOF\n").settings == ()
+
+
+def test_the_rendezvous_flags() -> None:
+    own = read("python", "-m", "torch.distributed.run", "--nnodes=2", "--master-addr=h", "t.py")
+    assert script.own_rendezvous(own) is not None and script.static_rendezvous(own)
+    elastic = read("torchrun", "--rdzv_backend", "c10d", "--rdzv_endpoint", "h:29400", "t.py")
+    assert not script.static_rendezvous(elastic)
+    assert not script.static_rendezvous(read("python", "train.py"))
