@@ -20,6 +20,9 @@ TrainerVersion = tuple[int, int]
 #: Releases of Kubeflow Trainer whose API trainlint knows, oldest first.
 RELEASES: tuple[TrainerVersion, ...] = ((2, 0), (2, 1), (2, 2), (2, 3))
 NEWEST = RELEASES[-1]
+#: Where each rule's documentation (the text of `trainlint rule CODE`) is published: the
+#: SARIF `helpUri` and the language server's `codeDescription` both link here.
+RULE_DOCS = "https://trainlint.dev/rules/{code}"
 
 
 def parse_version(text: str) -> TrainerVersion:
@@ -112,6 +115,17 @@ class Rule:
 
     def applies_to(self, version: TrainerVersion) -> bool:
         return self.since <= version and (self.until is None or version <= self.until)
+
+    @property
+    def docs_url(self) -> str:
+        return RULE_DOCS.format(code=self.code.lower())
+
+    def section(self, title: str) -> str:
+        """The text of one `## title` section of the documentation ("" when absent)."""
+        head = f"## {title}"
+        if head not in self.doc:
+            return ""
+        return self.doc.split(head, 1)[1].split("\n## ", 1)[0].strip()
 
     @property
     def releases(self) -> str:

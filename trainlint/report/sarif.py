@@ -15,8 +15,6 @@ from trainlint.rule import Rule, all_rules
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 HOME = "https://trainlint.dev"
-#: Where each rule's documentation (the text of `trainlint rule CODE`) is published.
-RULE_DOCS = HOME + "/rules/{code}"
 
 
 def uri(file: str) -> str:
@@ -31,15 +29,14 @@ def uri(file: str) -> str:
 
 
 def _rule(rule: Rule) -> dict[str, Any]:
-    what = rule.doc.split("## What it does", 1)[-1].split("##", 1)[0]
-    summary = " ".join(what.split())
+    summary = " ".join(rule.section("What it does").split())
     return {
         "id": rule.code,
         "name": rule.name,
         "shortDescription": {"text": summary.split(". ")[0].rstrip(".") + "."},
         "fullDescription": {"text": summary},
         "help": {"text": rule.help or summary, "markdown": rule.doc},
-        "helpUri": RULE_DOCS.format(code=rule.code.lower()),
+        "helpUri": rule.docs_url,
         "defaultConfiguration": {"level": rule.severity.value},
         "properties": {"tags": ["kubeflow-trainer"]},
     }
