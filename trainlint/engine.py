@@ -19,6 +19,7 @@ from trainlint.rule import (
     Fix,
     Options,
     Problem,
+    Related,
     Rule,
     Severity,
     TrainerVersion,
@@ -366,6 +367,8 @@ class Finding:
     #: The repair the rule offers, and the object it edits.
     fix: Fix | None = field(default=None, compare=False)
     manifest: Manifest | None = field(default=None, compare=False, repr=False)
+    #: The keys of other objects that cause it (the runtime's, for a TrainJob's finding).
+    related: tuple[Related, ...] = field(default=(), compare=False, repr=False)
 
     @property
     def file(self) -> str:
@@ -609,5 +612,5 @@ def _from_problem(rule: Rule, problem: Problem, manifest: Manifest) -> Finding:
     return Finding(
         rule.code, rule.name, rule.severity, problem.message,
         problem.help or rule.help, manifest.source, manifest.span(problem.path),
-        problem.path, ref, problem.fix, manifest,
+        problem.path, ref, problem.fix, manifest, problem.related,
     )

@@ -82,6 +82,16 @@ class Fix:
 
 
 @dataclass(frozen=True, slots=True)
+class Related:
+    """A key in another object that a finding depends on (the runtime's line that makes
+    a TrainJob's finding true), and what it has to do with the finding."""
+
+    manifest: Manifest
+    path: Path
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
 class Problem:
     """What a check reports: where (a key path in the object) and what."""
 
@@ -91,6 +101,8 @@ class Problem:
     help: str | None = None
     #: How to repair it, when the check knows a repair.
     fix: Fix | None = None
+    #: The keys of other objects that cause it, when they are not in this one.
+    related: tuple[Related, ...] = ()
 
 
 Check = Callable[[Manifest, "Context"], Iterator[Problem]]

@@ -6,7 +6,7 @@ from typing import Any
 from trainlint import fixes
 from trainlint.document import Manifest, Path, dig, mapping
 from trainlint.engine import Context
-from trainlint.rule import Edit, Fix, Problem, Severity, rule
+from trainlint.rule import Edit, Fix, Problem, Related, Severity, rule
 from trainlint.trainer import (
     ANCESTOR_LABEL,
     JOBS,
@@ -101,21 +101,30 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     jobs = replicated_jobs(manifest)
     if any(ancestor(job) == TRAINER for _, job in jobs):
         return
-    found = _misplaced(manifest, jobs)
+    path, where, misplaced = _missing_label(manifest, jobs)
+    yield Problem(
+        path,
+        f"{where}: every TrainJob's image, command, args, env, resourcesPerNode and numNodes "
+        "will be dropped silently",
+        fix=_label_fix(manifest, jobs, path if misplaced else None),
+    )
+
+
+def _missing_label(
+    runtime: Manifest, jobs: Sequence[tuple[int, dict[str, Any]]]
+) -> tuple[Path, str, bool]:
+    """Where a runtime without the trainer label should have it (or has it misplaced), what
+    is wrong there, and whether the label is misplaced."""
+    found = _misplaced(runtime, jobs)
     if found:
         path, where = found
-        message = (
+        return path, (
             f"the trainer label {_LABEL} is {where}, but the controller reads it only from "
-            "a replicatedJob's `template.metadata.labels`: every TrainJob's image, command, "
-            "args, env, resourcesPerNode and numNodes will be dropped silently"
-        )
-    else:
-        path = _expected_place(manifest, jobs)
-        message = (
-            f"no replicatedJob carries {_LABEL} on its job template: every TrainJob's "
-            "image, command, args, env, resourcesPerNode and numNodes will be dropped silently"
-        )
-    yield Problem(path, message, fix=_label_fix(manifest, jobs, path if found else None))
+            "a replicatedJob's `template.metadata.labels`"
+        ), True
+    return _expected_place(runtime, jobs), (
+        f"no replicatedJob carries {_LABEL} on its job template"
+    ), False
 
 
 def _label_fix(
@@ -204,7 +213,8 @@ def _check_trainjob(job: Manifest, ctx: Context) -> Iterator[Problem]:
     trainer = mapping(dig(job.body, "spec", "trainer"))
     if runtime is None or not trainer:
         return
-    if any(ancestor(runtime_job) == TRAINER for _, runtime_job in replicated_jobs(runtime)):
+    jobs = replicated_jobs(runtime)
+    if any(ancestor(runtime_job) == TRAINER for _, runtime_job in jobs):
         return
     kept = set()
     if is_mpi(runtime):
@@ -220,4 +230,5 @@ def _check_trainjob(job: Manifest, ctx: Context) -> Iterator[Problem]:
             f"{runtime.describe()} has no job labelled {_LABEL}, so the controller silently "
             f"drops {names} set here: the job runs with the runtime's defaults",
             help=f"label the trainer job of {runtime.describe()} (see `trainlint rule TL201`)",
+            related=(Related(runtime, *_missing_label(runtime, jobs)[:2]),),
         )

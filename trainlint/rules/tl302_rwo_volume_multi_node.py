@@ -5,7 +5,7 @@ from collections.abc import Iterator
 from trainlint.checkpoint import claim_namespaces, first_on
 from trainlint.document import Manifest, dig, sequence
 from trainlint.engine import Context
-from trainlint.rule import Problem, Severity, rule
+from trainlint.rule import Problem, Related, Severity, rule
 from trainlint.trainer import At, TrainerPod, pod_for
 
 SINGLE_NODE_MODES = frozenset({"ReadWriteOnce", "ReadWriteOncePod"})
@@ -126,24 +126,29 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
         return
     nodes_at = pod.num_nodes.at if pod.num_nodes else None
     for name in sorted(pod.mounted):
-        for volume_at, described in _single_node_claims(pod, name, namespaces, ctx):
+        for volume_at, described, modes in _single_node_claims(pod, name, namespaces, ctx):
             at = volume_at if manifest.kind != "TrainJob" else first_on(
                 manifest, nodes_at, volume_at
             )
             if at is None:
                 continue  # the runtime's own problem, reported on the runtime
+            related = [Related(*modes, f"{described} allows only ReadWriteOnce")]
+            if volume_at.manifest is not manifest:
+                related.append(Related(*volume_at, f"volume `{name}` is declared here"))
             yield Problem(
                 at.path,
                 f"trainer job `{pod.job_name}` runs on {pod.nodes} nodes but mounts "
                 f"{described}, which allows only ReadWriteOnce: pods on other nodes cannot "
                 "attach it and stay in ContainerCreating, so the job never starts",
+                related=tuple(related),
             )
 
 
 def _single_node_claims(
     pod: TrainerPod, name: str, namespaces: list[str], ctx: Context
-) -> Iterator[tuple[At, str]]:
-    """(where the volume is declared, description) of the volume `name` if it is RWO-only."""
+) -> Iterator[tuple[At, str, At]]:
+    """(where the volume is declared, description, where its access modes are written)
+    of the volume `name` if it is RWO-only."""
     volume = pod.volumes.get(name)
     if volume is not None:
         claim_name = dig(volume.value, "persistentVolumeClaim", "claimName")
@@ -153,12 +158,13 @@ def _single_node_claims(
         for namespace in namespaces:
             claim = ctx.claim(namespace, claim_name)
             if claim is not None and _single_node(dig(claim.body, "spec", "accessModes")):
-                yield at, f"PVC `{namespace}/{claim_name}` (volume `{name}`)"
+                modes = At(claim, ("spec", "accessModes"))
+                yield at, f"PVC `{namespace}/{claim_name}` (volume `{name}`)", modes
         return
     template = pod.claim_templates.get(name)
     if template is not None and _single_node(dig(template.value, "spec", "accessModes")):
         at = At(template.at.manifest, (*template.at.path, "spec", "accessModes"))
-        yield at, f"volume `{name}` from a volumeClaimPolicies template"
+        yield at, f"volume `{name}` from a volumeClaimPolicies template", at
 
 
 def _single_node(modes: object) -> bool:
