@@ -379,6 +379,9 @@ class Finding:
 
 
 SettingsFor = Callable[[Source], Settings]
+#: Told of a rule that raised on an object, when the run goes on without that rule's
+#: findings on it (the language server); without one, the error ends the run.
+RuleError = Callable[[Rule, Manifest, Exception], None]
 
 
 def in_order(per_input: Iterable[Iterable[Finding]]) -> list[Finding]:
@@ -393,15 +396,17 @@ def lint(
     *,
     settings_for: SettingsFor | None = None,
     context: Iterable[Manifest] = (),
+    on_rule_error: RuleError | None = None,
 ) -> list[Finding]:
     """Every finding of the enabled rules over all inputs, suppressions applied, sorted.
 
     `settings_for` gives each file its own settings (its nearest configuration file) while
     all inputs still share one index, so references across files resolve. `context` are
     objects that references may find (the cluster's, for the webhook) but that are not
-    checked.
+    checked. With `on_rule_error`, a rule that raises loses its findings on that object
+    and the run goes on.
     """
-    run = Run(inputs, settings, settings_for, context=context)
+    run = Run(inputs, settings, settings_for, context=context, on_rule_error=on_rule_error)
     return run.settle(run.check(position) for position in range(len(run.inputs)))
 
 
@@ -420,6 +425,7 @@ class Run:
         *,
         contents: Mapping[str, str] | None = None,
         context: Iterable[Manifest] = (),
+        on_rule_error: RuleError | None = None,
     ) -> None:
         self.inputs = list(inputs)
         self.index = Index(
@@ -427,6 +433,7 @@ class Run:
         )
         self._default = settings or Settings()
         self._settings_for = settings_for
+        self._on_rule_error = on_rule_error
         self._plans: dict[int, _Plan] = {}
         #: With `contents` (file name → digest of its bytes), the look-ups of every input
         #: are recorded: per input, dependency → digest of the answer (`Index.looked_up`).
@@ -441,7 +448,7 @@ class Run:
     def plan_for(self, source: Source) -> _Plan:
         chosen = self._settings_for(source) if self._settings_for else self._default
         if id(chosen) not in self._plans:
-            self._plans[id(chosen)] = _Plan(chosen, self.index)
+            self._plans[id(chosen)] = _Plan(chosen, self.index, self._on_rule_error)
         return self._plans[id(chosen)]
 
     def check(self, position: int) -> list[Finding]:
@@ -478,9 +485,12 @@ class _Plan:
     """The rules one Settings enables, by kind, with their contexts (one per set of
     options: the webhook makes a plan for every request)."""
 
-    def __init__(self, settings: Settings, index: Index) -> None:
+    def __init__(
+        self, settings: Settings, index: Index, on_rule_error: RuleError | None = None
+    ) -> None:
         self.settings = settings
         self.index = index
+        self.on_rule_error = on_rule_error
         self.enabled = settings.rules_by_code
         self._contexts: dict[int, Context] = {}
         self._by_kind: dict[str, list[tuple[Rule, Context]]] = {}
@@ -512,8 +522,25 @@ class _Plan:
             self.index.memo.clear()
             for rule, context in self.rules_for(object_kind(manifest)):
                 assert rule.check is not None
-                for found in rule.check(manifest, context):
+                problems: Iterable[Problem]
+                if self.on_rule_error is None:
+                    problems = rule.check(manifest, context)
+                else:
+                    problems = self._guarded(rule, manifest, context, self.on_rule_error)
+                for found in problems:
                     yield _from_problem(rule, found, manifest)
+
+    @staticmethod
+    def _guarded(
+        rule: Rule, manifest: Manifest, context: Context, on_error: RuleError
+    ) -> list[Problem]:
+        """The problems of one rule on one object, none when it raises (then told)."""
+        assert rule.check is not None
+        try:
+            return list(rule.check(manifest, context))
+        except Exception as error:
+            on_error(rule, manifest, error)
+            return []
 
     def settle(
         self,
