@@ -130,3 +130,99 @@ def _next_code_line(lines: list[str], number: int) -> int:
             return following + 1
     return number
 
+
+
+# --- writing suppressions (the language server's "disable" actions) ---
+
+
+def disable_on_line(text: str, line: int, code: str) -> str:
+    """`text` with `code` silenced on `line` (1-based): added to the line's `disable=`
+    comment, or to an own-line one just above that applies to it, else written at the
+    line's end, or on a line of its own above where the line's end lies inside a value
+    (a quoted string that goes on)."""
+    lines = text.splitlines(keepends=True)
+    index = line - 1
+    if not 0 <= index < len(lines):
+        return text
+    above = _own_line_above(lines, index)
+    for at in (index, above):
+        if at is None:
+            continue
+        body, ending = _split_ending(lines[at])
+        extended = _with_code(body, code, "disable")
+        if extended is not None:
+            return "".join([*lines[:at], extended + ending, *lines[at + 1 :]])
+    comment = f"# trainlint: disable={code}"
+    body, ending = _split_ending(lines[index])
+    at_end = "".join([*lines[:index], f"{body}  {comment}{ending}", *lines[index + 1 :]])
+    if _same_data(text, at_end):
+        return at_end
+    indent = body[: len(body) - len(body.lstrip(" -"))].replace("-", " ")
+    newline = ending or _newline(text)
+    return "".join([*lines[:index], f"{indent}{comment}{newline}", *lines[index:]])
+
+
+def disable_in_file(text: str, code: str) -> str:
+    """`text` with `code` silenced in the whole file: added to its `disable-file=` comment,
+    else written as the first line."""
+    lines = text.splitlines(keepends=True)
+    for index, line in enumerate(lines):
+        body, ending = _split_ending(line)
+        extended = _with_code(body, code, "disable-file")
+        if extended is not None:
+            lines[index] = extended + ending
+            return "".join(lines)
+    return f"# trainlint: disable-file={code}{_newline(text)}{text}"
+
+
+def _with_code(line: str, code: str, directive: str) -> str | None:
+    """The line with `code` added to its suppression comment of `directive`, None when it
+    has none."""
+    match = _COMMENT.search(line)
+    if match is None:
+        return None
+    found = _DIRECTIVE.match(match["body"])
+    if found is None or found["name"] != directive:
+        return None
+    end = match.start("body") + found.end("codes")
+    separator = "," if found["codes"] else ""
+    return f"{line[:end]}{separator}{code}{line[end:]}"
+
+
+def _own_line_above(lines: list[str], index: int) -> int | None:
+    """The comment line right above `index` that holds a suppression for it, if any."""
+    above = index - 1
+    while above >= 0 and lines[above].strip().startswith("#"):
+        if _COMMENT.match(lines[above].strip()):
+            return above
+        above -= 1
+    return None
+
+
+def _same_data(text: str, changed: str) -> bool:
+    """Whether both texts parse to the same YAML events (comments are none), judged
+    without building anything: aliases are not expanded."""
+    before = _events(text)
+    return before is not None and before == _events(changed)
+
+
+def _events(text: str) -> list[tuple[object, ...]] | None:
+    import yaml
+
+    try:
+        return [
+            (type(event), getattr(event, "anchor", None), getattr(event, "tag", None),
+             getattr(event, "value", None))
+            for event in yaml.parse(text, Loader=yaml.CSafeLoader)
+        ]
+    except yaml.YAMLError:
+        return None
+
+
+def _split_ending(line: str) -> tuple[str, str]:
+    body = line.rstrip("\r\n")
+    return body, line[len(body) :]
+
+
+def _newline(text: str) -> str:
+    return "\r\n" if "\r\n" in text else "\n"
