@@ -241,13 +241,14 @@ def test_version_imports_neither_pydantic_nor_the_rules(tmp_path: Path) -> None:
 
 def test_check_without_configuration_imports_no_validation_library(tmp_path: Path) -> None:
     """Checking a TrainJob on the defaults needs neither pydantic (configuration, models:
-    the schema trees ship compiled) nor the fixer's or the webhook's libraries."""
+    the schema trees ship compiled) nor the fixer's, the webhook's or the language
+    server's libraries."""
     (tmp_path / "job.yaml").write_text(
         "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata:\n  name: a\n"
         "spec:\n  runtimeRef:\n    name: torch-distributed\n  trainer:\n    numNodes: 2\n"
     )
     watched = ("pydantic", "jsonschema", "kubernetes_validate", "ruamel", "aiohttp",
-               "kubernetes_asyncio", "pathspec")
+               "kubernetes_asyncio", "pathspec", "pygls", "lsprotocol", "trainlint.lsp")
     *output, status, loaded = _imported_by(["check", "--no-cache", "job.yaml"], watched, tmp_path)
     assert (status, loaded) == ("1", "[]")
     assert any("TL102" in line for line in output)  # it did check: the runtime is unknown

@@ -447,3 +447,40 @@ def serve(
         raise click.ClickException(f"cannot serve: {error}") from None
     except OSError as error:
         raise click.ClickException(f"cannot serve: {error.strerror or error}") from None
+
+
+@main.command()
+@_config_options
+@click.option("--trainer-version", metavar="VERSION",
+              help="Trainer release the manifests target, over every configuration.")
+@click.option("--kubernetes-version", metavar="VERSION",
+              help="Kubernetes release of the cluster, over every configuration.")
+@click.option("--select", metavar="CODES", help="Codes, prefixes or names to run.")
+@click.option("--extend-select", metavar="CODES", help="Codes to run on top of `select`.")
+@click.option("--ignore", metavar="CODES", help="Codes, prefixes or names to skip.")
+def lsp(
+    config_file: str | None, isolated: bool, trainer_version: str | None,
+    kubernetes_version: str | None, select: str | None, extend_select: str | None,
+    ignore: str | None,
+) -> None:
+    """Run the language server on stdin and stdout (needs the `lsp` extra). Clients may
+    also pass these settings as `initializationOptions`."""
+    from trainlint.config import COMMAND_LINE, ConfigError, validate
+
+    given = {
+        "trainer-version": trainer_version, "kubernetes-version": kubernetes_version,
+        "select": _split(select), "extend-select": _split(extend_select),
+        "ignore": _split(ignore),
+    }
+    overrides = {key: value for key, value in given.items() if value is not None}
+    try:
+        validate(overrides, COMMAND_LINE, "--")
+        from trainlint import lsp as server
+    except ConfigError as error:
+        raise Failure(str(error)) from None
+    except ImportError as error:
+        raise click.ClickException(
+            f"{error.name} is missing: install the language server with "
+            "`pip install 'trainlint[lsp]'`"
+        ) from None
+    server.run(server.Options(config_file, isolated, overrides))
