@@ -458,10 +458,11 @@ def serve(
 @click.option("--select", metavar="CODES", help="Codes, prefixes or names to run.")
 @click.option("--extend-select", metavar="CODES", help="Codes to run on top of `select`.")
 @click.option("--ignore", metavar="CODES", help="Codes, prefixes or names to skip.")
+@click.option("--preview", is_flag=True, default=None, help="Also run the preview rules.")
 def lsp(
     config_file: str | None, isolated: bool, trainer_version: str | None,
     kubernetes_version: str | None, select: str | None, extend_select: str | None,
-    ignore: str | None,
+    ignore: str | None, preview: bool | None,
 ) -> None:
     """Run the language server on stdin and stdout (needs the `lsp` extra). Clients may
     also pass these settings as `initializationOptions`."""
@@ -470,7 +471,7 @@ def lsp(
     given = {
         "trainer-version": trainer_version, "kubernetes-version": kubernetes_version,
         "select": _split(select), "extend-select": _split(extend_select),
-        "ignore": _split(ignore),
+        "ignore": _split(ignore), "preview": preview,
     }
     overrides = {key: value for key, value in given.items() if value is not None}
     try:
