@@ -129,6 +129,11 @@ class Session:
             types.DidChangeWatchedFilesParams(events)
         ))
 
+    def configure(self, settings: Any) -> None:
+        """Send new settings, as an editor does when its user changes them."""
+        params = types.DidChangeConfigurationParams(settings)
+        self._notify(lambda: self.client.workspace_did_change_configuration(params))
+
     # --- waiting for what the server says ---
 
     def diagnostics(

@@ -415,6 +415,17 @@ def test_settings_come_from_initialization_options_and_configuration_reloads(
         expected = cli_findings(root, "--trainer-version", "2.1")
         assert as_shown(shown) == as_reported(expected, "trainjob.yaml")
         assert "TL102" in codes(shown)
+
+        # Settings the editor sends later: over the command's and initializationOptions'.
+        session.configure({"trainlint": {"trainerVersion": "9"}})
+        session.wait(lambda: any("settings: trainer-version: unknown Trainer release '9'"
+                                 in message.message for message in session.shown) or None)
+        mark = session.count(uri)
+        session.configure({"trainlint": {"ignore": ["TL102"]}})
+        shown = session.diagnostics(uri, after=mark)
+        expected = cli_findings(root, "--trainer-version", "2.1", "--ignore", "TL102")
+        assert as_shown(shown) == as_reported(expected, "trainjob.yaml")
+        assert "TL102" not in codes(shown) and "TL007" in codes(shown)
         assert session.stop() == 0
     finally:
         if session.alive():

@@ -28,7 +28,7 @@ from pygls.uris import from_fs_path, to_fs_path
 from trainlint import __version__
 from trainlint.config import ConfigError
 from trainlint.lsp import features
-from trainlint.lsp.workspace import CONFIG_FILES, Checked, Options, Workspace
+from trainlint.lsp.workspace import CONFIG_FILES, SETTINGS, Checked, Options, Workspace
 
 T = TypeVar("T")
 log = logging.getLogger("trainlint.lsp")
@@ -287,7 +287,7 @@ def _workspace(server: Server) -> None:
         ls: Server, params: types.DidChangeConfigurationParams
     ) -> None:
         try:
-            options = ls.given.updated(params.settings)
+            options = ls.given.updated(params.settings, SETTINGS)
         except ConfigError as error:
             ls.window_show_message(types.ShowMessageParams(types.MessageType.Error, str(error)))
             return

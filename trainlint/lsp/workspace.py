@@ -43,8 +43,9 @@ from trainlint.loader import load
 from trainlint.rule import Rule
 
 log = logging.getLogger("trainlint.lsp")
-#: Where settings come from when they are not in a configuration file.
+#: Where a client's settings come from, as messages name them.
 INITIALIZATION_OPTIONS = "initializationOptions"
+SETTINGS = "workspace/didChangeConfiguration settings"
 #: Settings of the server itself, beside the configuration keys.
 _SERVER_KEYS = frozenset({"config", "isolated", "debounce"})
 #: The files whose change means a configuration may have changed.
@@ -64,22 +65,22 @@ class Options:
     #: Seconds a change waits for the next one before the document is checked.
     debounce: float = 0.02
 
-    def updated(self, given: object) -> Options:
-        """These options with those a client sent (initializationOptions or settings,
-        camelCase or kebab-case keys, optionally under `trainlint`); ConfigError names a
-        key that is wrong."""
+    def updated(self, given: object, where: str = INITIALIZATION_OPTIONS) -> Options:
+        """These options with those a client sent (`where`: initializationOptions or
+        settings; camelCase or kebab-case keys, optionally under `trainlint`); ConfigError
+        names a key that is wrong."""
         if not isinstance(given, Mapping):
             return self
         table = given["trainlint"] if isinstance(given.get("trainlint"), Mapping) else given
         keys = {_kebab(str(key)): value for key, value in table.items()}
         server = {key: keys.pop(key) for key in _SERVER_KEYS & keys.keys()}
-        validate(keys, INITIALIZATION_OPTIONS)
+        validate(keys, where)
         debounce = server.get("debounce", self.debounce * 1000)
         if not isinstance(debounce, int | float) or isinstance(debounce, bool) or debounce < 0:
-            raise ConfigError(f"{INITIALIZATION_OPTIONS}: debounce: milliseconds, 0 or more")
+            raise ConfigError(f"{where}: debounce: milliseconds, 0 or more")
         config = server.get("config", self.config_file)
         if config is not None and not isinstance(config, str):
-            raise ConfigError(f"{INITIALIZATION_OPTIONS}: config: a path")
+            raise ConfigError(f"{where}: config: a path")
         return Options(
             config, bool(server.get("isolated", self.isolated)),
             {**self.overrides, **keys}, float(debounce) / 1000,
