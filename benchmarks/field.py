@@ -54,8 +54,8 @@ DEBATABLE: dict[str, tuple[bool, str]] = {
     ),
     "TL102": (
         False,
-        "a runtime the page does not show is no problem of the TrainJob: TL102 becomes "
-        "opt-in with the bundled upstream runtimes (issue 20)",
+        "a runtime the page does not show is no problem of the TrainJob, and "
+        "`torch-distributed` is one the release installs (bundled): TL102 is in preview",
     ),
 }
 

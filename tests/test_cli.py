@@ -246,12 +246,14 @@ def test_check_without_configuration_imports_no_validation_library(tmp_path: Pat
     (tmp_path / "job.yaml").write_text(
         "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata:\n  name: a\n"
         "spec:\n  runtimeRef:\n    name: torch-distributed\n  trainer:\n    numNodes: 2\n"
+        "  initializer:\n    dataset:\n      storageUri: hf://tatsu-lab/alpaca\n"
     )
     watched = ("pydantic", "jsonschema", "kubernetes_validate", "ruamel", "aiohttp",
                "kubernetes_asyncio", "pathspec", "pygls", "lsprotocol", "trainlint.lsp")
     *output, status, loaded = _imported_by(["check", "--no-cache", "job.yaml"], watched, tmp_path)
     assert (status, loaded) == ("1", "[]")
-    assert any("TL102" in line for line in output)  # it did check: the runtime is unknown
+    # It did check, against the runtime the release installs: it has no dataset initializer.
+    assert any("TL206" in line for line in output)
 
 
 def test_action_is_a_composite_action_with_the_documented_inputs() -> None:
@@ -323,7 +325,7 @@ apiVersion: trainer.kubeflow.org/v1alpha1
 kind: TrainJob
 metadata: {name: sft}
 spec:
-  runtimeRef: {name: torch-distributed}
+  runtimeRef: {name: torch-sft}
   trainer:
     args: [--output_dir=/mnt/ckpt/sft, --save_steps=100]
 """
@@ -358,11 +360,11 @@ def test_rules_lists_the_preview_rules_only_when_asked(tmp_path: Path) -> None:
     widened = trainlint("rules", "--preview", cwd=tmp_path).stdout.splitlines()
     assert not any(line.startswith("TL502 ") for line in default)
     assert [line for line in widened if line.endswith("  preview")] == [
-        line for line in widened if line.startswith(("TL412 ", "TL502 "))
+        line for line in widened if line.startswith(("TL102 ", "TL412 ", "TL502 "))
     ]
     assert set(default) < set(widened)
     entries = json.loads(trainlint("rules", "--preview", "--format", "json", cwd=tmp_path).stdout)
-    assert {entry["code"] for entry in entries if entry["preview"]} == {"TL412", "TL502"}
+    assert {entry["code"] for entry in entries if entry["preview"]} == {"TL102", "TL412", "TL502"}
     shown = trainlint("rule", "TL502", cwd=tmp_path).stdout
     assert "Preview: off by default; runs with `--preview`" in shown
     assert "## Preview" in shown

@@ -406,12 +406,13 @@ def test_settings_come_from_initialization_options_and_configuration_reloads(
         assert any("pyproject.toml:" in message.message and "invalid TOML" in message.message
                    for message in session.shown)
 
-        # Excluding the runtime's folder: the TrainJob no longer sees it, as the CLI.
+        # Excluding the runtime's folder: the TrainJob no longer sees it, as the CLI (and
+        # TL102, a preview rule selected here, says so).
         (root / "runtimes").mkdir()
         (root / "runtime.yaml").rename(root / "runtimes" / "runtime.yaml")
         session.files_changed(("runtime.yaml", types.FileChangeType.Deleted),
                               ("runtimes/runtime.yaml", types.FileChangeType.Created))
-        shown = reloaded('[tool.trainlint]\nexclude = ["runtimes/"]\n')
+        shown = reloaded('[tool.trainlint]\nexclude = ["runtimes/"]\nextend-select = ["TL102"]\n')
         expected = cli_findings(root, "--trainer-version", "2.1")
         assert as_shown(shown) == as_reported(expected, "trainjob.yaml")
         assert "TL102" in codes(shown)

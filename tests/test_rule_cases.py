@@ -51,6 +51,7 @@ def case_settings(code: str, case: dict[str, Any]) -> Settings:
         rule_options=options,
         preview=True,  # a preview rule's cases hold as well
         device_resources=case.get("device-resources", {}),
+        bundled_runtimes=case.get("bundled-runtimes", True),
     )
 
 

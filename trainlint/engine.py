@@ -25,8 +25,10 @@ from trainlint.rule import (
     TrainerVersion,
     all_rules,
     code_matches,
+    format_version,
     named_exactly,
     names_codes,
+    parse_version,
 )
 from trainlint.rule import matches as rule_matches
 
@@ -36,6 +38,11 @@ if TYPE_CHECKING:
 TRAINER_GROUP = "trainer.kubeflow.org"
 TRAINER_KINDS = frozenset({"TrainJob", "TrainingRuntime", "ClusterTrainingRuntime"})
 RUNTIME_KINDS = frozenset({"TrainingRuntime", "ClusterTrainingRuntime"})
+#: The kinds rules look up by name, besides TrainJobs.
+LOOKED_UP_KINDS = RUNTIME_KINDS | {"PersistentVolumeClaim", "StorageClass", "PriorityClass"}
+CLUSTER_SCOPED = frozenset({"ClusterTrainingRuntime", "StorageClass", "PriorityClass"})
+#: Where the objects of a run of the command line come from, as messages name it.
+FILES = "the checked files or their context"
 T = TypeVar("T")
 #: The Kubernetes release assumed when none is configured: a current 1.3x.
 DEFAULT_KUBERNETES_VERSION = "1.33"
@@ -50,9 +57,14 @@ def object_kind(manifest: Manifest) -> str:
 
 
 class Index:
-    """The objects of one run (or of the cluster, in the webhook) that rules refer to."""
+    """The objects of one run that rules refer to: the inputs, then the context (objects
+    known but never checked: `--context` files, the cluster's, or in the webhook the
+    cluster's cache), and on demand the runtimes a Trainer release installs."""
 
-    def __init__(self, manifests: Iterable[Manifest]) -> None:
+    def __init__(
+        self, manifests: Iterable[Manifest], context: Iterable[Manifest] = (), *,
+        where: str = FILES,
+    ) -> None:
         self._objects: dict[tuple[str, str, str], Manifest] = {}
         self._users: dict[tuple[str, str, str], list[Manifest]] = defaultdict(list)
         self._trainjobs_by_namespace: dict[str, list[Manifest]] = defaultdict(list)
@@ -60,6 +72,8 @@ class Index:
         self._claims: list[Manifest] = []
         self._claims_by_name: dict[str, list[Manifest]] = defaultdict(list)
         self._answer_digests: dict[tuple[str, ...], str] = {}
+        #: Where the objects come from, as messages name it (`the cluster`).
+        self.where = where
         #: What rules derive from an object (its trainer pod...), computed once per object
         #: checked.
         self.memo: dict[tuple[Any, ...], Any] = {}
@@ -72,25 +86,37 @@ class Index:
         #: look-ups: its file's content digest and its place in the file (`identify`), or
         #: for stand-ins of a cached file, what was stored.
         self.digests: dict[int, str] = {}
+        checked: set[tuple[str, str]] = set()
         for manifest in manifests:
-            kind = object_kind(manifest)
-            if kind in RUNTIME_KINDS or kind in {"PersistentVolumeClaim", "StorageClass"}:
-                key = self._key(kind, manifest.namespace, manifest.name)
-                if self._objects.setdefault(key, manifest) is not manifest:
-                    continue
-                if kind in RUNTIME_KINDS:
-                    self._runtimes_by_name[manifest.name].append(manifest)
-                elif kind == "PersistentVolumeClaim":
-                    self._claims.append(manifest)
-                    self._claims_by_name[manifest.name].append(manifest)
-            elif kind == "TrainJob":
-                self._users[self.runtime_key(manifest)].append(manifest)
-                self._trainjobs_by_namespace[manifest.namespace].append(manifest)
+            self._add(manifest)
+            if object_kind(manifest) == "TrainJob":
+                checked.add((manifest.namespace, manifest.name))
+        for manifest in context:
+            # A context TrainJob that is also an input is an older copy of it: the input
+            # stands for it (a TrainJob never shares a directory with itself).
+            if object_kind(manifest) != "TrainJob" or (
+                (manifest.namespace, manifest.name) not in checked
+            ):
+                self._add(manifest)
+
+    def _add(self, manifest: Manifest) -> None:
+        kind = object_kind(manifest)
+        if kind in LOOKED_UP_KINDS:
+            key = self._key(kind, manifest.namespace, manifest.name)
+            if self._objects.setdefault(key, manifest) is not manifest:
+                return
+            if kind in RUNTIME_KINDS:
+                self._runtimes_by_name[manifest.name].append(manifest)
+            elif kind == "PersistentVolumeClaim":
+                self._claims.append(manifest)
+                self._claims_by_name[manifest.name].append(manifest)
+        elif kind == "TrainJob":
+            self._users[self.runtime_key(manifest)].append(manifest)
+            self._trainjobs_by_namespace[manifest.namespace].append(manifest)
 
     @staticmethod
     def _key(kind: str, namespace: str, name: str) -> tuple[str, str, str]:
-        cluster_scoped = kind in {"ClusterTrainingRuntime", "StorageClass"}
-        return kind, "" if cluster_scoped else namespace, name
+        return kind, "" if kind in CLUSTER_SCOPED else namespace, name
 
     def runtime_key(self, job: Manifest) -> tuple[str, str, str]:
         """What `spec.runtimeRef` names; kind defaults to ClusterTrainingRuntime."""
@@ -132,14 +158,30 @@ class Index:
         value: T = entry[1]
         return value
 
-    def runtime_for(self, job: Manifest) -> Manifest | None:
-        """The runtime a TrainJob references, when it is among the known objects (looked
-        up once per object checked: most rules of a TrainJob ask)."""
-        key = ("runtime-for", id(job))
+    def runtime_for(
+        self, job: Manifest, bundled: TrainerVersion | None = None
+    ) -> Manifest | None:
+        """The runtime a TrainJob references, when it is among the known objects; with
+        `bundled`, else the ClusterTrainingRuntime of that name the release installs
+        (looked up once per object checked: most rules of a TrainJob ask)."""
+        key = ("runtime-for", id(job), bundled)
         if key not in self.memo:
-            self.memo[key] = self._one(self.runtime_key(job))
-        found: Manifest | None = self.memo[key]
-        return found
+            wanted = self.runtime_key(job)
+            found = self._one(wanted)
+            if found is None and bundled is not None and wanted[0] == "ClusterTrainingRuntime":
+                found = self._one(("bundled", format_version(bundled), wanted[2]))
+            self.memo[key] = found
+        runtime: Manifest | None = self.memo[key]
+        return runtime
+
+    def runtime_unknown(self, job: Manifest, bundled: TrainerVersion | None = None) -> bool:
+        """Whether a TrainJob names a runtime found nowhere, so that no check that needs
+        the runtime was made (a runtime of that name of another kind or namespace is
+        TL101's finding, not unknown)."""
+        kind, _, name = self.runtime_key(job)
+        if not name or kind not in RUNTIME_KINDS:
+            return False  # nothing to look up, or TL101 reports an unsupported reference
+        return self.runtime_for(job, bundled) is None and not self.runtimes_named(name)
 
     def runtimes_named(self, name: str) -> list[Manifest]:
         """Every runtime of the run with this name, of either kind, in any namespace."""
@@ -169,9 +211,11 @@ class Index:
 
     def answer(self, dependency: tuple[str, ...]) -> list[Manifest]:
         """What a look-up (`("named", name)`, `("users", *key)`, `("trainjobs-in",
-        namespace)`, `("runtimes-in", namespace)`, `("claims",)` or an object key) finds."""
-        if dependency[0] == "named":
-            return self._runtimes_by_name.get(dependency[1], [])
+        namespace)`, `("runtimes-in", namespace)`, `("claims",)`, `("bundled", release,
+        name)` or an object key) finds."""
+        by_name = {"named": self._runtimes_by_name, "claims-named": self._claims_by_name}
+        if dependency[0] in by_name:
+            return by_name[dependency[0]].get(dependency[1], [])
         if dependency[0] == "users":
             return self._users.get((dependency[1], dependency[2], dependency[3]), [])
         if dependency[0] in ("trainjobs-in", "runtimes-in"):
@@ -179,10 +223,18 @@ class Index:
             return jobs if dependency[0] == "trainjobs-in" else self._runtimes_of(jobs)
         if dependency[0] == "claims":
             return self._claims
-        if dependency[0] == "claims-named":
-            return self._claims_by_name.get(dependency[1], [])
+        if dependency[0] == "bundled":
+            return self._bundled(dependency[1], dependency[2])
         found = self._objects.get((dependency[0], dependency[1], dependency[2]))
         return [found] if found is not None else []
+
+    @staticmethod
+    def _bundled(release: str, name: str) -> list[Manifest]:
+        """The runtime of this name the release (`v2.3`) installs, if any."""
+        from trainlint import bundled
+
+        found = bundled.runtime(parse_version(release), name)
+        return [] if found is None else [found]
 
     def _runtimes_of(self, jobs: list[Manifest]) -> list[Manifest]:
         """The runtimes these TrainJobs find, each once."""
@@ -197,6 +249,10 @@ class Index:
         """A digest of what a look-up finds, to tell later whether the answer changed."""
         import hashlib
 
+        if dependency[0] == "bundled":
+            # What a release installs changes only with trainlint itself, which the cache
+            # tells apart: the look-up stands for its answer, and nothing is parsed.
+            return DEPENDENCY_SEPARATOR.join(dependency)
         if dependency not in self._answer_digests:  # answers do not change during a run
             parts = [self.digests[id(manifest)] for manifest in self.answer(dependency)]
             digest = hashlib.blake2b("\n".join(parts).encode(), digest_size=16).hexdigest()
@@ -240,9 +296,19 @@ class Context:
     kubernetes_version: str = DEFAULT_KUBERNETES_VERSION
     #: Device-plugin resource names beyond `trainlint.devices.CATALOGUE`: name → kind.
     device_resources: Mapping[str, str] = field(default_factory=dict)
+    #: Whether a runtime the release installs stands in for one no object defines.
+    bundled_runtimes: bool = True
+
+    @property
+    def bundled(self) -> TrainerVersion | None:
+        """The release whose installed runtimes are known, None when they are not."""
+        return self.trainer_version if self.bundled_runtimes else None
 
     def runtime_for(self, job: Manifest) -> Manifest | None:
-        return self.index.runtime_for(job)
+        return self.index.runtime_for(job, self.bundled)
+
+    def runtime_unknown(self, job: Manifest) -> bool:
+        return self.index.runtime_unknown(job, self.bundled)
 
     def claim(self, namespace: str, name: str) -> Manifest | None:
         return self.index.claim(namespace, name)
@@ -255,6 +321,18 @@ class Context:
 
     def trainjobs_in(self, namespace: str) -> list[Manifest]:
         return self.index.trainjobs_in(namespace)
+
+
+def unchecked(objects: Iterable[tuple[Manifest, Settings]], index: Index) -> dict[str, int]:
+    """The runtimes that TrainJobs among `objects` (each with its settings) name but that
+    `index` does not know, each with how many TrainJobs name it: those TrainJobs were not
+    checked against their runtime, which the run says once rather than as findings."""
+    found: dict[str, int] = defaultdict(int)
+    for manifest, settings in objects:
+        release = settings.trainer_version if settings.bundled_runtimes else None
+        if object_kind(manifest) == "TrainJob" and index.runtime_unknown(manifest, release):
+            found[index.runtime_key(manifest)[2]] += 1
+    return dict(found)
 
 
 #: Severities from the least to the most serious, for `fail-on`.
@@ -284,6 +362,9 @@ class Settings:
     preview: bool = False
     #: Device-plugin resource names beyond the catalogue (config `device-resources`).
     device_resources: Mapping[str, str] = field(default_factory=dict)
+    #: Whether the runtimes the release installs are known (`bundled-runtimes`): a
+    #: cluster that replaced them turns this off.
+    bundled_runtimes: bool = True
 
     @cached_property
     def rules_by_code(self) -> dict[str, Rule]:
@@ -397,16 +478,21 @@ def lint(
     settings_for: SettingsFor | None = None,
     context: Iterable[Manifest] = (),
     on_rule_error: RuleError | None = None,
+    where: str = FILES,
 ) -> list[Finding]:
     """Every finding of the enabled rules over all inputs, suppressions applied, sorted.
 
     `settings_for` gives each file its own settings (its nearest configuration file) while
     all inputs still share one index, so references across files resolve. `context` are
     objects that references may find (the cluster's, for the webhook) but that are not
-    checked. With `on_rule_error`, a rule that raises loses its findings on that object
-    and the run goes on.
+    checked; `where` names where the objects come from, for messages. With
+    `on_rule_error`, a rule that raises loses its findings on that object and the run goes
+    on.
     """
-    run = Run(inputs, settings, settings_for, context=context, on_rule_error=on_rule_error)
+    run = Run(
+        inputs, settings, settings_for, context=context, where=where,
+        on_rule_error=on_rule_error,
+    )
     return run.settle(run.check(position) for position in range(len(run.inputs)))
 
 
@@ -426,10 +512,17 @@ class Run:
         contents: Mapping[str, str] | None = None,
         context: Iterable[Manifest] = (),
         on_rule_error: RuleError | None = None,
+        context_files: Iterable[Loaded] = (),
+        where: str = FILES,
     ) -> None:
         self.inputs = list(inputs)
+        #: Files read for their objects only (`--context`): indexed, never checked.
+        self.context_files = list(context_files)
         self.index = Index(
-            [*(manifest for item in self.inputs for manifest in item.manifests), *context]
+            (manifest for item in self.inputs for manifest in item.manifests),
+            [*(manifest for item in self.context_files for manifest in item.manifests),
+             *context],
+            where=where,
         )
         self._default = settings or Settings()
         self._settings_for = settings_for
@@ -439,11 +532,22 @@ class Run:
         #: are recorded: per input, dependency → digest of the answer (`Index.looked_up`).
         self._record = contents is not None
         self.dependencies: dict[int, dict[str, str]] = {}
-        for item in self.inputs:
+        #: With `contents`, per input: `unchecked` of its TrainJobs, worked out with them.
+        self.missing: dict[int, dict[str, int]] = {}
+        for item in [*self.inputs, *self.context_files]:
             if contents is not None and item.manifests:  # a file read has its digest
                 content = contents[item.source.name]
                 for manifest in item.manifests:
                     self.index.digests[id(manifest)] = identify(content, manifest)
+
+    def unchecked(self, items: Iterable[Loaded]) -> dict[str, int]:
+        """The runtimes that TrainJobs of these inputs name but that were found nowhere
+        (see `unchecked`)."""
+        return unchecked(
+            ((manifest, self.plan_for(item.source).settings)
+             for item in items for manifest in item.manifests),
+            self.index,
+        )
 
     def plan_for(self, source: Source) -> _Plan:
         chosen = self._settings_for(source) if self._settings_for else self._default
@@ -456,7 +560,10 @@ class Run:
         item = self.inputs[position]
         self.index.looked_up = {} if self._record else None
         try:
-            return list(self.plan_for(item.source).run(item))
+            found = list(self.plan_for(item.source).run(item))
+            if self._record:  # kept with the findings, so its look-ups are recorded too
+                self.missing[position] = self.unchecked([item])
+            return found
         finally:
             if self.index.looked_up is not None:
                 self.dependencies[position] = self.index.looked_up
@@ -508,6 +615,7 @@ class _Plan:
             self._contexts[id(options)] = Context(
                 self.settings.trainer_version, self.index, options,
                 self.settings.kubernetes_version, self.settings.device_resources,
+                self.settings.bundled_runtimes,
             )
         return self._contexts[id(options)]
 

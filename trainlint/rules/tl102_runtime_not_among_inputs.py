@@ -3,31 +3,41 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from trainlint.document import Manifest
-from trainlint.engine import RUNTIME_KINDS, Context
-from trainlint.rule import Problem, Severity, rule
+from trainlint.engine import Context
+from trainlint.rule import Problem, Severity, format_version, rule
 
 
 @rule(
     "TL102", "runtime-not-among-inputs", kinds={"TrainJob"}, severity=Severity.WARNING,
-    fix="Lint the TrainJob together with its runtime (or ignore TL102 when the runtime is "
-    "a cluster built-in).",
+    fix="Give trainlint the runtime: check it with the TrainJob, or add it with `--context` "
+    "or `--from-cluster`.",
+    preview=True,
 )
 def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does
-    Says, once per TrainJob, that the runtime its `spec.runtimeRef` names is not among the
-    checked files, so none of the checks that need the runtime were made: initializer
-    jobs, override and patch targets, framework checks (reserved env, numProcPerNode,
-    torchtune, MPI, Flux, Volcano).
+    Says, once per TrainJob, that the runtime its `spec.runtimeRef` names was found
+    nowhere: not among the checked files, their context (`--context`, `--from-cluster`),
+    nor (for a ClusterTrainingRuntime) among the runtimes the Trainer release installs; in
+    the webhook, not in the cluster. None of the checks that need the runtime were made:
+    initializer jobs, override and patch targets, framework checks (reserved env,
+    numProcPerNode, torchtune, MPI, Flux, Volcano).
 
     ## Why is this bad?
     Most of what the Trainer webhook denies depends on the runtime, and trainlint never
     guesses a runtime it has not read. A clean result without the runtime is therefore a
-    weaker promise than it looks. Turn this warning off (`--ignore TL102`) when the runtime
-    is a cluster built-in you do not keep in your repository.
+    weaker promise than it looks. Without this rule, the run says so once on standard error
+    ("2 TrainJobs not checked against their runtime"); select it to make each such TrainJob
+    a finding, for a CI step that must see every runtime.
+
+    ## Preview
+    A runtime trainlint was not given is a limit of the run, not a problem of the TrainJob:
+    on real manifests (a documentation page, a pre-commit hook given one changed file) the
+    finding failed runs that had nothing wrong.
 
     ## When it stays silent
-    When a runtime of that name is among the checked files, in any namespace or kind
-    (TL101 judges the mismatch).
+    When a runtime of that name is among the checked files or their context, in any
+    namespace or kind (TL101 judges the mismatch), or is a ClusterTrainingRuntime the
+    release installs (unless `bundled-runtimes = false`).
 
     ## Example
     ```yaml
@@ -62,15 +72,17 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
         name: torch-sft
     ```
     """
+    if not ctx.runtime_unknown(job):
+        return  # found, found elsewhere (TL101), or nothing to look up
     kind, _, name = ctx.index.runtime_key(job)
-    if not name or kind not in RUNTIME_KINDS:
-        return  # nothing to look up, or TL101 already reports an unsupported reference
-    if ctx.runtime_for(job) is not None or ctx.index.runtimes_named(name):
-        return  # found, or found elsewhere (TL101)
-    where = f" in namespace `{job.namespace}`" if kind == "TrainingRuntime" else ""
+    namespace = f" in namespace `{job.namespace}`" if kind == "TrainingRuntime" else ""
+    installed = (
+        f", nor one that Trainer {format_version(ctx.bundled)} installs"
+        if kind == "ClusterTrainingRuntime" and ctx.bundled else ""
+    )
     yield Problem(
         ("spec", "runtimeRef"),
-        f"{kind} `{name}`{where} is not among the checked files: this TrainJob was not "
+        f"{kind} `{name}`{namespace} is not in {ctx.index.where}{installed}: this TrainJob was not "
         "checked against its runtime, so webhook denials that depend on the runtime "
         "(initializer jobs, override targets, framework checks) may still come",
     )

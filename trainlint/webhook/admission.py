@@ -27,6 +27,8 @@ MAX_WARNING = 120
 MAX_WARNINGS = 20
 MAX_WARNINGS_TOTAL = 4096
 OPERATIONS = frozenset({"CREATE", "UPDATE"})
+#: Where the objects a request is checked against come from, as messages name it.
+CLUSTER = "the cluster"
 
 
 class Mode(StrEnum):
@@ -134,7 +136,10 @@ def decide(
         return unreadable(review, mode)
     # Cluster objects are looked up, not checked: their own findings were reported when
     # they were admitted, and running their rules again would double the cost of a request.
-    findings = lint([Loaded(manifest.source, [manifest], [])], settings, context=context(manifest))
+    findings = lint(
+        [Loaded(manifest.source, [manifest], [])], settings, context=context(manifest),
+        where=CLUSTER,
+    )
     return judge(findings, mode)
 
 
