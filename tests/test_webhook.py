@@ -458,6 +458,15 @@ def test_sigterm_lame_duck_then_exit(tmp_path: Path) -> None:
         connection = ApiServerConnection(ports[0], ca)
         status, reply = connection.review(body)
         assert status == 200 and json.loads(reply)["response"]["allowed"] is False
+        # The cluster (here the folder) says which runtimes exist: one that only the
+        # release installs is not assumed, so nothing is denied for lacking an initializer.
+        review = json.loads(body)
+        review["request"]["object"]["spec"] = {
+            "runtimeRef": {"name": "deepspeed-distributed"},
+            "initializer": {"dataset": {"storageUri": "hf://tatsu-lab/alpaca"}},
+        }
+        status, reply = connection.review(json.dumps(review).encode())
+        assert status == 200 and json.loads(reply)["response"]["allowed"] is True
         connection.close()
         assert process.wait(10) == 0
     finally:

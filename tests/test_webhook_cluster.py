@@ -106,17 +106,7 @@ class FakeApiServer:
 def fake() -> Iterator[tuple[Loop, FakeApiServer, str]]:
     loop = Loop()
     api = FakeApiServer()
-
-    async def start() -> tuple[web.AppRunner, str]:
-        app = web.Application()
-        app.router.add_get("/{tail:.*}", api.handle)
-        runner = web.AppRunner(app, shutdown_timeout=0.1)
-        await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", 0)
-        await site.start()
-        return runner, f"http://127.0.0.1:{site.port}"
-
-    runner, url = loop.run(start())
+    runner, url = loop.serve_http(api.handle)
     yield loop, api, url
     loop.run(runner.cleanup())
     loop.close()

@@ -8,14 +8,17 @@ import http.client
 import socket
 import ssl
 import threading
-from collections.abc import Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
+
+from aiohttp import web
 
 from trainlint.webhook.server import Options, Server, client_context
 from trainlint.webhook.sources import ContextSource
 
 T = TypeVar("T")
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 SERVICE = "trainlint.trainlint-system.svc"
 
 
@@ -41,6 +44,21 @@ class Loop:
     def close(self) -> None:
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(5)
+
+    def serve_http(self, handler: Handler) -> tuple[web.AppRunner, str]:
+        """Plain HTTP on a free loopback port, every request to `handler` (a stand-in
+        for the API server): the runner to clean up, and the URL."""
+
+        async def start() -> tuple[web.AppRunner, str]:
+            app = web.Application()
+            app.router.add_route("*", "/{tail:.*}", handler)
+            runner = web.AppRunner(app, shutdown_timeout=0.1)
+            await runner.setup()
+            site = web.TCPSite(runner, "127.0.0.1", 0)
+            await site.start()
+            return runner, f"http://127.0.0.1:{site.port}"
+
+        return self.run(start())
 
 
 class ApiServerConnection(http.client.HTTPSConnection):

@@ -8,6 +8,9 @@ every look-up would still find the same objects, so a TrainJob is checked again 
 runtime's file changes. A file whose size and modification time are unchanged
 is not even read; when the run is the last one again, nothing is parsed or checked.
 
+Context files (`--context`) have entries too, whose objects the index holds and which
+hold no findings: a TrainJob is checked again when the runtime in its context changes.
+
 Two files per trainlint build: `findings-*.json` (what a warm run needs) and
 `index-*.json` (what validating and reusing single entries needs), each replaced
 atomically and stamped with the same generation; anything unreadable, malformed or of
@@ -23,15 +26,15 @@ import os
 import tempfile
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import trainlint
-from trainlint.document import Loaded, Manifest, Source, dig, read_bytes
+from trainlint.document import Loaded, Manifest, Source, Span, dig, read_bytes
 from trainlint.engine import (
     DEPENDENCY_SEPARATOR,
-    RUNTIME_KINDS,
+    LOOKED_UP_KINDS,
     Finding,
     Index,
     Run,
@@ -42,10 +45,15 @@ from trainlint.engine import (
 from trainlint.packed import Packed, Texts, texts, unpack
 
 #: The kinds the index holds, whose changes other files' findings may depend on.
-INDEXED_KINDS = RUNTIME_KINDS | {"PersistentVolumeClaim", "StorageClass", "TrainJob"}
+INDEXED_KINDS = LOOKED_UP_KINDS | {"TrainJob"}
 Entry = dict[str, Any]
 #: The keys of an entry, in the findings file and in the index file.
-FINDINGS_KEYS = frozenset({"content", "stat", "settings", "settled"})
+FINDINGS_KEYS = frozenset(
+    {"content", "stat", "settings", "settled", "objects", "fragments", "unchecked"}
+)
+#: The settings key of a context file's entry: never that of an input, so a file checked
+#: once and read as context another time has an entry of each kind.
+CONTEXT = "context"
 INDEX_KEYS = frozenset({"provides", "dependencies"})
 
 
@@ -56,15 +64,28 @@ class Outcome:
     files: list[str]
     #: How many files were checked again (0: every finding came from the cache).
     checked: int
+    #: The inputs' objects, and where their fragments start (`Loaded.fragments`).
+    objects: int = 0
+    fragments: list[tuple[str, Span]] = field(default_factory=list)
+    #: The runtimes found nowhere, with how many TrainJobs name each (`Run.unchecked`).
+    unchecked: dict[str, int] = field(default_factory=dict)
 
 
 def build_fingerprint() -> str:
-    """What identifies this trainlint: its version and the state of its source files."""
-    package = Path(trainlint.__file__).parent
+    """What identifies this trainlint: its version and the state of its source files and
+    of the runtimes it bundles, found in one walk that skips `__pycache__` (every run
+    pays for it: it costs half of two globs)."""
+    package = os.path.dirname(trainlint.__file__)  # noqa: PTH120 - strings, as below
     digest = hashlib.blake2b(trainlint.__version__.encode(), digest_size=8)
-    for path in sorted(package.rglob("*.py")):
-        stat = path.stat()
-        digest.update(f"{path.relative_to(package)}:{stat.st_size}:{stat.st_mtime_ns}".encode())
+    found = []
+    for root, folders, files in os.walk(package):
+        folders[:] = [folder for folder in folders if folder != "__pycache__"]
+        relative = os.path.relpath(root, package)
+        found += [os.path.join(relative, name) for name in files  # noqa: PTH118
+                  if name.endswith((".py", ".yaml"))]
+    for path in sorted(found):
+        stat = os.stat(os.path.join(package, path))  # noqa: PTH116, PTH118
+        digest.update(f"{os.path.normpath(path)}:{stat.st_size}:{stat.st_mtime_ns}".encode())
     return digest.hexdigest()
 
 
@@ -147,20 +168,24 @@ def check(
     settings_of: Callable[[str], Settings],
     settle_all: SettleAll,
     cache: Cache,
+    context: Sequence[str] = (),
 ) -> Outcome:
-    """Every finding of the files `names`, from the cache where it still holds."""
-    stats = {name: _stat(name) for name in names}
-    keys = _settings_keys(names, settings_of)
-    known = _known_contents(names, stats, cache)
-    if len(known) == len(names):  # every file may be served from the cache
-        served = _served(names, known, keys, cache)
+    """Every finding of the files `names`, from the cache where it still holds; the files
+    `context` are read for their objects only."""
+    every = [*names, *context]
+    stats = {name: _stat(name) for name in every}
+    keys = {**_settings_keys(names, settings_of), **dict.fromkeys(context, CONTEXT)}
+    known = _known_contents(every, stats, cache)
+    if len(known) == len(every):  # every file may be served from the cache
+        served = _served(names, context, known, keys, cache)
         if served is not None:
-            return Outcome(served, list(names), 0)
-    read = read_all(names, _read)
-    contents = {name: digest for name, (_, digest) in zip(names, read, strict=True) if digest}
+            return served
+    read = read_all(every, _read)
+    contents = {name: digest for name, (_, digest) in zip(every, read, strict=True) if digest}
     run = Run(
-        [loaded for loaded, _ in read], settings_for=lambda source: settings_of(source.name),
-        contents=contents,
+        [loaded for loaded, _ in read[: len(names)]],
+        settings_for=lambda source: settings_of(source.name),
+        contents=contents, context_files=[loaded for loaded, _ in read[len(names) :]],
     )
     identities = (contents, stats, keys)
 
@@ -170,7 +195,8 @@ def check(
         if names[position] not in contents:
             return None
         dependencies = run.dependencies.get(position, {})
-        return _encoded(run, position, identities, dependencies, settled)
+        missing = run.missing.get(position, {})
+        return _encoded(run, run.inputs[position], identities, (dependencies, missing), settled)
 
     # An entry whose look-ups still find the same objects settles as it did: what it was
     # settled from (the file, its settings, what its rules found) is the same.
@@ -181,14 +207,24 @@ def check(
             item = run.inputs[position]
             found = _unpacked(entry["settled"], item.source, item.manifests, cache.texts)
             if found is not None:
-                kept = _encoded(run, position, identities, entry["dependencies"], entry["settled"])
+                looked_up = (entry["dependencies"], entry["unchecked"])
+                kept = _encoded(run, item, identities, looked_up, entry["settled"])
                 results[position] = found, kept
     fresh = [position for position in range(len(names)) if position not in results]
     results.update(settle_all(run, fresh, keep))
     findings = in_order(found for found, _ in results.values())
     entries = [kept for _, (_, kept) in sorted(results.items()) if kept is not None]
-    cache.save(_run_key(names, contents, keys), entries, {finding.code for finding in findings})
-    return Outcome(findings, list(names), len(fresh))
+    entries += [
+        _encoded(run, item, identities, ({}, {}), [])
+        for item in run.context_files if item.source.name in contents
+    ]
+    cache.save(_run_key(every, contents, keys), entries, {finding.code for finding in findings})
+    return Outcome(
+        findings, list(names), len(fresh),
+        sum(len(item.manifests) for item in run.inputs),
+        [(item.source.name, span) for item in run.inputs for span in item.fragments],
+        run.unchecked(run.inputs),
+    )
 
 
 def _known_contents(
@@ -220,16 +256,18 @@ def _settings_keys(names: Sequence[str], settings_of: Callable[[str], Settings])
 
 
 def _served(
-    names: Sequence[str], known: dict[str, str], keys: dict[str, str], cache: Cache
-) -> list[Finding] | None:
-    """Every finding from the cache, when no file changed and every look-up still finds
-    what it found; None otherwise."""
-    if _run_key(names, known, keys) == cache.run:  # the last run again
-        findings = _settled(names, cache.entries, cache.texts)
-        if findings is not None:
-            return findings
-    cached = {name: cache.lookup(name, known[name], keys[name]) for name in names}
-    if all(cached.values()) and _all_hold(names, cached):
+    names: Sequence[str], context: Sequence[str], known: dict[str, str], keys: dict[str, str],
+    cache: Cache,
+) -> Outcome | None:
+    """What the run finds, all from the cache, when no file changed and every look-up
+    still finds what it found; None otherwise."""
+    every = [*names, *context]
+    if _run_key(every, known, keys) == cache.run:  # the last run again
+        outcome = _settled(names, cache.entries, cache.texts)
+        if outcome is not None:
+            return outcome
+    cached = {name: cache.lookup(name, known[name], keys[name]) for name in every}
+    if all(cached.values()) and _all_hold(names, context, cached):
         return _settled(names, cached, cache.texts)
     return None
 
@@ -248,10 +286,11 @@ def _digest(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
-def _settled(names: Sequence[str], entries: dict[str, Any], known: Texts) -> list[Finding] | None:
-    """The cached findings of the files, their text left to be read only if shown (None
-    when an entry cannot be read)."""
+def _settled(names: Sequence[str], entries: dict[str, Any], known: Texts) -> Outcome | None:
+    """The cached findings of the files, their text left to be read only if shown, and
+    what else the entries say of the files (None when an entry cannot be read)."""
     per_file = []
+    outcome = Outcome([], list(names), 0)
     for name in names:
         entry = entries[name]
         assert entry is not None
@@ -259,7 +298,15 @@ def _settled(names: Sequence[str], entries: dict[str, Any], known: Texts) -> lis
         if found is None:
             return None
         per_file.append(found)
-    return in_order(per_file)
+        try:
+            outcome.objects += int(entry["objects"])
+            outcome.fragments.extend((name, Span(*span)) for span in entry["fragments"])
+            for runtime, jobs in entry["unchecked"].items():
+                outcome.unchecked[str(runtime)] = outcome.unchecked.get(str(runtime), 0) + int(jobs)
+        except _MALFORMED:
+            return None
+    outcome.findings = in_order(per_file)
+    return outcome
 
 
 def _unpacked(
@@ -272,21 +319,25 @@ def _unpacked(
         return None
 
 
-def _all_hold(names: Sequence[str], cached: dict[str, Entry | None]) -> bool:
+def _all_hold(
+    names: Sequence[str], context: Sequence[str], cached: dict[str, Entry | None]
+) -> bool:
     """Whether every cached look-up still finds the same objects, judged on stand-ins of
-    the indexed objects: nothing is parsed."""
-    stand_ins = []
+    the indexed objects (inputs first, then context, as a run indexes them): nothing is
+    parsed."""
+    stand_ins: tuple[list[Manifest], list[Manifest]] = ([], [])
     digests = {}
     try:
-        for name in names:
-            entry = cached[name]
-            assert entry is not None
-            source = Source(name, "")
-            for body, digest in entry["provides"]:
-                manifest = Manifest(body, source)
-                stand_ins.append(manifest)
-                digests[id(manifest)] = digest
-        index = Index(stand_ins)
+        for group, files in zip(stand_ins, (names, context), strict=True):
+            for name in files:
+                entry = cached[name]
+                assert entry is not None
+                source = Source(name, "")
+                for body, digest in entry["provides"]:
+                    manifest = Manifest(body, source)
+                    group.append(manifest)
+                    digests[id(manifest)] = digest
+        index = Index(*stand_ins)
     except _MALFORMED:
         return False
     index.digests.update(digests)
@@ -308,18 +359,21 @@ _MALFORMED = (AttributeError, IndexError, KeyError, TypeError, ValueError)
 
 
 def _encoded(
-    run: Run, position: int,
+    run: Run, item: Loaded,
     identities: tuple[dict[str, str], dict[str, list[int] | None], dict[str, str]],
-    dependencies: dict[str, str], settled: list[Packed],
+    looked_up: tuple[dict[str, str], dict[str, int]], settled: list[Packed],
 ) -> Encoded:
-    """A readable file's entry: what identifies it (content, size and time, settings) and
-    its findings; what it provides to the index and what its rules looked up."""
+    """A readable file's entry: what identifies it (content, size and time, settings), its
+    findings and what they were not checked against; what it provides to the index and
+    what its rules looked up."""
     contents, stats, keys = identities
-    item = run.inputs[position]
+    dependencies, missing = looked_up
     name = item.source.name
     findings = {
         "content": contents[name], "stat": stats[name], "settings": keys[name],
-        "settled": settled,
+        "settled": settled, "objects": len(item.manifests),
+        "fragments": [list(span) for span in item.fragments],
+        "unchecked": missing,
     }
     provides = [
         [_stand_in(manifest), run.index.digests[id(manifest)]]

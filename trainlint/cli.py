@@ -6,7 +6,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn
 
 import click
 
@@ -14,8 +14,8 @@ from trainlint import __version__
 from trainlint.report import FORMATS
 
 if TYPE_CHECKING:
-    from trainlint.document import Loaded, Source
-    from trainlint.engine import Finding, Settings
+    from trainlint.document import Loaded, Source, Span
+    from trainlint.engine import Finding, Run, Settings
     from trainlint.rule import Rule
 
 STDIN = "-"
@@ -92,6 +92,39 @@ def _config_options(command: Callable[..., None]) -> Callable[..., None]:
     "--cache-dir", type=click.Path(file_okay=False, path_type=Path),
     help="Where findings of unchanged files are kept [default: `cache-dir`, .trainlint_cache].",
 )
+@click.option(
+    "--context", "context_paths", multiple=True, metavar="PATH", type=click.Path(path_type=str),
+    help="A file or folder whose runtimes, PVCs, StorageClasses and PriorityClasses checks "
+    "may refer to, never reported on (repeatable; added to config `context`).",
+)
+@click.option(
+    "--no-bundled-runtimes", is_flag=True,
+    help="Do not assume the ClusterTrainingRuntimes the Trainer release installs "
+    "(config `bundled-runtimes = false`).",
+)
+@click.option(
+    "--from-cluster", is_flag=True,
+    help="Also read runtimes, PVCs, StorageClasses and PriorityClasses from the cluster "
+    "(list calls only; needs the `serve` extra); the cluster then stands for the bundled "
+    "runtimes, and no cache is used.",
+)
+@click.option(
+    "--kubeconfig", type=click.Path(dir_okay=False, path_type=str),
+    help="With --from-cluster: the kubeconfig file [default: $KUBECONFIG, ~/.kube/config].",
+)
+@click.option(
+    "--context-name", metavar="NAME",
+    help="With --from-cluster: the kubeconfig context [default: the current one].",
+)
+@click.option(
+    "--cluster-timeout", type=click.FloatRange(min=0, min_open=True), default=15.0,
+    metavar="SECONDS", show_default=True, help="With --from-cluster: how long reading may take.",
+)
+@click.option(
+    "--allow-empty", is_flag=True,
+    help="Exit 0 when the paths hold no Kubernetes object (a pre-commit hook given only "
+    "other YAML files) instead of 2.",
+)
 def check(
     paths: tuple[str, ...], config_file: str | None, isolated: bool,
     trainer_version: str | None, kubernetes_version: str | None, select: str | None,
@@ -99,12 +132,15 @@ def check(
     output_format: str | None,
     output_file: Path | None, statistics: bool, exit_zero: bool, stdin_filename: str,
     fix: bool, unsafe_fixes: bool, diff: bool, show_fixes: bool, fix_only: bool, jobs: int,
-    no_cache: bool, cache_dir: Path | None,
+    no_cache: bool, cache_dir: Path | None, context_paths: tuple[str, ...],
+    no_bundled_runtimes: bool, from_cluster: bool, kubeconfig: str | None,
+    context_name: str | None, cluster_timeout: float, allow_empty: bool,
 ) -> None:
     """Check files and folders (recursively: *.yaml, *.yml, *.json); `-` reads stdin.
 
     Exit status: 0 clean, 1 findings at or above `fail-on` (with `--diff`: something to
-    fix; with `--fix-only`: never), 2 usage or configuration error.
+    fix; with `--fix-only`: never), 2 usage or configuration error, or no Kubernetes
+    object in the paths (unless `--allow-empty`).
     """
     import gc
     from functools import partial
@@ -118,13 +154,19 @@ def check(
     # without it). Forked workers inherit this, so they do not touch the shared pages.
     gc.disable()
     click.get_current_context().call_on_close(_collect_again)  # for callers in this process
+    if (kubeconfig or context_name) and not from_cluster:
+        raise click.UsageError("--kubeconfig and --context-name go with --from-cluster")
     given = {
         "trainer-version": trainer_version, "kubernetes-version": kubernetes_version,
         "select": _split(select), "extend-select": _split(extend_select),
-        "ignore": _split(ignore), "preview": preview,
+        "ignore": _split(ignore), "preview": preview, "context": list(context_paths) or None,
+        # The cluster knows which runtimes it has: none is assumed.
+        "bundled-runtimes": False if no_bundled_runtimes or from_cluster else None,
     }
     overrides = {key: value for key, value in given.items() if value is not None}
-    names, where, default_cache = _select(paths, config_file, isolated, overrides, stdin_filename)
+    chosen = _select(paths, config_file, isolated, overrides, stdin_filename)
+    names, where = chosen.names, chosen.settings
+    cluster = _from_cluster(kubeconfig, context_name, cluster_timeout) if from_cluster else []
     fixing = fix or fix_only or diff
     # Fixes edit the objects they were found on, so fixing stays in one process.
     processes = 1 if fixing or STDIN in paths else jobs or parallel.available_cores()
@@ -139,21 +181,28 @@ def check(
         return safe and settings_for(finding.source).may_fix(finding.code)
 
     report_err = False
-    if fixing:
-        from trainlint import fix as fixer
+    if fixing or no_cache or STDIN in paths or cluster:
+        context = [
+            *(manifest for item in read_all(chosen.context, read) for manifest in item.manifests),
+            *cluster,
+        ]
+        if fixing:
+            from trainlint import fix as fixer
 
-        request = fixer.Request(unsafe=unsafe_fixes, diff=diff, show=show_fixes)
-        inputs, findings, outcome = fixer.run(
-            read_all(names, read), lambda items: lint(items, settings_for=settings_for), request,
-            can_fix, stdin_filename if STDIN in paths else None,
-        )
-        _tell(outcome, diff=diff, fix_only=fix_only)
-        files = [item.source.name for item in inputs]
-        report_err = STDIN in paths and output_file is None
-    elif no_cache or STDIN in paths:
-        run = Run(read_all(names, read), settings_for=settings_for)
-        findings = parallel.lint_all(run, processes)
+            request = fixer.Request(unsafe=unsafe_fixes, diff=diff, show=show_fixes)
+            inputs, findings, outcome = fixer.run(
+                read_all(names, read),
+                lambda items: lint(items, settings_for=settings_for, context=context),
+                request, can_fix, stdin_filename if STDIN in paths else None,
+            )
+            _tell(outcome, diff=diff, fix_only=fix_only)
+            run = Run(inputs, settings_for=settings_for, context=context)
+            report_err = STDIN in paths and output_file is None
+        else:
+            run = Run(read_all(names, read), settings_for=settings_for, context=context)
+            findings = parallel.lint_all(run, processes)
         files = [item.source.name for item in run.inputs]
+        summary = _Summary.of(run)
     else:
         from trainlint.cache import Cache
         from trainlint.cache import check as cached_check
@@ -161,12 +210,95 @@ def check(
         result = cached_check(
             names, read_all, where.__getitem__,
             lambda run, positions, keep: parallel.settle_all(run, positions, processes, keep),
-            Cache(cache_dir or default_cache),
+            Cache(cache_dir or chosen.cache_dir), chosen.context,
         )
         findings, files = result.findings, result.files
+        summary = _Summary(result.objects, result.fragments, result.unchecked)
+    if not (summary.objects or findings):
+        summary.nothing_checked(files, allow_empty=allow_empty)
     _report(findings, files, output_format, output_file, statistics, can_fix, report_err)
+    summary.tell()
     failed = any(settings_for(finding.source).fails([finding]) for finding in findings)
     sys.exit(1 if failed and not exit_zero else 0)
+
+
+class _Summary(NamedTuple):
+    """What a run says on standard error besides its findings."""
+
+    #: How many objects the inputs hold.
+    objects: int
+    #: (file, span) of each document that looks like part of an object.
+    fragments: list[tuple[str, Span]]
+    #: The runtimes found nowhere, with how many TrainJobs name each.
+    unchecked: dict[str, int]
+
+    @classmethod
+    def of(cls, run: Run) -> _Summary:
+        return cls(
+            sum(len(item.manifests) for item in run.inputs),
+            [(item.source.name, span) for item in run.inputs for span in item.fragments],
+            run.unchecked(run.inputs),
+        )
+
+    def nothing_checked(self, files: list[str], *, allow_empty: bool) -> None:
+        """A run with nothing to check is no pass: it says why, and ends with status 2
+        unless `allow_empty`."""
+        if files:
+            what = f"no Kubernetes object (a document with `kind`) in {_count(len(files), 'file')}"
+        else:
+            what = "no file to check: every file was excluded or git-ignored"
+        if allow_empty:
+            click.echo(f"trainlint: {what}, so nothing was checked", err=True)
+            return
+        self.tell()
+        click.echo(f"trainlint: {what}, so nothing was checked (`--allow-empty` accepts this)",
+                   err=True)
+        sys.exit(2)
+
+    def tell(self) -> None:
+        """The notes: documents that are fragments, TrainJobs not checked in full."""
+        for name, span in self.fragments[:MAX_NOTES]:
+            click.echo(
+                f"trainlint: note: {name}:{span.line}:{span.column}: this document has "
+                "`metadata` or `spec` but no `kind` and `apiVersion`, so nothing in it is "
+                "checked (a fragment of a manifest?)", err=True,
+            )
+        if len(self.fragments) > MAX_NOTES:
+            others = _count(len(self.fragments) - MAX_NOTES, "more such document")
+            click.echo(f"trainlint: note: and {others}", err=True)
+        if self.unchecked:
+            jobs = sum(self.unchecked.values())
+            runtimes = sorted(self.unchecked)
+            named = ", ".join(f"`{name}`" for name in runtimes[:MAX_NOTES])
+            more = f" and {len(runtimes) - MAX_NOTES} more" if len(runtimes) > MAX_NOTES else ""
+            their = "its runtime" if jobs == 1 else "their runtime"
+            click.echo(
+                f"trainlint: {_count(jobs, 'TrainJob')} not checked against {their} "
+                f"({named}{more}): add it with `--context` (or `--from-cluster`)", err=True,
+            )
+
+
+#: Notes of one kind printed at most, the rest counted.
+MAX_NOTES = 10
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'s' * (number != 1)}"
+
+
+def _from_cluster(kubeconfig: str | None, context_name: str | None, timeout: float) -> list[Any]:
+    """The cluster's runtimes, PVCs, StorageClasses and PriorityClasses; any failure is a
+    message and exit status 2."""
+    try:
+        from trainlint.webhook.listing import ClusterError, list_objects
+    except ImportError as error:
+        raise Failure(
+            f"{error.name} is missing: `--from-cluster` needs `pip install 'trainlint[serve]'`"
+        ) from None
+    try:
+        return list_objects(kubeconfig, context_name, timeout)
+    except ClusterError as error:
+        raise Failure(f"--from-cluster: {error}") from None
 
 
 def _collect_again() -> None:
@@ -180,12 +312,20 @@ def _collect_again() -> None:
     gc.enable()
 
 
+class _Chosen(NamedTuple):
+    """What a run reads: its files, the settings of each (by the name findings show), the
+    context files of their configurations, and the default cache folder."""
+
+    names: list[str]
+    settings: dict[str, Settings]
+    context: list[str]
+    cache_dir: Path
+
+
 def _select(
     paths: tuple[str, ...], config_file: str | None, isolated: bool,
     overrides: dict[str, Any], stdin_filename: str,
-) -> tuple[list[str], dict[str, Settings], Path]:
-    """The files to check, the settings of each (by the name findings show), and the
-    default cache folder."""
+) -> _Chosen:
     from trainlint.config import ConfigError, Configuration, Resolver, discover
 
     where: dict[str, Settings] = {}
@@ -199,7 +339,20 @@ def _select(
             if folder not in by_folder:
                 by_folder[folder] = resolver.for_path(Path(shown))
             where[shown] = by_folder[folder].settings_for(shown)
-        return names, where, resolver.for_path(Path.cwd()).cache_dir
+        roots = list(dict.fromkeys(
+            path for configuration in by_folder.values() for path in configuration.context
+        ))
+        for root in roots:
+            if not os.path.exists(root):  # noqa: PTH110 - a string from the configuration
+                raise ConfigError(f"{root}: no such file or folder (named in `context`)")
+        inputs = {os.path.abspath(name) for name in names}  # noqa: PTH100
+        # `exclude` says what is not checked, not what is unknown: a project may exclude
+        # the runtimes it names as context. Hidden folders and what git ignores are skipped.
+        context = [
+            name for name in dict.fromkeys(discover(roots, Resolver(isolated=True)))
+            if os.path.abspath(name) not in inputs  # noqa: PTH100 - an input is checked
+        ]
+        return _Chosen(names, where, context, resolver.for_path(Path.cwd()).cache_dir)
     except ConfigError as error:
         raise Failure(str(error)) from None
 
@@ -438,7 +591,10 @@ def serve(
     options = webhook.Options(
         tls_cert=tls_cert, tls_key=tls_key, host=host, port=port, metrics_port=metrics_port,
         mode=webhook.Mode(mode), service_name=service_name, namespace=namespace,
-        settings=replace(settings, annotation_exemptions=not no_annotation_exemptions),
+        # The cluster knows which runtimes it has: the release's are not assumed.
+        settings=replace(
+            settings, annotation_exemptions=not no_annotation_exemptions, bundled_runtimes=False
+        ),
         allow_tls12=tls12, lame_duck=lame_duck, max_connections=max_connections,
     )
     try:

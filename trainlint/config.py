@@ -3,7 +3,8 @@
 A file's configuration is the nearest `.trainlint.toml`, `.trainlint.yaml` or
 `pyproject.toml` with a `[tool.trainlint]` table, walking up from its folder; files are
 never merged (as in ruff), and command-line options are a last layer on top. Paths in a
-configuration (`exclude`, `per-file-ignores`) are gitignore patterns relative to its folder.
+configuration (`exclude`, `per-file-ignores`) are gitignore patterns relative to its folder;
+`context` names files and folders relative to it.
 """
 
 from __future__ import annotations
@@ -65,6 +66,8 @@ class Configuration:
     respect_gitignore: bool
     #: Where findings of unchanged files are kept between runs.
     cache_dir: Path
+    #: Files and folders whose objects are known but not checked (absolute paths).
+    context: tuple[str, ...]
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...]
     #: key → (effective value, where it came from), for `trainlint config`.
     values: dict[str, tuple[Any, str]]
@@ -232,14 +235,15 @@ def _shown(path: Path) -> str:
 
 def resolve(path: Path | None, root: Path, layers: Sequence[Layer]) -> Configuration:
     """Defaults, then each layer: lists that extend (`extend-select`, `ignore`,
-    `extend-exclude`) add up, tables merge by key, every other key is replaced."""
+    `extend-exclude`, `context`) add up, tables merge by key, every other key is replaced."""
     values: dict[str, tuple[Any, str]] = {
         "trainer-version": ("2.3", DEFAULT),
         "kubernetes-version": (DEFAULT_KUBERNETES_VERSION, DEFAULT),
         "select": (["ALL"], DEFAULT), "extend-select": ([], DEFAULT), "ignore": ([], DEFAULT),
         "per-file-ignores": ({}, DEFAULT), "exclude": (list(DEFAULT_EXCLUDE), DEFAULT),
         "extend-exclude": ([], DEFAULT), "respect-gitignore": (True, DEFAULT),
-        "cache-dir": (DEFAULT_CACHE_DIR, DEFAULT),
+        "cache-dir": (DEFAULT_CACHE_DIR, DEFAULT), "context": ([], DEFAULT),
+        "bundled-runtimes": (True, DEFAULT),
         "severity": ({}, DEFAULT), "rules": ({}, DEFAULT), "fail-on": ("warning", DEFAULT),
         "fixable": (["ALL"], DEFAULT), "unfixable": ([], DEFAULT),
         "preview": (False, DEFAULT), "device-resources": ({}, DEFAULT),
@@ -250,6 +254,9 @@ def resolve(path: Path | None, root: Path, layers: Sequence[Layer]) -> Configura
             origin = layer.origin if origin == DEFAULT else f"{origin}, {layer.origin}"
             if name in {"extend-select", "ignore", "extend-exclude"}:
                 values[name] = ([*old, *given], origin)
+            elif name == "context":  # each layer's paths are relative to its own folder
+                values[name] = ([*old, *(_absolute_text(layer.root / path) for path in given)],
+                                origin)
             elif isinstance(given, dict):
                 values[name] = ({**old, **given}, origin)
             else:
@@ -283,12 +290,14 @@ def resolve(path: Path | None, root: Path, layers: Sequence[Layer]) -> Configura
         unfixable=tuple(value["unfixable"]),
         preview=value["preview"],
         device_resources=value["device-resources"],
+        bundled_runtimes=value["bundled-runtimes"],
     )
     return Configuration(
         path, root, settings,
         exclude=(*value["exclude"], *value["extend-exclude"]),
         respect_gitignore=value["respect-gitignore"],
         cache_dir=root / value["cache-dir"],
+        context=tuple(dict.fromkeys(value["context"])),
         per_file_ignores=tuple(
             (pattern, tuple(codes)) for pattern, codes in value["per-file-ignores"].items()
         ),

@@ -175,9 +175,13 @@ class Loaded:
     source: Source
     manifests: list[Manifest]
     problems: list[LoadProblem]
+    #: Where documents that look like part of an object (`metadata` or `spec`, but neither
+    #: `kind` nor `apiVersion`) start: nothing in them is checked, which a note says.
+    fragments: tuple[Span, ...] = ()
 
     def __reduce__(self) -> tuple[type[Loaded], tuple[Any, ...]]:
-        return Loaded, (self.source, self.manifests, self.problems)  # see `Manifest`
+        # see `Manifest`
+        return Loaded, (self.source, self.manifests, self.problems, self.fragments)
 
 
 # --- safe access to data of unknown shape: rules never assume a type ---

@@ -38,6 +38,8 @@ class Keys(BaseModel):
     extend_exclude: list[str] | None = None
     respect_gitignore: bool | None = None
     cache_dir: str | None = None
+    context: list[str] | None = None
+    bundled_runtimes: bool | None = None
     severity: dict[str, Severity] | None = None
     rules: dict[str, dict[str, Any]] | None = None
     fail_on: Literal["warning", "error"] | None = None

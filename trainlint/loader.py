@@ -106,6 +106,7 @@ def load(text: str, name: str, problems: list[LoadProblem] | None = None) -> Loa
     source = Source(name, text)
     found = list(problems or [])
     manifests: list[Manifest] = []
+    fragments: list[Span] = []
     too_deep = _too_deep(text)
     if too_deep is not None:
         found.append(too_deep)
@@ -121,13 +122,25 @@ def load(text: str, name: str, problems: list[LoadProblem] | None = None) -> Loa
                 found.append(refused.problem)
             else:
                 found.extend(builder.problems)
+                if _fragment(body):
+                    fragments.append(_span(node))
                 _collect(body, source, index, manifests, found, node, builder)
             index += 1
     except yaml.MarkedYAMLError as error:
         found.append(_syntax_problem(error))
     except yaml.YAMLError as error:  # reader errors (control characters) carry no mark
         found.append(LoadProblem("TL001", f"invalid YAML: {error}", UNKNOWN_SPAN))
-    return Loaded(source, manifests, found)
+    return Loaded(source, manifests, found, tuple(fragments))
+
+
+def _fragment(body: Any) -> bool:
+    """Whether a document looks like part of a Kubernetes object (a snippet from the
+    docs, a patch body) rather than some other YAML file: it has `metadata` or `spec`,
+    but neither `kind` nor `apiVersion`."""
+    return (
+        isinstance(body, dict) and ("metadata" in body or "spec" in body)
+        and "kind" not in body and "apiVersion" not in body
+    )
 
 
 def _collect(

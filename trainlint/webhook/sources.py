@@ -81,16 +81,26 @@ class DirectorySource:
 Lister = Callable[..., Awaitable[Any]]
 
 
-async def cluster_configuration() -> Any:
-    """In a pod, the service account; elsewhere, the current kubeconfig context."""
+async def cluster_configuration(
+    kubeconfig: str | None = None, context: str | None = None
+) -> Any:
+    """In a pod, the service account; elsewhere, or when a kubeconfig file or context is
+    named, that kubeconfig context (by default the current one of `$KUBECONFIG` or
+    `~/.kube/config`)."""
     from kubernetes_asyncio import client, config
 
     configuration = client.Configuration()
-    try:
-        # kubernetes-asyncio ships no type hints for its config loaders.
-        config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
-    except config.ConfigException:
-        await config.load_kube_config(client_configuration=configuration)
+    if kubeconfig is None and context is None:
+        try:
+            # kubernetes-asyncio ships no type hints for its config loaders.
+            config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
+        except config.ConfigException:
+            pass
+        else:
+            return configuration
+    await config.load_kube_config(
+        config_file=kubeconfig, context=context, client_configuration=configuration
+    )
     return configuration
 
 
@@ -157,9 +167,16 @@ class ClusterSource:
             backoff = min(backoff * 2, MAX_BACKOFF)
 
     async def list(self, store: Store, kind: str, lister: Lister, api_version: str) -> str:
+        from kubernetes_asyncio.client.exceptions import ApiException
+
         response = await lister(_preload_content=False)
         async with response:
-            data = json.loads(await response.read())
+            body = await response.read()
+        if not 200 <= response.status < 300:  # a raw response is not checked for us
+            error = ApiException(status=response.status, reason=response.reason)
+            error.body = body
+            raise error
+        data = json.loads(body)
         items = [item for item in data.get("items") or [] if isinstance(item, dict)]
         store.replace(kind, ({"apiVersion": api_version, "kind": kind, **item} for item in items))
         return str(data["metadata"]["resourceVersion"])

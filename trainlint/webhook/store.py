@@ -11,20 +11,19 @@ from functools import lru_cache
 from typing import Any
 
 from trainlint.document import Manifest, Source, mapping
-from trainlint.engine import RUNTIME_KINDS, Index, object_kind
+from trainlint.engine import CLUSTER_SCOPED, RUNTIME_KINDS, Index, object_kind
 
 #: The kinds a request may need, in the order their caches are reported.
 KINDS = ("TrainingRuntime", "ClusterTrainingRuntime", "PersistentVolumeClaim", "StorageClass")
-CLUSTER_SCOPED = frozenset({"ClusterTrainingRuntime", "StorageClass"})
 Key = tuple[str, str]
 
 
 class Store:
     """Objects by kind and (namespace, name); a kind is `synced` once fully listed."""
 
-    def __init__(self) -> None:
-        self._objects: dict[str, dict[Key, Manifest]] = {kind: {} for kind in KINDS}
-        self.synced: dict[str, bool] = dict.fromkeys(KINDS, False)
+    def __init__(self, kinds: Iterable[str] = KINDS) -> None:
+        self._objects: dict[str, dict[Key, Manifest]] = {kind: {} for kind in kinds}
+        self.synced: dict[str, bool] = dict.fromkeys(self._objects, False)
         self._refs = Index(())
 
     def replace(self, kind: str, bodies: Iterable[dict[str, Any]]) -> None:
@@ -42,6 +41,11 @@ class Store:
 
     def delete(self, kind: str, body: dict[str, Any]) -> None:
         self._objects[kind].pop(self._key(kind, Manifest(body, Source("", ""))), None)
+
+    def objects(self) -> Iterator[Manifest]:
+        """Every object held, kind by kind."""
+        for objects in self._objects.values():
+            yield from objects.values()
 
     def sizes(self) -> dict[str, int]:
         return {kind: len(objects) for kind, objects in self._objects.items()}
