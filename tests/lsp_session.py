@@ -7,6 +7,7 @@ wait (bounded) for the server's answers and notifications.
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
@@ -33,6 +34,7 @@ class Session:
         self.logs: list[types.LogMessageParams] = []
         self.shown: list[types.ShowMessageParams] = []
         self.registrations: list[types.Registration] = []
+        self.unregistrations: list[types.Unregistration] = []
         #: How many publishes each document had when it was last opened.
         self._opened: dict[str, int] = {}
         self._changed = threading.Condition()
@@ -58,10 +60,14 @@ class Session:
         def register(_: LanguageClient, params: types.RegistrationParams) -> None:
             self._record(lambda: self.registrations.extend(params.registrations))
 
+        def unregister(_: LanguageClient, params: types.UnregistrationParams) -> None:
+            self._record(lambda: self.unregistrations.extend(params.unregisterations))
+
         for method, handler in (
             (types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, published),
             (types.WINDOW_LOG_MESSAGE, logged), (types.WINDOW_SHOW_MESSAGE, shown),
             (types.CLIENT_REGISTER_CAPABILITY, register),
+            (types.CLIENT_UNREGISTER_CAPABILITY, unregister),
         ):
             on: Callable[[Callable[..., None]], object] = client.feature(method)
             on(handler)
@@ -93,7 +99,9 @@ class Session:
     # --- documents ---
 
     def uri(self, name: str) -> str:
-        return str(from_fs_path(str(self.root / name)))
+        """The URI of a file of the workspace, or of one beside it (`../context/a.yaml`),
+        as an editor names it: without `..`."""
+        return str(from_fs_path(os.path.normpath(self.root / name)))
 
     def open(self, name: str, text: str | None = None, version: int = 1) -> str:
         """Open a document of the workspace (by default with its text on disk)."""

@@ -425,8 +425,87 @@ def test_settings_come_from_initialization_options_and_configuration_reloads(
         session.configure({"trainlint": {"ignore": ["TL102"]}})
         shown = session.diagnostics(uri, after=mark)
         expected = cli_findings(root, "--trainer-version", "2.1", "--ignore", "TL102")
-        assert as_shown(shown) == as_reported(expected, "trainjob.yaml")
+        *findings, note = shown
+        assert as_shown(findings) == as_reported(expected, "trainjob.yaml")
         assert "TL102" not in codes(shown) and "TL007" in codes(shown)
+        # Without TL102, the CLI's note on what was not checked says it in the editor.
+        assert (note.code, note.severity) == (None, types.DiagnosticSeverity.Information)
+        assert note.range.start.line + 1 == 9  # spec.runtimeRef.name
+        assert note.message.startswith("TrainingRuntime `torch-sft` in namespace `llm-sft-broken`"
+                                       " is not defined in the workspace or its context")
+        assert session.stop() == 0
+    finally:
+        if session.alive():
+            session.stop()
+
+
+def test_runtimes_named_as_context_are_known_and_followed(tmp_path: Path) -> None:
+    """A runtime in a `context` folder outside the workspace gives the TrainJob the
+    findings `trainlint check` reports; a change to it on disk, and to `context`, refresh
+    them, and an excluded folder named as context is still known."""
+    root, shared = tmp_path / "project", tmp_path / "shared-runtimes"
+    root.mkdir()
+    shared.mkdir()
+    for name in ("trainjob.yaml", "storage.yaml"):
+        shutil.copy(EXAMPLE / name, root / name)
+    runtime_text = (EXAMPLE / "runtime.yaml").read_text()
+    (shared / "runtime.yaml").write_text(runtime_text)
+    (root / "pyproject.toml").write_text('[tool.trainlint]\ncontext = ["../shared-runtimes"]\n')
+    session = Session(["trainlint", "lsp"], root, capabilities=RESOLVING)
+    try:
+        uri = session.open("trainjob.yaml")
+        shown = session.diagnostics(uri)
+        assert codes(shown) == ["TL201", "TL302", "TL202"]
+        assert as_shown(shown) == as_reported(cli_findings(root), "trainjob.yaml")
+        runtime_uri = session.uri("../shared-runtimes/runtime.yaml")
+        (related,) = shown[0].related_information or []
+        assert related.location.uri == runtime_uri
+        line = (root / "trainjob.yaml").read_text().splitlines().index("    name: torch-sft")
+        target = session.definition(uri, line, 12)
+        assert isinstance(target, types.Location) and target.uri == runtime_uri
+
+        # The client's watchers see the workspace folder: the context folder is asked for.
+        context = session.wait(lambda: next(
+            (item for item in session.registrations if item.id.startswith("trainlint-context")),
+            None,
+        ))
+        assert context.method == types.WORKSPACE_DID_CHANGE_WATCHED_FILES
+        assert [watcher["globPattern"] for watcher in context.register_options["watchers"]] == [
+            f"{shared.as_posix()}/**/*.{extension}" for extension in ("yaml", "yml", "json")
+        ]
+
+        # Changed on disk, reported by the client's file watcher.
+        mark = session.count(uri)
+        (shared / "runtime.yaml").write_text(runtime_labelled(runtime_text))
+        session.files_changed(("../shared-runtimes/runtime.yaml", types.FileChangeType.Changed))
+        shown = session.diagnostics(uri, lambda found: "TL201" not in codes(found), after=mark)
+        assert as_shown(shown) == as_reported(cli_findings(root), "trainjob.yaml")
+
+        def reloaded(config: str) -> list[types.Diagnostic]:
+            mark = session.count(uri)
+            (root / "pyproject.toml").write_text(config)
+            session.files_changed(("pyproject.toml", types.FileChangeType.Changed))
+            return session.diagnostics(uri, after=mark)
+
+        # No context: the runtime is unknown, which the CLI's note and the editor's say.
+        shown = reloaded("[tool.trainlint]\ncontext = []\n")
+        *findings, note = shown
+        assert as_shown(findings) == as_reported(cli_findings(root), "trainjob.yaml")
+        assert codes(findings) == ["TL202"]
+        assert (note.severity, note.range.start.line) == (types.DiagnosticSeverity.Information,
+                                                          line)
+        assert "`context`" in note.message
+        assert session.wait(lambda: session.unregistrations)[0].id == context.id
+
+        # An excluded folder of the workspace named as context: known, never checked.
+        (root / "runtimes").mkdir()
+        (root / "runtimes" / "runtime.yaml").write_text(runtime_text)
+        session.files_changed(("runtimes/runtime.yaml", types.FileChangeType.Created))
+        shown = reloaded('[tool.trainlint]\nexclude = ["runtimes/"]\ncontext = ["runtimes"]\n')
+        assert codes(shown) == ["TL201", "TL302", "TL202"]
+        assert as_shown(shown) == as_reported(cli_findings(root), "trainjob.yaml")
+        (related,) = shown[0].related_information or []
+        assert related.location.uri == session.uri("runtimes/runtime.yaml")
         assert session.stop() == 0
     finally:
         if session.alive():

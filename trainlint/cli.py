@@ -326,7 +326,13 @@ def _select(
     paths: tuple[str, ...], config_file: str | None, isolated: bool,
     overrides: dict[str, Any], stdin_filename: str,
 ) -> _Chosen:
-    from trainlint.config import ConfigError, Configuration, Resolver, discover
+    from trainlint.config import (
+        ConfigError,
+        Configuration,
+        Resolver,
+        context_files,
+        discover,
+    )
 
     where: dict[str, Settings] = {}
     try:
@@ -342,14 +348,9 @@ def _select(
         roots = list(dict.fromkeys(
             path for configuration in by_folder.values() for path in configuration.context
         ))
-        for root in roots:
-            if not os.path.exists(root):  # noqa: PTH110 - a string from the configuration
-                raise ConfigError(f"{root}: no such file or folder (named in `context`)")
         inputs = {os.path.abspath(name) for name in names}  # noqa: PTH100
-        # `exclude` says what is not checked, not what is unknown: a project may exclude
-        # the runtimes it names as context. Hidden folders and what git ignores are skipped.
         context = [
-            name for name in dict.fromkeys(discover(roots, Resolver(isolated=True)))
+            name for name in context_files(roots)
             if os.path.abspath(name) not in inputs  # noqa: PTH100 - an input is checked
         ]
         return _Chosen(names, where, context, resolver.for_path(Path.cwd()).cache_dir)

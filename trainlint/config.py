@@ -418,6 +418,18 @@ def discover(paths: Sequence[str], resolver: Resolver) -> Iterator[str]:
             raise ConfigError(f"{name}: no such file or folder")
 
 
+def context_files(roots: Sequence[str]) -> Iterator[str]:
+    """The files of `context` folders and files (absolute paths), each once. `exclude` says
+    what is not checked, not what is unknown: a project may exclude the runtimes it names
+    as context. Hidden folders and what git ignores are skipped. ConfigError names a root
+    that does not exist."""
+    resolver = Resolver(isolated=True)
+    for root in roots:
+        if not os.path.exists(root):  # noqa: PTH110 - a string from the configuration
+            raise ConfigError(f"{root}: no such file or folder (named in `context`)")
+    yield from dict.fromkeys(discover(roots, resolver))
+
+
 def _walk(top: Path, resolver: Resolver) -> Iterator[str]:
     ignores = _GitIgnores()
     for root, folders, files in os.walk(top):

@@ -328,11 +328,19 @@ def unchecked(objects: Iterable[tuple[Manifest, Settings]], index: Index) -> dic
     `index` does not know, each with how many TrainJobs name it: those TrainJobs were not
     checked against their runtime, which the run says once rather than as findings."""
     found: dict[str, int] = defaultdict(int)
+    for job in unchecked_trainjobs(objects, index):
+        found[index.runtime_key(job)[2]] += 1
+    return dict(found)
+
+
+def unchecked_trainjobs(
+    objects: Iterable[tuple[Manifest, Settings]], index: Index
+) -> Iterator[Manifest]:
+    """The TrainJobs among `objects` that name a runtime `index` does not know."""
     for manifest, settings in objects:
         release = settings.trainer_version if settings.bundled_runtimes else None
         if object_kind(manifest) == "TrainJob" and index.runtime_unknown(manifest, release):
-            found[index.runtime_key(manifest)[2]] += 1
-    return dict(found)
+            yield manifest
 
 
 #: Severities from the least to the most serious, for `fail-on`.

@@ -3,7 +3,10 @@ definitions, all read from the findings of a check (`Checked`) and their positio
 
 Nothing here finds anything: a diagnostic is a finding as the CLI reports it (code,
 severity, span), a quick fix the edit `--fix` makes (`trainlint.fix`), a "disable" action
-the comment `trainlint.suppression` reads.
+the comment `trainlint.suppression` reads. The one diagnostic that is no finding is the
+CLI's note "N TrainJobs not checked against their runtime", said where the runtime is
+named, as information: it is why the runtime's findings are missing, not a problem of
+the manifest, so it fails nothing and has nothing to disable.
 """
 
 from __future__ import annotations
@@ -27,6 +30,11 @@ SOURCE = "trainlint"
 FIX_ALL = f"{types.CodeActionKind.SourceFixAll.value}.{SOURCE}"
 QUICK_FIX = types.CodeActionKind.QuickFix.value
 RUNTIME_NAME = ("spec", "runtimeRef", "name")
+#: The opt-in rule that reports an unknown runtime as a finding: then no note is needed.
+UNKNOWN = "TL102"
+_WHERE_TO_ADD = (
+    "; add the file or folder that defines it to `context` in the trainlint configuration"
+)
 _SEVERITIES = {
     Severity.ERROR: types.DiagnosticSeverity.Error,
     Severity.WARNING: types.DiagnosticSeverity.Warning,
@@ -55,7 +63,19 @@ class Client:
 
 def diagnostics(checked: Checked, client: Client) -> list[types.Diagnostic]:
     text = Text(checked.text, client.encoding)
-    return [_diagnostic(finding, text, client) for finding in checked.findings]
+    shown = [_diagnostic(finding, text, client) for finding in checked.findings]
+    told = {id(finding.manifest) for finding in checked.findings if finding.code == UNKNOWN}
+    shown.extend(
+        types.Diagnostic(
+            range=_range(text.span(job.span(RUNTIME_NAME))),
+            message=_unknown_runtime(job) + _WHERE_TO_ADD,
+            severity=types.DiagnosticSeverity.Information,
+            source=SOURCE,
+        )
+        for job in checked.unchecked
+        if id(job) not in told and isinstance(dig(job.body, *RUNTIME_NAME), str)
+    )
+    return shown
 
 
 def _diagnostic(finding: Finding, text: Text, client: Client) -> types.Diagnostic:
@@ -291,18 +311,26 @@ def _runtime_reference(
         start, _ = text.span(span)
         if at[0] == start[0] and start <= at <= text.line_end(start[0]):
             index = Index([*checked.loaded.manifests, *workspace.context_objects(name)])
-            return job, index.runtime_for(job), span
+            settings = workspace.settings_for(name)
+            bundled = settings.trainer_version if settings and settings.bundled_runtimes else None
+            return job, index.runtime_for(job, bundled), span
     return None
 
 
-def _runtime_help(job: Manifest, runtime: Manifest | None, workspace: Workspace) -> str:
-    kind, namespace, runtime_name = Index(()).runtime_key(job)
+def _unknown_runtime(job: Manifest) -> str:
+    kind, namespace, name = Index(()).runtime_key(job)
     where = f" in namespace `{namespace}`" if namespace else ""
+    return (
+        f"{kind} `{name}`{where} is not defined in the workspace or its context: the "
+        "checks that need the runtime were not made on this TrainJob"
+    )
+
+
+def _runtime_help(job: Manifest, runtime: Manifest | None, workspace: Workspace) -> str:
     if runtime is None:
-        return (
-            f"{kind} `{runtime_name}`{where} is not defined in the workspace: the checks "
-            "that need the runtime were not made on this TrainJob"
-        )
+        return _unknown_runtime(job)
+    namespace = Index(()).runtime_key(job)[1]
+    where = f" in namespace `{namespace}`" if namespace else ""
     span = runtime.span(("metadata", "name"))
     lines = [
         f"{runtime.kind} `{runtime.name}`{where}, defined in "

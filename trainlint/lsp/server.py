@@ -32,8 +32,10 @@ from trainlint.lsp.workspace import CONFIG_FILES, SETTINGS, Checked, Options, Wo
 
 T = TypeVar("T")
 log = logging.getLogger("trainlint.lsp")
-#: The files whose changes the client is asked to report.
-WATCHED = ("**/*.yaml", "**/*.yml", "**/*.json", *(f"**/{name}" for name in sorted(CONFIG_FILES)))
+#: The files of a folder that may hold manifests.
+MANIFESTS = ("**/*.yaml", "**/*.yml", "**/*.json")
+#: The files of the workspace folders whose changes the client is asked to report.
+WATCHED = (*MANIFESTS, *(f"**/{name}" for name in sorted(CONFIG_FILES)))
 
 
 class Server(LanguageServer):
@@ -56,6 +58,11 @@ class Server(LanguageServer):
         #: Whether the client asked for a shutdown before it exits.
         self.shut_down = False
         self.checking: asyncio.Future[None] | None = None
+        #: The context folders outside the workspace folders whose files are watched, the
+        #: id of that registration, and how many were made.
+        self._watching: tuple[str, ...] = ()
+        self._registration: str | None = None
+        self._registrations = 0
 
     # --- names and the client ---
 
@@ -79,6 +86,53 @@ class Server(LanguageServer):
             resolves_edits=bool(resolves and "edit" in resolves.properties),
             versioned_edits=bool(edit and edit.document_changes),
         )
+
+    def watches_files(self) -> bool:
+        """Whether the client reports changes to files that the server names."""
+        workspace = self.client_capabilities.workspace
+        watching = workspace and workspace.did_change_watched_files
+        return bool(watching and watching.dynamic_registration)
+
+    def watch_context(self) -> None:
+        """Ask the client to report changes under the context folders that lie outside
+        the workspace folders (its own watchers see only those), anew when they change."""
+        folders = self.folders()
+        roots = tuple(
+            root for root in self.files.context_roots
+            if not any(Path(root).is_relative_to(folder) for folder in folders)
+        )
+        if roots == self._watching or not self.watches_files():
+            return
+        previous, self._watching, self._registration = self._registration, roots, None
+        if roots:
+            self._registrations += 1
+            self._registration = f"trainlint-context-{self._registrations}"
+            registration = types.Registration(
+                self._registration, types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                types.DidChangeWatchedFilesRegistrationOptions(self._watchers(roots)),
+            )
+            self.client_register_capability(types.RegistrationParams([registration]))
+        if previous:
+            gone = types.Unregistration(previous, types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+            self.client_unregister_capability(types.UnregistrationParams([gone]))
+
+    def _watchers(self, roots: tuple[str, ...]) -> list[types.FileSystemWatcher]:
+        """The manifests of each root (a folder, or one file), relative to it where the
+        client takes relative patterns, else as absolute globs."""
+        workspace = self.client_capabilities.workspace
+        watching = workspace and workspace.did_change_watched_files
+        relative = bool(watching and watching.relative_pattern_support)
+        watchers = []
+        for root in roots:
+            path = Path(root)
+            base, patterns = (path, MANIFESTS) if path.is_dir() else (path.parent, (path.name,))
+            for pattern in patterns:
+                glob: types.GlobPattern = (
+                    types.RelativePattern(from_fs_path(str(base)) or str(base), pattern)
+                    if relative else f"{base.as_posix()}/{pattern}"
+                )
+                watchers.append(types.FileSystemWatcher(glob_pattern=glob))
+        return watchers
 
     def folders(self) -> list[Path]:
         found = [to_fs_path(folder.uri) for folder in self.workspace.folders.values()]
@@ -150,6 +204,7 @@ class Server(LanguageServer):
                 log.exception("checking failed; the diagnostics shown are left as they were")
                 continue
             self._publish(published)
+            self.watch_context()
 
     def _check(
         self, queue: list[tuple[Callable[..., None], tuple[Any, ...]]],
@@ -236,9 +291,7 @@ def _lifecycle(server: Server) -> None:
         ls.reconfigure(ls.given)
         ls.checking = asyncio.ensure_future(ls.checker())
         ls.enqueue(ls.files.warm_up, at_once=True)
-        watched = ls.client_capabilities.workspace
-        watching = watched and watched.did_change_watched_files
-        if watching and watching.dynamic_registration:
+        if ls.watches_files():
             watchers = [types.FileSystemWatcher(glob_pattern=pattern) for pattern in WATCHED]
             registration = types.Registration(
                 "trainlint-files", types.WORKSPACE_DID_CHANGE_WATCHED_FILES,

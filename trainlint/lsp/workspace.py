@@ -5,8 +5,10 @@ A document is checked alone, with the objects of every other file as context: th
 resolve its references (runtimes, PVCs, StorageClasses, the TrainJobs that share a
 runtime) but are not reported on, so a document shows the findings `trainlint check` would
 report in it. Context comes from `context_objects`: the files of the workspace folders
-(open ones as the editor holds them, the others as on disk); further sources (configured
-context folders, bundled upstream runtimes) add their objects there.
+(open ones as the editor holds them, the others as on disk) and those their configurations
+name as `context`, wherever they are and even when `exclude` leaves them unchecked, as
+`trainlint check` reads them; the runtimes a release installs stand in for those that no
+file defines, as in every run.
 
 Each check records what its rules looked up in the index and the digest of each answer,
 as the cache does (`Index.looked_up`); after any file changes, a document whose look-ups
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import re
 import stat
 from collections.abc import Callable, Iterable, Mapping
@@ -27,7 +30,14 @@ from pathlib import Path
 from typing import Any
 
 from trainlint.cache import INDEXED_KINDS
-from trainlint.config import CONFIG_NAMES, ConfigError, Resolver, discover, validate
+from trainlint.config import (
+    CONFIG_NAMES,
+    ConfigError,
+    Resolver,
+    context_files,
+    discover,
+    validate,
+)
 from trainlint.document import Loaded, Manifest, Source, decode, read_bytes
 from trainlint.engine import (
     DEPENDENCY_SEPARATOR,
@@ -38,6 +48,7 @@ from trainlint.engine import (
     identify,
     lint,
     object_kind,
+    unchecked_trainjobs,
 )
 from trainlint.loader import load
 from trainlint.rule import Rule
@@ -111,6 +122,8 @@ class Checked:
     findings: list[Finding]
     #: What its rules looked up (dependency → digest of the answer); None: not checked.
     dependencies: dict[str, str] | None
+    #: Its TrainJobs whose runtime is found nowhere: not checked against it.
+    unchecked: list[Manifest] = field(default_factory=list)
 
 
 class Workspace:
@@ -123,8 +136,13 @@ class Workspace:
         self.folders: list[Path] = []
         self._resolver: Resolver | None = None
         self._files: dict[str, _File] = {}
-        #: The names of the folders' files, as the last walk found them.
+        #: The names of the files on disk the workspace holds (its folders' and the
+        #: context's), as the last walk found them.
         self._on_disk: set[str] = set()
+        #: Those of them only named as `context`: outside the folders, or excluded.
+        self._context_names: set[str] = set()
+        #: The `context` folders and files of the configurations, those that exist.
+        self.context_roots: tuple[str, ...] = ()
         #: Open documents: name → their text as read, and its version.
         self._open: dict[str, tuple[Loaded, int | None]] = {}
         self._checked: dict[str, Checked] = {}
@@ -151,19 +169,25 @@ class Workspace:
         self.rescan()
 
     def rescan(self) -> None:
-        """Walk the folders again: read new files and drop those gone (created or deleted
-        files, a changed `.gitignore` or `exclude`)."""
-        names = set(self._walk())
+        """Walk the folders and the context again: read new files and drop those gone
+        (created or deleted files, a changed `.gitignore`, `exclude` or `context`)."""
+        walked = set(self._walk())
+        context = self._walk_context(walked) - walked
+        names = walked | context
+        moved = self._context_names ^ context  # what they give others depends on it
+        self._context_names = context
         for name in self._on_disk - names:
             if name not in self._open:
                 self._forget(name)
-        for name in names - self._on_disk:
+        for name in (names - self._on_disk) | (moved & names):
             if name not in self._open:
                 self._read(name)
+        for name in moved & self._open.keys():
+            self._set(name, self._open[name][0])
         self._on_disk = names
 
     def reread(self, names: Iterable[str]) -> None:
-        """Files changed on disk: read again those of the folders that are not open."""
+        """Files changed on disk: read again those of the workspace that are not open."""
         for name in names:
             if name in self._on_disk and name not in self._open:
                 self._read(name)
@@ -214,8 +238,7 @@ class Workspace:
         if settings is None:
             checked = Checked(text, version, loaded, [], {})
         else:
-            findings, dependencies = self._run(loaded, settings)
-            checked = Checked(text, version, loaded, findings, dependencies)
+            checked = Checked(text, version, loaded, *self._run(loaded, settings))
         self._checked[name] = checked
         return checked
 
@@ -275,7 +298,11 @@ class Workspace:
         """What identifies an object of the workspace in recorded look-ups."""
         return identify(self._files[manifest.source.name].content, manifest)
 
-    def _run(self, loaded: Loaded, settings: Settings) -> tuple[list[Finding], dict[str, str]]:
+    def _run(
+        self, loaded: Loaded, settings: Settings
+    ) -> tuple[list[Finding], dict[str, str], list[Manifest]]:
+        """Findings, look-ups and TrainJobs not checked against their runtime (found with
+        the look-ups recorded: a runtime that turns up makes the document stale)."""
         name = loaded.source.name
         context = self.context_objects(name)
         run = Run(
@@ -284,7 +311,10 @@ class Workspace:
         )
         run.index.digests.update({id(manifest): self.identity(manifest) for manifest in context})
         findings = run.settle([run.check(0)])
-        return findings, run.dependencies.get(0, {})
+        unchecked = list(unchecked_trainjobs(
+            ((manifest, settings) for manifest in loaded.manifests), run.index
+        ))
+        return findings, run.dependencies.get(0, {}), unchecked
 
     def _rule_failed(self, rule: Rule, manifest: Manifest, error: Exception) -> None:
         message = (
@@ -308,8 +338,34 @@ class Workspace:
             self.on_problem(str(error))
             return []
 
+    def _walk_context(self, walked: Iterable[str]) -> set[str]:
+        """The files that the configurations of the folders, of their files and of the
+        open documents name as `context` (a root that does not exist is told, and the
+        others are read)."""
+        if self._resolver is None:
+            return set()
+        folders = {str(folder) for folder in self.folders}
+        folders.update(os.path.dirname(name) for name in [*walked, *self._open])  # noqa: PTH120
+        roots: dict[str, None] = {}
+        for folder in sorted(folders):
+            try:
+                roots.update(dict.fromkeys(self._resolver.for_path(Path(folder)).context))
+            except ConfigError as error:
+                self.on_problem(str(error))
+        found: set[str] = set()
+        existing = []
+        for root in roots:
+            try:
+                found.update(context_files([root]))
+            except ConfigError as error:
+                self.on_problem(str(error))
+                continue
+            existing.append(root)
+        self.context_roots = tuple(existing)
+        return found
+
     def _read(self, name: str) -> None:
-        """Read a file of the folders; one that is not a regular file is not read (a FIFO
+        """Read a file of the workspace; one that is not a regular file is not read (a FIFO
         would block the server), and it holds nothing, as one that cannot be read."""
         try:
             if not stat.S_ISREG(Path(name).stat().st_mode):
@@ -332,8 +388,8 @@ class Workspace:
             for manifest in loaded.manifests
             if object_kind(manifest) in INDEXED_KINDS
         ]
-        settings = self.settings_for(name)
-        self._files[name] = _File(_digest(loaded.source.text), objects if settings else [])
+        known = name in self._context_names or self.settings_for(name) is not None
+        self._files[name] = _File(_digest(loaded.source.text), objects if known else [])
         self._index = self._context = None
 
     def _forget(self, name: str) -> None:
