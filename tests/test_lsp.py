@@ -21,6 +21,8 @@ from tests.conftest import ROOT
 from tests.lsp_session import Session, apply
 from trainlint import suppression
 from trainlint.document import Span
+from trainlint.engine import lint
+from trainlint.loader import load
 from trainlint.lsp.text import UTF8, Text
 
 EXAMPLE = ROOT / "examples" / "finetune-broken"
@@ -90,6 +92,21 @@ def as_shown(diagnostics: list[types.Diagnostic]) -> list[tuple[Any, ...]]:
 
 def codes(diagnostics: list[types.Diagnostic]) -> list[Any]:
     return [item.code for item in diagnostics]
+
+
+def related_uris(diagnostic: types.Diagnostic) -> list[str]:
+    return [item.location.uri for item in diagnostic.related_information or []]
+
+
+def watched(session: Session, prefix: str) -> tuple[types.Registration, list[str]]:
+    """The first registration of file watchers whose id starts with `prefix`, and its
+    glob patterns."""
+    registration = session.wait(lambda: next(
+        (item for item in session.registrations if item.id.startswith(prefix)), None
+    ))
+    assert registration.method == types.WORKSPACE_DID_CHANGE_WATCHED_FILES
+    options: Any = registration.register_options  # as the client received it
+    return registration, [watcher["globPattern"] for watcher in options["watchers"]]
 
 
 def runtime_labelled(text: str) -> str:
@@ -429,8 +446,9 @@ def test_settings_come_from_initialization_options_and_configuration_reloads(
         assert as_shown(findings) == as_reported(expected, "trainjob.yaml")
         assert "TL102" not in codes(shown) and "TL007" in codes(shown)
         # Without TL102, the CLI's note on what was not checked says it in the editor.
-        assert (note.code, note.severity) == (None, types.DiagnosticSeverity.Information)
-        assert note.range.start.line + 1 == 9  # spec.runtimeRef.name
+        assert (note.code, note.severity, note.range.start.line + 1) == (
+            None, types.DiagnosticSeverity.Information, 9  # spec.runtimeRef.name
+        )
         assert note.message.startswith("TrainingRuntime `torch-sft` in namespace `llm-sft-broken`"
                                        " is not defined in the workspace or its context")
         assert session.stop() == 0
@@ -458,19 +476,14 @@ def test_runtimes_named_as_context_are_known_and_followed(tmp_path: Path) -> Non
         assert codes(shown) == ["TL201", "TL302", "TL202"]
         assert as_shown(shown) == as_reported(cli_findings(root), "trainjob.yaml")
         runtime_uri = session.uri("../shared-runtimes/runtime.yaml")
-        (related,) = shown[0].related_information or []
-        assert related.location.uri == runtime_uri
+        assert related_uris(shown[0]) == [runtime_uri]
         line = (root / "trainjob.yaml").read_text().splitlines().index("    name: torch-sft")
         target = session.definition(uri, line, 12)
         assert isinstance(target, types.Location) and target.uri == runtime_uri
 
         # The client's watchers see the workspace folder: the context folder is asked for.
-        context = session.wait(lambda: next(
-            (item for item in session.registrations if item.id.startswith("trainlint-context")),
-            None,
-        ))
-        assert context.method == types.WORKSPACE_DID_CHANGE_WATCHED_FILES
-        assert [watcher["globPattern"] for watcher in context.register_options["watchers"]] == [
+        context, globs = watched(session, "trainlint-context")
+        assert globs == [
             f"{shared.as_posix()}/**/*.{extension}" for extension in ("yaml", "yml", "json")
         ]
 
@@ -504,8 +517,7 @@ def test_runtimes_named_as_context_are_known_and_followed(tmp_path: Path) -> Non
         shown = reloaded('[tool.trainlint]\nexclude = ["runtimes/"]\ncontext = ["runtimes"]\n')
         assert codes(shown) == ["TL201", "TL302", "TL202"]
         assert as_shown(shown) == as_reported(cli_findings(root), "trainjob.yaml")
-        (related,) = shown[0].related_information or []
-        assert related.location.uri == session.uri("runtimes/runtime.yaml")
+        assert related_uris(shown[0]) == [session.uri("runtimes/runtime.yaml")]
         assert session.stop() == 0
     finally:
         if session.alive():
@@ -545,3 +557,54 @@ def test_disable_comments_are_written_where_the_suppression_reads_them() -> None
     assert twice.splitlines()[3] == "c: 2  # note  # trainlint: disable=TL1,TL2"
     in_file = suppression.disable_in_file(suppression.disable_in_file(text, "TL1"), "TL2")
     assert in_file.splitlines()[0] == "# trainlint: disable-file=TL1,TL2"
+
+
+RUNTIME_AND_JOB = """\
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: {kind}  # related: TL101
+metadata:
+  name: torch-sft
+  namespace: {namespace}  # related: TL101-namespace
+spec:
+  template:
+    spec:
+      replicatedJobs:  # related: TL206 TL208
+        - name: node
+---
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata:
+  name: run-1
+  namespace: team-a
+spec:
+  runtimeRef:
+    kind: TrainingRuntime
+    name: torch-sft
+  initializer:
+    model: {{storageUri: "hf://org/model"}}
+  podTemplateOverrides:
+    - targetJobs:
+        - name: trainer
+"""
+
+
+@pytest.mark.parametrize(("code", "kind", "namespace", "related"), [
+    ("TL101", "ClusterTrainingRuntime", "team-a", ["`torch-sft` is a ClusterTrainingRuntime"]),
+    ("TL101-namespace", "TrainingRuntime", "team-b",
+     ["TrainingRuntime `torch-sft` is in namespace `team-b`"]),
+    ("TL206", "TrainingRuntime", "team-a", ["what TrainingRuntime `torch-sft` has instead"]),
+    ("TL208", "TrainingRuntime", "team-a", ["the jobs of TrainingRuntime `torch-sft`"]),
+])
+def test_findings_caused_by_another_object_point_at_its_key(
+    code: str, kind: str, namespace: str, related: list[str]
+) -> None:
+    """The related information the editor shows: the runtime's key that makes the
+    TrainJob's finding true, on the line marked `# related: CODE`."""
+    text = RUNTIME_AND_JOB.format(kind=kind, namespace=namespace)
+    line = next(number for number, content in enumerate(text.splitlines(), start=1)
+                if "# related:" in content and code in content.split("# related:")[1].split())
+    (finding,) = [item for item in lint([load(text, "both.yaml")])
+                  if item.code == code[:5] and item.object and
+                  item.object.kind == "TrainJob"]
+    assert [(item.manifest.kind, item.manifest.span(item.path).line, item.message)
+            for item in finding.related] == [(kind, line, message) for message in related]

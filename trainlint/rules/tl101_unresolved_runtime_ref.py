@@ -4,7 +4,7 @@ from collections.abc import Iterator
 
 from trainlint.document import Manifest, dig, mapping
 from trainlint.engine import RUNTIME_KINDS, TRAINER_GROUP, Context
-from trainlint.rule import Problem, Severity, rule
+from trainlint.rule import Problem, Related, Severity, rule
 
 REF = ("spec", "runtimeRef")
 #: The text after the API server's NotFound error in the webhook's denial, per kind.
@@ -107,25 +107,32 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     found = ctx.index.runtimes_named(name)
     denial = _denial(str(kind), name)
     path = (*REF, "kind") if "kind" in ref else REF
-    if any(other.kind != kind for other in found):
-        other_kind = next(other.kind for other in found if other.kind != kind)
+    other = next((other for other in found if other.kind != kind), None)
+    if other is not None:
         default = "" if "kind" in ref else " (the default when `kind` is omitted)"
         yield Problem(
             path,
             f"`spec.runtimeRef` asks for a {kind} `{name}`{default}, but `{name}` is a "
-            f'{other_kind}: the Trainer webhook denies the TrainJob ("{denial}")',
-            help=f"set `spec.runtimeRef.kind: {other_kind}`",
+            f'{other.kind}: the Trainer webhook denies the TrainJob ("{denial}")',
+            help=f"set `spec.runtimeRef.kind: {other.kind}`",
+            related=(Related(other, ("kind",), f"`{name}` is a {other.kind}"),),
         )
         return
-    elsewhere = sorted(other.namespace for other in found if other.kind == "TrainingRuntime")
+    elsewhere = sorted(
+        (other for other in found if other.kind == "TrainingRuntime"),
+        key=lambda other: other.namespace,
+    )
     if kind == "TrainingRuntime" and elsewhere:
+        namespace = elsewhere[0].namespace
         yield Problem(
             REF,
-            f"TrainingRuntime `{name}` is in namespace `{elsewhere[0]}`, but a TrainJob can "
+            f"TrainingRuntime `{name}` is in namespace `{namespace}`, but a TrainJob can "
             f"only use a TrainingRuntime of its own namespace `{job.namespace}`: the Trainer "
             f'webhook denies the TrainJob ("{denial}")',
             help=f"create the TrainingRuntime in `{job.namespace}`, or make it a "
             "ClusterTrainingRuntime",
+            related=(Related(elsewhere[0], ("metadata", "namespace"),
+                             f"TrainingRuntime `{name}` is in namespace `{namespace}`"),),
         )
 
 

@@ -3,9 +3,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from trainlint.document import Manifest, dig, mapping, mappings
+from trainlint.document import Manifest, Path, dig, mapping, mappings
 from trainlint.engine import Context
-from trainlint.rule import Problem, Severity, rule
+from trainlint.rule import Problem, Related, Severity, rule
 from trainlint.trainer import JOBS, POD_SPEC, named, override_pods
 
 #: `spec.initializer` key → (job and container name, what the webhook calls the input).
@@ -121,25 +121,29 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
             continue
         detail = _missing(job, runtime, name, config, ctx.trainer_version)
         if detail is not None:
-            denial, remedy = detail
+            denial, remedy, lacking = detail
             yield Problem(
                 ("spec", "initializer", key),
                 f"`spec.initializer.{key}` needs what {runtime.describe()} lacks: the Trainer "
                 f'webhook denies the TrainJob ("{denial}")',
                 help=remedy,
+                related=(Related(runtime, lacking, f"what {runtime.describe()} has instead"),),
             )
 
 
 def _missing(
     job: Manifest, runtime: Manifest, name: str, config: str, version: tuple[int, int]
-) -> tuple[str, str] | None:
-    """(denial, remedy) for the first thing the initializer lacks, or None."""
+) -> tuple[str, str, Path] | None:
+    """(denial, remedy, where in the runtime it is lacking) for the first thing the
+    initializer lacks, or None."""
     found = named(dig(runtime.body, *JOBS), name)
     if found is None:
         return (
             f"must have {name} job when trainJob is configured with input {config}",
             f"add a replicatedJob named `{name}` to the runtime, or use a runtime that has one",
+            JOBS,
         )
+    pod_path = (*JOBS, found[0], *POD_SPEC)
     pod = mapping(dig(found[1], *POD_SPEC))
     containers = [
         container for kind in ("containers", "initContainers")
@@ -149,12 +153,14 @@ def _missing(
         return (
             f"must have container with name - {name} in the {name} job",
             f"name the initializer container of job `{name}` `{name}`",
+            pod_path,
         )
     if version >= (2, 3) and not any(_mounts(c) for c in [*containers, *_patched(job, name)]):
         return (
             f"must have volumeMount with name - {VOLUME} in container {name} of the {name} job",
             f"mount a volume named `{VOLUME}` in container `{name}` of the runtime's `{name}` "
             "job (and in the trainer, to read what it downloads)",
+            pod_path,
         )
     return None
 

@@ -4,8 +4,15 @@ from collections.abc import Iterator
 
 from trainlint.document import Manifest, dig, mappings
 from trainlint.engine import Context
-from trainlint.rule import Problem, Severity, rule
-from trainlint.trainer import JOBS, container_names, named, override_pods, override_targets
+from trainlint.rule import Problem, Related, Severity, rule
+from trainlint.trainer import (
+    JOBS,
+    POD_SPEC,
+    container_names,
+    named,
+    override_pods,
+    override_targets,
+)
 
 #: What the webhook calls each kind of container.
 NOUNS = {"initContainers": "initContainer", "containers": "container"}
@@ -136,6 +143,7 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
                 path,
                 f"job `{name}` is not in {runtime.describe()}: {verdict}",
                 help=f"target one of the runtime's jobs: {_names(jobs)}",
+                related=(Related(runtime, JOBS, f"the jobs of {runtime.describe()}"),),
             )
     for pod_path, pod, targets in override_pods(job):
         for target in targets:
@@ -155,6 +163,8 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
                         f"{kind_noun} `{given}` is not in job `{target}` of "
                         f"{runtime.describe()}: {verdict}",
                         help=f"name one of the job's {kind}: {', '.join(sorted(known)) or 'none'}",
+                        related=(Related(runtime, (*JOBS, found[0], *POD_SPEC, kind),
+                                         f"the {kind} of job `{target}`"),),
                     )
 
 

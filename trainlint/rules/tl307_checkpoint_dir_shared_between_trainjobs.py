@@ -13,7 +13,7 @@ from trainlint.checkpoint import (
 )
 from trainlint.document import Manifest, dig, mapping, mappings
 from trainlint.engine import Context
-from trainlint.rule import Problem, Severity, rule
+from trainlint.rule import Problem, Related, Severity, rule
 from trainlint.trainer import POD_SPEC, At, job_pod, override_pods, trainer_job
 
 #: A checkpoint location shared between runs: namespace, PVC and path inside it.
@@ -148,11 +148,14 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     for location, (path, at) in _locations(job, ctx).items():
         other = first.get(location)
         if other is not None and other is not job:
+            theirs = _locations(other, ctx)[location][1]
             yield Problem(
                 at.path,
                 f"TrainJob `{other.name}` also checkpoints to `{path}` on PVC `{location[1]}`: "
                 "the runs overwrite each other's checkpoints, and a later run resumes from "
                 "the other's instead of starting clean",
+                related=(Related(theirs.manifest, theirs.path,
+                                 f"where TrainJob `{other.name}` checkpoints to `{path}`"),),
             )
 
 

@@ -5,7 +5,7 @@ from collections.abc import Iterator
 from trainlint.checkpoint import claim_namespaces
 from trainlint.document import Manifest, dig
 from trainlint.engine import Context
-from trainlint.rule import Problem, Severity, rule
+from trainlint.rule import Problem, Related, Severity, rule
 from trainlint.trainer import pod_for
 
 
@@ -110,4 +110,9 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
                 f"volume `{name}` mounts PVC `{claim}`, which is not among the run's "
                 f"PersistentVolumeClaims in namespace `{namespace}`{where}: the trainer pods "
                 "stay Pending until it exists there",
+                related=tuple(
+                    Related(namesake, ("metadata", "namespace"),
+                            f"PVC `{claim}` is in namespace `{namesake.namespace}`")
+                    for namesake in namesakes
+                ),
             )
