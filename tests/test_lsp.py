@@ -98,6 +98,15 @@ def related_uris(diagnostic: types.Diagnostic) -> list[str]:
     return [item.location.uri for item in diagnostic.related_information or []]
 
 
+def reloaded(session: Session, uri: str, config: str) -> list[types.Diagnostic]:
+    """The diagnostics of `uri` once `pyproject.toml` says `config` and the client's file
+    watcher has told the server."""
+    mark = session.count(uri)
+    (session.root / "pyproject.toml").write_text(config)
+    session.files_changed(("pyproject.toml", types.FileChangeType.Changed))
+    return session.diagnostics(uri, after=mark)
+
+
 def watched(session: Session, prefix: str) -> tuple[types.Registration, list[str]]:
     """The first registration of file watchers whose id starts with `prefix`, and its
     glob patterns."""
@@ -407,19 +416,13 @@ def test_settings_come_from_initialization_options_and_configuration_reloads(
         assert (name.range.start.line, name.range.start.character) == (2, 42)  # UTF-8 bytes
         session.close(names)
 
-        def reloaded(config: str) -> list[types.Diagnostic]:
-            mark = session.count(uri)
-            (root / "pyproject.toml").write_text(config)
-            session.files_changed(("pyproject.toml", types.FileChangeType.Changed))
-            return session.diagnostics(uri, after=mark)
-
-        shown = reloaded('[tool.trainlint]\nignore = ["TL302", "TL201"]\n')
+        shown = reloaded(session, uri, '[tool.trainlint]\nignore = ["TL302", "TL201"]\n')
         expected = cli_findings(root, "--trainer-version", "2.1")
         assert as_shown(shown) == as_reported(expected, "trainjob.yaml")
         assert "TL201" not in codes(shown)
 
         # A configuration that cannot be read: said once, and no finding is guessed.
-        assert reloaded("[tool.trainlint]\nignore = [\n") == []
+        assert reloaded(session, uri, "[tool.trainlint]\nignore = [\n") == []
         assert any("pyproject.toml:" in message.message and "invalid TOML" in message.message
                    for message in session.shown)
 
@@ -429,7 +432,9 @@ def test_settings_come_from_initialization_options_and_configuration_reloads(
         (root / "runtime.yaml").rename(root / "runtimes" / "runtime.yaml")
         session.files_changed(("runtime.yaml", types.FileChangeType.Deleted),
                               ("runtimes/runtime.yaml", types.FileChangeType.Created))
-        shown = reloaded('[tool.trainlint]\nexclude = ["runtimes/"]\nextend-select = ["TL102"]\n')
+        shown = reloaded(
+            session, uri, '[tool.trainlint]\nexclude = ["runtimes/"]\nextend-select = ["TL102"]\n'
+        )
         expected = cli_findings(root, "--trainer-version", "2.1")
         assert as_shown(shown) == as_reported(expected, "trainjob.yaml")
         assert "TL102" in codes(shown)
@@ -494,14 +499,8 @@ def test_runtimes_named_as_context_are_known_and_followed(tmp_path: Path) -> Non
         shown = session.diagnostics(uri, lambda found: "TL201" not in codes(found), after=mark)
         assert as_shown(shown) == as_reported(cli_findings(root), "trainjob.yaml")
 
-        def reloaded(config: str) -> list[types.Diagnostic]:
-            mark = session.count(uri)
-            (root / "pyproject.toml").write_text(config)
-            session.files_changed(("pyproject.toml", types.FileChangeType.Changed))
-            return session.diagnostics(uri, after=mark)
-
         # No context: the runtime is unknown, which the CLI's note and the editor's say.
-        shown = reloaded("[tool.trainlint]\ncontext = []\n")
+        shown = reloaded(session, uri, "[tool.trainlint]\ncontext = []\n")
         *findings, note = shown
         assert as_shown(findings) == as_reported(cli_findings(root), "trainjob.yaml")
         assert codes(findings) == ["TL202"]
@@ -514,7 +513,9 @@ def test_runtimes_named_as_context_are_known_and_followed(tmp_path: Path) -> Non
         (root / "runtimes").mkdir()
         (root / "runtimes" / "runtime.yaml").write_text(runtime_text)
         session.files_changed(("runtimes/runtime.yaml", types.FileChangeType.Created))
-        shown = reloaded('[tool.trainlint]\nexclude = ["runtimes/"]\ncontext = ["runtimes"]\n')
+        shown = reloaded(
+            session, uri, '[tool.trainlint]\nexclude = ["runtimes/"]\ncontext = ["runtimes"]\n'
+        )
         assert codes(shown) == ["TL201", "TL302", "TL202"]
         assert as_shown(shown) == as_reported(cli_findings(root), "trainjob.yaml")
         assert related_uris(shown[0]) == [session.uri("runtimes/runtime.yaml")]
