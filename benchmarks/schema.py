@@ -81,7 +81,7 @@ def walk_cost(objects: list[Manifest], runs: int) -> float:
 
     def walk_all() -> None:
         for manifest in objects:
-            schema_check._last = None
+            context.index.memo.clear()
             schema_check.issues(manifest, context)
 
     walk_all()  # definitions read and converted once, as in a run

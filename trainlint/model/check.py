@@ -1,7 +1,8 @@
 """One walk of an object against its schema tree, collecting every schema problem.
 
 The schema rules (TL005–TL009) each report their own kind of issue from the same walk:
-the result for the last object is kept, so the walk runs once per object, not per rule.
+the result is kept for the object being checked, so the walk runs once per object, not
+per rule.
 """
 
 from __future__ import annotations
@@ -52,25 +53,21 @@ def root(kind: str, api_version: str, release: TrainerVersion, kubernetes: str) 
     return compiled()["TrainJob" if kind == "TrainJob" else "TrainingRuntime", release]
 
 
-_last: tuple[Manifest, TrainerVersion, str, list[Issue]] | None = None
-
-
 def issues(manifest: Manifest, ctx: Context) -> list[Issue]:
-    """Every schema issue of `manifest` under the context's releases (cached for the last
-    object, which all schema rules ask about in turn)."""
-    global _last  # noqa: PLW0603 - a one-entry cache shared by the schema rules
+    """Every schema issue of `manifest` under the context's releases, walked once per
+    object: all schema rules ask in turn, and the answer is kept in the run's own memo
+    (never in a global: the webhook decides requests in several threads at once)."""
     kubernetes = ctx.kubernetes_version
-    if (
-        _last is not None and _last[0] is manifest and _last[1] == ctx.trainer_version
-        and _last[2] == kubernetes
-    ):
-        return _last[3]
+    key = ("schema-issues", id(manifest), ctx.trainer_version, kubernetes)
+    kept: tuple[Manifest, list[Issue]] | None = ctx.index.memo.get(key)
+    if kept is not None and kept[0] is manifest:
+        return kept[1]
     node = root(manifest.kind, manifest.api_version, ctx.trainer_version, kubernetes)
     found: list[Issue] = []
     if node is not None:
         walker = _Walker(manifest.kind, ctx.trainer_version, resolve_version(kubernetes), found)
         walker.walk(manifest.body, node, [], core=manifest.kind in CORE_OBJECTS)
-    _last = (manifest, ctx.trainer_version, kubernetes, found)
+    ctx.index.memo[key] = (manifest, found)
     return found
 
 

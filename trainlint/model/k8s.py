@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
+import threading
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -63,25 +64,42 @@ def _definitions(version: str) -> dict[str, Any]:
 
 
 class Converter:
-    """Definitions of one Kubernetes version as Nodes, converted on first use."""
+    """Definitions of one Kubernetes version as Nodes, converted on first use.
+
+    One converter serves every thread (the webhook's workers): a Node is published only
+    once it and everything it refers to are filled, so no thread checks an object against
+    a half-converted definition."""
 
     def __init__(self, version: str) -> None:
         self.version = version
+        #: Complete Nodes, read without the lock.
         self._nodes: dict[tuple[str, bool], Node] = {}
+        #: Nodes being filled (definitions may be recursive), seen only under the lock.
+        self._filling: dict[tuple[str, bool], Node] = {}
+        self._lock = threading.RLock()
 
     def definition(self, name: str, embedded: bool) -> Node:
         """The Node of a definition; inside a custom resource (`embedded`), object metadata
         keeps only what the CRD keeps."""
         key = (name, embedded)
         node = self._nodes.get(key)
-        if node is None:
-            if embedded and name == OBJECT_META:
-                node = compiled()["EmbeddedMeta", RELEASES[0]]
-            else:
-                node = Node("any")
-                self._nodes[key] = node  # before filling: definitions may be recursive
+        if node is not None:
+            return node
+        if embedded and name == OBJECT_META:
+            return compiled()["EmbeddedMeta", RELEASES[0]]
+        with self._lock:
+            node = self._nodes.get(key) or self._filling.get(key)
+            if node is not None:
+                return node
+            outermost = not self._filling
+            node = self._filling[key] = Node("any")  # before filling: it may refer to itself
+            try:
                 self._fill(node, _definitions(self.version)[name], embedded)
-            self._nodes[key] = node
+                if outermost:
+                    self._nodes.update(self._filling)
+            finally:
+                if outermost:
+                    self._filling.clear()
         return node
 
     def _convert(self, schema: dict[str, Any], embedded: bool) -> Node:
