@@ -35,7 +35,7 @@ from trainlint.engine import Finding, Settings, lint
 from trainlint.rule import Severity
 from trainlint.webhook import admission, tls
 from trainlint.webhook.admission import Mode
-from trainlint.webhook.server import MAX_BODY, Options, Server, deadline_budget
+from trainlint.webhook.server import MAX_BODY, Options, Server, client_context, deadline_budget
 from trainlint.webhook.sources import DirectorySource
 from trainlint.webhook.store import Store
 
@@ -423,6 +423,55 @@ def test_certificate_rotation_under_load(loop: Loop, tmp_path: Path) -> None:
     fresh = ApiServerConnection(server.port, second.ca)  # trusts only the new CA
     assert fresh.review(body)[0] == 200
     fresh.close()
+    loop.run(server.stop(0))
+
+
+def served_certificate(port: int, ca: Path, *, sni: bool = True) -> bytes:
+    """A fresh handshake's certificate (DER), dialled as the API server dials (or, without
+    `sni`, by address alone)."""
+    context = client_context(ca)
+    if not sni:
+        context.check_hostname = False
+    with socket.create_connection(("127.0.0.1", port), 5) as raw, context.wrap_socket(
+        raw, server_hostname=SERVICE if sni else None
+    ) as sock:
+        der = sock.getpeercert(binary_form=True)
+        assert der is not None
+        return der
+
+
+def der(path: Path) -> bytes:
+    return ssl.PEM_cert_to_DER_cert(path.read_text())
+
+
+def test_certificate_written_before_its_key_keeps_the_old_pair(
+    loop: Loop, tmp_path: Path
+) -> None:
+    """A Secret update can land the new certificate a moment before its key. Until the
+    key follows, every new handshake still gets the old, complete pair; then the new one."""
+    first = tls.generate(tmp_path / "a", tls.service_names("trainlint", "trainlint-system"))
+    second = tls.generate(tmp_path / "b", tls.service_names("trainlint", "trainlint-system"))
+    live = tmp_path / "live"
+    live.mkdir()
+    shutil.copy(first.cert, live / "tls.crt")
+    shutil.copy(first.key, live / "tls.key")
+    bundle = tmp_path / "bundle.crt"
+    bundle.write_bytes(first.ca.read_bytes() + second.ca.read_bytes())
+    server = loop.start(options(tls.SelfSigned(bundle, live / "tls.crt", live / "tls.key")),
+                        DirectorySource(CONTEXT))
+    (live / "tls.crt").write_bytes(second.cert.read_bytes())  # the key is still the old one
+    served = []
+    until = time.monotonic() + 0.6  # a dozen polls of the files
+    while time.monotonic() < until:
+        served.append(served_certificate(server.port, bundle))
+        served.append(served_certificate(server.port, bundle, sni=False))
+    assert served and set(served) == {der(first.cert)}
+    (live / "tls.key").write_bytes(second.key.read_bytes())
+    deadline = time.monotonic() + 5
+    while served_certificate(server.port, bundle) != der(second.cert):
+        assert time.monotonic() < deadline, "the complete new pair was never served"
+        time.sleep(0.02)
+    assert served_certificate(server.port, second.ca, sni=False) == der(second.cert)
     loop.run(server.stop(0))
 
 

@@ -361,13 +361,9 @@ class Server:
         self.webhook = Webhook(options, self.store, self.metrics)
         if options.tls_cert is None or options.tls_key is None:
             raise tls.CertificateError("a certificate and its key are required")
-        tls.require_name(tls.read_certificate(options.tls_cert), options.dns_name)
-        self.context = tls.server_context(
-            options.tls_cert, options.tls_key, allow_tls12=options.allow_tls12
-        )
-        self.reloader = tls.Reloader(
-            self.context, options.tls_cert, options.tls_key, options.dns_name
-        )
+        self.reloader = tls.Reloader(options.tls_cert, options.tls_key, options.dns_name,
+                                     allow_tls12=options.allow_tls12)
+        self.context = self.reloader.context
         self.metrics.certificate_expiry.set(self.reloader.expires)
         self._tasks: list[asyncio.Task[None]] = []
         self._runners: list[web.AppRunner] = []

@@ -35,15 +35,11 @@ def server_context(cert: Path, key: Path, *, allow_tls12: bool = False) -> ssl.S
     context.set_ciphers(TLS12_CIPHERS)
     context.options |= ssl.OP_NO_COMPRESSION | ssl.OP_NO_RENEGOTIATION
     context.set_alpn_protocols(["http/1.1"])
-    load(context, cert, key)
-    return context
-
-
-def load(context: ssl.SSLContext, cert: Path, key: Path) -> None:
     try:
-        context.load_cert_chain(cert, key)
+        context.load_cert_chain(cert, key)  # also checks that the key is the certificate's
     except (OSError, ssl.SSLError) as error:
         raise CertificateError(f"cannot load {cert} and {key}: {error}") from None
+    return context
 
 
 def read_certificate(path: Path) -> x509.Certificate:
@@ -71,17 +67,60 @@ def expiry(certificate: x509.Certificate) -> float:
     return certificate.not_valid_after_utc.timestamp()
 
 
-class Reloader:
-    """Watches the mounted certificate files and loads a changed pair into the live context:
-    new connections get the new certificate, open ones keep theirs, none is dropped."""
+def serves(context: ssl.SSLContext, certificate: x509.Certificate) -> None:
+    """Refuse a context that cannot complete a handshake serving `certificate`: one is
+    made in memory, as a client would make it."""
+    client_side = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    client_side.check_hostname = False
+    client_side.verify_mode = ssl.CERT_NONE
+    client_side.set_alpn_protocols(["http/1.1"])
+    wires = [ssl.MemoryBIO(), ssl.MemoryBIO()]  # client → server, server → client
+    client = client_side.wrap_bio(wires[1], wires[0], server_side=False)
+    server = context.wrap_bio(wires[0], wires[1], server_side=True)
+    pending = [client, server]
+    try:
+        for _ in range(8):  # a TLS 1.3 handshake takes two round trips; 1.2 takes three
+            for side in list(pending):
+                try:
+                    side.do_handshake()
+                    pending.remove(side)
+                except ssl.SSLWantReadError:
+                    pass
+            if not pending:
+                break
+    except ssl.SSLError as error:
+        raise CertificateError(f"no handshake can be made with the new pair: {error}") from None
+    served = client.getpeercert(binary_form=True)
+    if pending or served != certificate.public_bytes(serialization.Encoding.DER):
+        raise CertificateError("the files changed while they were read; retrying")
 
-    def __init__(self, context: ssl.SSLContext, cert: Path, key: Path, name: str) -> None:
-        self.context = context
+
+class Reloader:
+    """The serving context, and the mounted files it comes from, polled for changes.
+
+    A changed pair is built into a context of its own and proven (its name, its key, a
+    handshake) before it serves; until then the last good one goes on serving. A Secret
+    update can land the certificate a moment before its key: that half-written pair is
+    refused and retried when the files change again. The listening context picks the
+    current one for every new handshake (its SNI callback, called with or without a
+    server name); open connections keep theirs, none is dropped."""
+
+    def __init__(self, cert: Path, key: Path, name: str, *, allow_tls12: bool = False) -> None:
         self.cert = cert
         self.key = key
         self.name = name
+        self.allow_tls12 = allow_tls12
         self._digest = self._read_digest()
-        self.expires = expiry(read_certificate(cert))
+        self._refused = b""
+        self.current, self.expires = self._build()
+        #: What the server listens with; it hands each handshake to `current`.
+        self.context = self.current
+        self.context.sni_callback = self._select
+
+    def _select(self, connection: ssl.SSLObject, _name: str | None,
+                context: ssl.SSLContext) -> None:
+        if context is not self.current:
+            connection.context = self.current
 
     def _read_digest(self) -> bytes:
         try:
@@ -89,17 +128,26 @@ class Reloader:
         except OSError:
             return b""
 
-    def poll(self) -> bool:
-        """Load the files if they changed and are a valid pair for the name; True if loaded.
-        A half-written pair (Secret update in progress) is retried on the next poll."""
-        digest = self._read_digest()
-        if not digest or digest == self._digest:
-            return False
+    def _build(self) -> tuple[ssl.SSLContext, float]:
         certificate = read_certificate(self.cert)
         require_name(certificate, self.name)
-        load(self.context, self.cert, self.key)
+        context = server_context(self.cert, self.key, allow_tls12=self.allow_tls12)
+        serves(context, certificate)
+        return context, expiry(certificate)
+
+    def poll(self) -> bool:
+        """Serve the files if they changed and make a complete pair for the name; True if
+        they now serve. CertificateError says why a changed pair was refused (once per
+        change: the same bytes would be refused again)."""
+        digest = self._read_digest()
+        if not digest or digest in (self._digest, self._refused):
+            return False
+        try:
+            self.current, self.expires = self._build()
+        except CertificateError:
+            self._refused = digest
+            raise
         self._digest = digest
-        self.expires = expiry(certificate)
         return True
 
 
