@@ -166,22 +166,76 @@ def test_exemption_annotation_can_be_turned_off() -> None:
         (b"{}", "text/plain", 415),
         (b"not json", "application/json", 400),
         (b"[1, 2]", "application/json", 400),
-        (b'{"apiVersion": "admission.k8s.io/v1beta1", "kind": "AdmissionReview"}',
-         "application/json", 400),
-        (b'{"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {}}',
-         "application/json", 400),
         (b"[" * 100_000 + b"]" * 100_000, "application/json", 400),
         (b"\xff\xfe\x00", "application/json", 400),
     ],
-    ids=["wrong-type", "not-json", "array", "v1beta1", "no-uid", "deep", "binary"],
+    ids=["wrong-type", "not-json", "array", "deep", "binary"],
 )
-def test_hostile_bodies_get_a_4xx(
+def test_bodies_that_are_no_json_object_get_a_4xx(
     body: bytes, content_type: str, status: int, servers: dict[Mode, Server],
     certs: tls.SelfSigned,
 ) -> None:
     got, reply = ask(servers[Mode.ENFORCE], certs.ca, body, content_type=content_type)
     assert got == status
     assert b"Traceback" not in reply and reply.startswith(b"trainlint: ")
+
+
+def review_of(request: object, api_version: str = "admission.k8s.io/v1") -> bytes:
+    return json.dumps({"apiVersion": api_version, "kind": "AdmissionReview",
+                       "request": request}).encode()
+
+
+@pytest.mark.parametrize(
+    ("body", "uid", "message"),
+    [
+        (review_of({"uid": "u-beta"}, "admission.k8s.io/v1beta1"), "u-beta",
+         "expected apiVersion admission.k8s.io/v1 and kind AdmissionReview"),
+        (review_of({}), "", "request.uid is missing"),
+        (review_of({"uid": 7}), "", "request.uid is missing"),
+        (review_of(None), "", "AdmissionReview has no `request` object"),
+        (b"{}", "", "expected apiVersion admission.k8s.io/v1 and kind AdmissionReview"),
+    ],
+    ids=["v1beta1", "no-uid", "uid-not-a-string", "no-request", "empty-object"],
+)
+def test_json_objects_that_are_no_review_get_an_admission_review(
+    body: bytes, uid: str, message: str, servers: dict[Mode, Server], certs: tls.SelfSigned
+) -> None:
+    """The API server reads only AdmissionReviews: a JSON object gets one, with the
+    request's uid when it has one, refused when enforcing and warned about when advising."""
+    for mode, server in servers.items():
+        status, reply = ask(server, certs.ca, body)
+        assert status == 200
+        response = verify_admission_response(uid, json.loads(reply))
+        expected = f"trainlint: not an AdmissionReview v1 request: {message}"
+        if mode is Mode.ENFORCE:
+            assert response["allowed"] is False
+            assert response["status"] == {"status": "Failure", "code": 400,
+                                          "reason": "BadRequest", "message": expected}
+        else:
+            assert response == {"uid": uid, "allowed": True, "warnings": [expected]}
+
+
+@pytest.mark.parametrize("depth", [250, 995, 100_000])
+def test_deeply_nested_object_gets_an_admission_review(
+    depth: int, servers: dict[Mode, Server], certs: tls.SelfSigned
+) -> None:
+    """An object nested deeper than Python's JSON parser goes is still answered as the
+    API server expects: its uid echoed, refused as too deep (TL003) when enforcing."""
+    review = json.loads((FIXTURES / "trainjob-create-clean.json").read_text())
+    review["request"]["uid"] = f"deep-{depth}"
+    review["request"]["object"]["spec"]["trainer"]["extra"] = "@"
+    text = json.dumps(review).replace('"@"', '{"a":' * depth + "1" + "}" * depth)
+    message = ("TL003: the TrainJob object under review is nested deeper than 200 levels, "
+               "so no rule can check it")
+    for mode, server in servers.items():
+        status, reply = ask(server, certs.ca, text.encode())
+        assert status == 200
+        response = verify_admission_response(f"deep-{depth}", json.loads(reply))
+        if mode is Mode.ENFORCE:
+            assert response["allowed"] is False
+            assert response["status"]["message"] == message
+        else:
+            assert response["allowed"] is True and response["warnings"] == [message]
 
 
 def test_oversized_body_is_refused_before_it_is_read(
@@ -212,12 +266,57 @@ def test_object_the_rules_cannot_read_is_denied_clearly_or_warned() -> None:
     assert advised.allowed and advised.warnings[0].startswith("TL004: ")
 
 
-def test_other_operations_and_kinds_are_allowed_untouched() -> None:
+@pytest.mark.parametrize("operation", ["DELETE", "CONNECT"])
+def test_operations_no_rule_is_about_are_allowed_untouched(operation: str) -> None:
     review = json.loads((FIXTURES / "trainjob-create-env-override.json").read_text())
-    review["request"]["operation"] = "DELETE"
+    review["request"]["operation"] = operation
     decision = admission.decide(admission.parse(json.dumps(review).encode()), Settings(),
                                 Mode.ENFORCE)
-    assert decision.allowed and not decision.warnings
+    assert decision.allowed and not decision.warnings and decision.reason == "skipped"
+
+
+@pytest.mark.parametrize(
+    ("change", "why"),
+    [
+        ({"operation": None}, "no operation"),
+        ({"operation": "PATCH"}, "operation `PATCH`"),
+        ({"kind": None}, "no kind"),
+        ({"kind": {"group": "", "version": "v1", "kind": "Pod"}}, "kind Pod (core API group)"),
+        ({"kind": {"group": "trainer.kubeflow.org", "version": "v1alpha1",
+                   "kind": "TrainJobSet"}},
+         "kind TrainJobSet.trainer.kubeflow.org"),
+        ({"kind": {"group": "example.com", "version": "v1", "kind": "TrainJob"}},
+         "kind TrainJob.example.com"),
+    ],
+    ids=["no-operation", "unknown-operation", "no-kind", "core-kind", "unknown-trainer-kind",
+         "trainjob-of-another-group"],
+)
+def test_requests_trainlint_cannot_classify_are_not_allowed_unchecked(
+    change: dict[str, object], why: str, servers: dict[Mode, Server], certs: tls.SelfSigned
+) -> None:
+    """The webhook is registered for the three Trainer kinds on CREATE and UPDATE; a
+    request that is none of these is malformed or misrouted: refused when enforcing (as
+    `failurePolicy: Fail` refuses when trainlint cannot answer), warned about when
+    advising, never allowed as if it had been checked."""
+    review = json.loads((FIXTURES / "trainjob-create-env-override.json").read_text())
+    for key, value in change.items():
+        if value is None:
+            del review["request"][key]
+        else:
+            review["request"][key] = value
+    expected = (f"trainlint: not checked: {why}; trainlint checks CREATE and UPDATE of "
+                "Trainer objects")
+    assert len(expected) <= 120  # a warning kubectl shows whole
+    for mode, server in servers.items():
+        status, reply = ask(server, certs.ca, json.dumps(review).encode())
+        assert status == 200
+        response = verify_admission_response(review["request"]["uid"], json.loads(reply))
+        if mode is Mode.ENFORCE:
+            assert response["allowed"] is False
+            assert response["status"] == {"status": "Failure", "code": 400,
+                                          "reason": "BadRequest", "message": expected}
+        else:
+            assert response["allowed"] is True and response["warnings"] == [expected]
 
 
 def test_update_keeps_the_old_object() -> None:
@@ -323,6 +422,25 @@ def test_one_json_log_line_per_decision_without_the_object(
         "kind": "TrainJob", "namespace": "team-a", "name": "sft-env", "operation": "CREATE",
         "decision": "deny"}
     assert "TL202" in line["codes"] and "NCCL_DEBUG" not in json.dumps(line)
+
+
+def test_log_lines_hold_a_request_s_own_strings_bounded(
+    servers: dict[Mode, Server], certs: tls.SelfSigned, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A hostile uid, namespace or name of a megabyte is cut in the log line (the answer
+    still echoes the uid whole: the API server compares it)."""
+    caplog.set_level("INFO", logger="trainlint.webhook")
+    review = json.loads((FIXTURES / "trainjob-create-clean.json").read_text())
+    huge = "u" * 500_000
+    review["request"].update(uid=huge, namespace="n" * 500_000, name="x" * 500_000,
+                             operation="CREATE" + "!" * 500_000)
+    status, reply = ask(servers[Mode.ENFORCE], certs.ca, json.dumps(review).encode())
+    assert status == 200 and json.loads(reply)["response"]["uid"] == huge
+    [line] = [json.loads(r.getMessage()) for r in caplog.records if '"uid"' in r.getMessage()]
+    assert line["uid"] == "u" * 250 + "..."
+    for key in ("namespace", "name", "operation"):
+        assert len(line[key]) == 253 and line[key].endswith("...")
+    assert max(len(r.getMessage()) for r in caplog.records) < 2000
 
 
 def test_readyz_waits_for_the_context(loop: Loop, certs: tls.SelfSigned) -> None:

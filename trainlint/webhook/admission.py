@@ -8,6 +8,7 @@ warnings kubectl prints unchanged).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -29,6 +30,12 @@ MAX_WARNINGS_TOTAL = 4096
 OPERATIONS = frozenset({"CREATE", "UPDATE"})
 #: Where the objects a request is checked against come from, as messages name it.
 CLUSTER = "the cluster"
+#: Operations the API server may send that no rule is about: allowed without a check.
+IGNORED_OPERATIONS = frozenset({"DELETE", "CONNECT"})
+#: Containers nested deeper than this in a body too deep for the JSON parser are read as
+#: null: deeper than any object a rule reads (`MAX_DEPTH` below the object itself), so
+#: the request's own fields are still read and the object is refused as too deep.
+SKIM_DEPTH = MAX_DEPTH + 8
 
 
 class Mode(StrEnum):
@@ -39,7 +46,13 @@ class Mode(StrEnum):
 
 
 class BadReview(ValueError):
-    """The body is not an AdmissionReview v1 request: the answer is HTTP 400."""
+    """The body is not an AdmissionReview v1 request. When it is a JSON object, the answer
+    is still an AdmissionReview (refusing it), carrying `uid` (the request's, or "" when it
+    has none); otherwise (`uid` None) it is HTTP 400."""
+
+    def __init__(self, message: str, uid: str | None = None) -> None:
+        super().__init__(message)
+        self.uid = uid
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +68,8 @@ class Review:
     object: Any
     #: The stored object on UPDATE, kept for rules that compare old and new.
     old_object: Any = None
+    #: `request.kind.group` (`parse` always reads it; "" is the core group).
+    group: str = TRAINER_GROUP
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,34 +94,103 @@ class Decision:
 
 def parse(body: bytes) -> Review:
     """Read an AdmissionReview v1 request; BadReview says what is wrong with it."""
-    try:
-        data = json.loads(body)
-    except (ValueError, RecursionError) as error:
-        raise BadReview(f"body is not JSON: {str(error)[:200]}") from None
+    data = _json(body)
     if not isinstance(data, dict):
         raise BadReview("body is not a JSON object")
-    if data.get("apiVersion") != API_VERSION or data.get("kind") != KIND:
-        raise BadReview(f"expected apiVersion {API_VERSION} and kind {KIND}")
     request = data.get("request")
+    uid = request.get("uid") if isinstance(request, dict) else None
+    uid = uid if isinstance(uid, str) else ""
+    if data.get("apiVersion") != API_VERSION or data.get("kind") != KIND:
+        raise BadReview(f"expected apiVersion {API_VERSION} and kind {KIND}", uid)
     if not isinstance(request, dict):
-        raise BadReview("AdmissionReview has no `request` object")
-    uid = request.get("uid")
-    if not isinstance(uid, str) or not uid:
-        raise BadReview("request.uid is missing")
+        raise BadReview("AdmissionReview has no `request` object", uid)
+    if not uid:
+        raise BadReview("request.uid is missing", uid)
+    kind = mapping(request.get("kind"))
     return Review(
         uid=uid,
-        kind=string(mapping(request.get("kind")).get("kind")),
+        kind=string(kind.get("kind")),
         operation=string(request.get("operation")),
         namespace=string(request.get("namespace")),
         name=string(request.get("name")),
         dry_run=request.get("dryRun") is True,
         object=request.get("object"),
         old_object=request.get("oldObject"),
+        group=string(kind.get("group")),
     )
 
 
-def needs_checking(review: Review) -> bool:
-    return review.operation in OPERATIONS and review.kind in TRAINER_KINDS
+def _json(body: bytes) -> Any:
+    try:
+        return json.loads(body)
+    except RecursionError:  # deeper than Python's parser goes: read what lies above
+        try:
+            return json.loads(skim(body.decode()))
+        except (ValueError, RecursionError) as error:
+            raise BadReview(f"body is not JSON: {str(error)[:200]}") from None
+    except ValueError as error:
+        raise BadReview(f"body is not JSON: {str(error)[:200]}") from None
+
+
+#: A JSON string, or a run of brackets opening or closing (a run is counted at once).
+_STRUCTURE = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[{]+|[\]}]+')
+
+
+def skim(text: str, limit: int = SKIM_DEPTH) -> str:
+    """The JSON text with every container nested deeper than `limit` written as null, in
+    one pass over its strings and brackets (text that is not JSON stays not JSON)."""
+    parts: list[str] = []
+    depth = kept = 0
+    start: int | None = None
+    for match in _STRUCTURE.finditer(text):
+        run = match[0]
+        if run[0] == '"':
+            continue
+        if run[0] in "[{":
+            if start is None and depth + len(run) > limit:
+                start = match.start() + limit - depth
+            depth += len(run)
+        else:
+            if start is not None and depth - len(run) <= limit:
+                end = match.start() + depth - limit
+                parts += [text[kept:start], "null"]
+                kept, start = end, None
+            depth -= len(run)
+    parts.append(text[kept:])
+    return "".join(parts)
+
+
+def unchecked(review: Review, mode: Mode) -> Decision | None:
+    """The answer to a request no rule is run on, or None when the rules decide it.
+
+    DELETE and CONNECT are allowed: no rule is about them (as a policy engine allows what
+    none of its policies match). A request that says no operation, or one the API server
+    does not have, or no kind, or a kind other than the three Trainer kinds, is refused
+    when enforcing: the webhook is registered for those kinds only, so such a request is
+    malformed or misrouted, and enforcing fails closed (as `failurePolicy: Fail` does when
+    trainlint cannot answer); advising allows it with a warning saying why."""
+    if review.operation in IGNORED_OPERATIONS:
+        return Decision(True, reason="skipped")
+    operation, kind = printable(review.operation)[:40], printable(review.kind)[:80]
+    if review.operation not in OPERATIONS:
+        why = f"operation `{operation}`" if operation else "no operation"
+    elif not review.kind:
+        why = "no kind"
+    elif review.group != TRAINER_GROUP or review.kind not in TRAINER_KINDS:
+        group = printable(review.group)[:80]
+        why = f"kind {kind}.{group}" if group else f"kind {kind} (core API group)"
+    else:
+        return None
+    return _refusal(
+        f"trainlint: not checked: {why}; trainlint checks CREATE and UPDATE of Trainer objects",
+        mode, "unclassified", 400,
+    )
+
+
+def malformed(error: BadReview, mode: Mode) -> Decision:
+    """The answer to a JSON body that is no AdmissionReview v1 request."""
+    return _refusal(f"trainlint: not an AdmissionReview v1 request: {error}", mode,
+                    "bad_request", 400)
 
 
 def request_manifest(review: Review) -> Manifest | None:
@@ -129,11 +213,14 @@ def decide(
 ) -> Decision:
     """Lint the object under review (with the cluster objects `context` returns) and decide.
     The `trainlint.dev/ignore` annotation is honoured as `settings.annotation_exemptions` says."""
-    if not needs_checking(review):
-        return Decision(True, reason="skipped")
+    early = unchecked(review, mode)
+    if early is not None:
+        return early
     manifest = request_manifest(review)
     if manifest is None or not _readable(manifest, review):
         return unreadable(review, mode)
+    if not shallow(manifest.body):
+        return too_deep(review, mode)
     # Cluster objects are looked up, not checked: their own findings were reported when
     # they were admitted, and running their rules again would double the cost of a request.
     findings = lint(
@@ -148,7 +235,6 @@ def _readable(manifest: Manifest, review: Review) -> bool:
         manifest.kind == review.kind
         and manifest.api_version.startswith(f"{TRAINER_GROUP}/")
         and isinstance(manifest.body.get("metadata"), dict)
-        and shallow(manifest.body)
     )
 
 
@@ -176,6 +262,15 @@ def unreadable(review: Review, mode: Mode) -> Decision:
         "so no rule can check it"
     )
     return _refusal(message, mode, "unreadable", 400)
+
+
+def too_deep(review: Review, mode: Mode) -> Decision:
+    """An object nested deeper than any Kubernetes object is (the rules recurse)."""
+    message = (
+        f"TL003: the {review.kind} object under review is nested deeper than {MAX_DEPTH} "
+        "levels, so no rule can check it"
+    )
+    return _refusal(message, mode, "too_deep", 400)
 
 
 def not_checked(review: Review, mode: Mode, why: str, reason: str) -> Decision:

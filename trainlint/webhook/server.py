@@ -36,6 +36,8 @@ log = logging.getLogger("trainlint.webhook")
 
 #: The API server sends objects up to 3 MiB (etcd's limit is 1.5 MiB, plus the old object).
 MAX_BODY = 3 * 1024 * 1024
+#: The most characters of a request's own string (uid, namespace...) written to the log.
+LOGGED = 253
 #: Bodies above this are checked in a worker thread, so the deadline can still be kept.
 INLINE_BODY = 64 * 1024
 #: The API server's default and maximum webhook timeouts.
@@ -148,18 +150,33 @@ class Webhook:
         try:
             review = admission.parse(body)
         except BadReview as error:
-            return self._refuse(400, "bad_request", str(error))
+            return self._malformed(error)
         decision = await self.decide(review, len(body), deadline)
         self._record(review, decision, started)
-        data = json.dumps(admission.response(review.uid, decision), separators=(",", ":"))
+        return self._reply(review.uid, decision)
+
+    def _malformed(self, error: BadReview) -> web.Response:
+        """Not an AdmissionReview: answered as one when the body is a JSON object."""
+        if error.uid is None:
+            return self._refuse(400, "bad_request", str(error))
+        decision = admission.malformed(error, self.options.mode)
+        self.metrics.errors.labels(decision.reason).inc()
+        log.info(json.dumps({"uid": bounded(error.uid), "decision": decision.verdict,
+                             "reason": decision.reason, "error": bounded(str(error))}))
+        return self._reply(error.uid, decision)
+
+    @staticmethod
+    def _reply(uid: str, decision: Decision) -> web.Response:
+        data = json.dumps(admission.response(uid, decision), separators=(",", ":"))
         return web.Response(body=data.encode(), content_type="application/json")
 
     async def decide(self, review: Review, size: int, deadline: float) -> Decision:
         """Inline when small; in a worker bounded by the deadline when large; not at all
         (a fast, honest answer) when the loop is too far behind or workers are all busy."""
         mode = self.options.mode
-        if not admission.needs_checking(review):
-            return Decision(True, reason="skipped")
+        early = admission.unchecked(review, mode)
+        if early is not None:
+            return early
         busy = size > INLINE_BODY and self.large.locked()
         if self.monitor.lag > SHED_LAG or busy:
             return admission.not_checked(review, mode, "trainlint is overloaded; retry",
@@ -176,7 +193,7 @@ class Webhook:
                 review, mode, "the check did not finish before the API server's deadline",
                 "timeout")
         except Exception:  # a rule crashed on an input nobody foresaw
-            log.exception("rule evaluation failed for %s", review.uid)
+            log.exception("rule evaluation failed for %s", bounded(review.uid))
             return admission.not_checked(review, mode, "internal error in trainlint", "internal")
 
     def _decide(self, review: Review) -> Decision:
@@ -191,8 +208,9 @@ class Webhook:
         for code in decision.codes:
             self.metrics.findings.labels(code).inc()
         log.info(json.dumps({
-            "uid": review.uid, "kind": review.kind, "namespace": review.namespace,
-            "name": review.name, "operation": review.operation, "dryRun": review.dry_run,
+            "uid": bounded(review.uid), "kind": bounded(review.kind),
+            "namespace": bounded(review.namespace), "name": bounded(review.name),
+            "operation": bounded(review.operation), "dryRun": review.dry_run,
             "decision": decision.verdict, "codes": list(decision.codes),
             "reason": decision.reason or None,
             "duration_ms": round((time.monotonic() - started) * 1000, 3),
@@ -227,6 +245,49 @@ class Webhook:
         response = web.Response(body=generate_latest(self.metrics.registry))
         response.headers["Content-Type"] = CONTENT_TYPE_LATEST
         return response
+
+
+def bounded(text: str) -> str:
+    """A request's own string as logged: at most a Kubernetes name's length (253), so a
+    hostile request cannot write megabytes into the log."""
+    return admission.clip(text, LOGGED)
+
+
+class BodyBudget:
+    """Bytes of request bodies held at once, across connections. A request takes its
+    Content-Length (the most a body may be, when chunked) before its body is read, or
+    waits for room until its deadline: with the connection cap, this bounds memory when
+    clients send large bodies, or send them slowly."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.used = 0
+        self._waiting: list[asyncio.Future[None]] = []
+
+    async def take(self, size: int, deadline: float) -> bool:
+        """Room for `size` bytes, by `deadline` (monotonic); False when none came in time."""
+        while self.used + size > self.limit:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            waiter = asyncio.get_running_loop().create_future()
+            self._waiting.append(waiter)
+            try:
+                await asyncio.wait_for(waiter, remaining)
+            except TimeoutError:
+                return False
+            finally:
+                if waiter in self._waiting:
+                    self._waiting.remove(waiter)
+        self.used += size
+        return True
+
+    def give(self, size: int) -> None:
+        self.used -= size
+        waiting, self._waiting = self._waiting, []
+        for waiter in waiting:
+            if not waiter.done():
+                waiter.set_result(None)
 
 
 class _TooLarge(Exception):
