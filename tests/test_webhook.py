@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import resource
 import shutil
 import signal
 import socket
@@ -27,7 +28,9 @@ from tests.test_webhook_helpers import (
     ApiServerConnection,
     Loop,
     get,
+    peak_rss,
     recorded_warnings,
+    serving,
     verify_admission_response,
 )
 from trainlint.document import UNKNOWN_SPAN, Loaded, Source
@@ -467,26 +470,94 @@ def test_slow_headers_are_cut_off(loop: Loop, certs: tls.SelfSigned) -> None:
     loop.run(server.stop(0))
 
 
-def test_connections_beyond_the_cap_are_closed(loop: Loop, certs: tls.SelfSigned) -> None:
-    """Memory stays bounded whatever the clients do: past `max_connections`, a new
-    connection is closed at once, and the ones within the cap are still served."""
-    server = loop.start(options(certs, max_connections=2), DirectorySource(CONTEXT))
-    context = ssl.create_default_context(cafile=str(certs.ca))
-    held = [
-        context.wrap_socket(socket.create_connection(("127.0.0.1", server.port), 5),
-                            server_hostname=SERVICE)
-        for _ in range(3)
-    ]
-    assert held[2].recv(1024) == b""  # the third: closed by the server
-    body = (FIXTURES / "trainjob-create-clean.json").read_bytes()
-    request = (f"POST /validate?timeout=3s HTTP/1.1\r\nHost: {SERVICE}\r\nContent-Type: "
-               f"application/json\r\nContent-Length: {len(body)}\r\n\r\n").encode() + body
-    held[0].sendall(request)
-    assert held[0].recv(65536).startswith(b"HTTP/1.1 200")
-    refused = server.metrics.errors.labels("too_many_connections")._value.get()
-    assert refused == 1
-    for sock in held:
+def opened(server: Server, ca: Path) -> ApiServerConnection:
+    """A connection with its TLS handshake done and nothing sent."""
+    connection = ApiServerConnection(server.port, ca)
+    connection.connect()
+    return connection
+
+
+def closed(sock: socket.socket | None, within: float) -> bool:
+    """Whether the server closes the connection within `within` seconds."""
+    assert sock is not None
+    sock.settimeout(within)
+    try:
+        return sock.recv(1024) == b""
+    except TimeoutError:
+        return False
+    except (ConnectionError, ssl.SSLError):
+        return True
+
+
+def test_idle_connections_are_dropped_at_the_header_deadline(
+    loop: Loop, certs: tls.SelfSigned
+) -> None:
+    """A client that connects and sends nothing is dropped at the header deadline, not
+    held for the keep-alive timeout, whether or not it made the TLS handshake."""
+    server = loop.start(options(certs, header_timeout=0.4), DirectorySource(CONTEXT))
+    started = time.monotonic()
+    idle = [opened(server, certs.ca).sock for _ in range(3)]
+    silent = [socket.create_connection(("127.0.0.1", server.port), 5) for _ in range(3)]
+    assert all(closed(sock, 3) for sock in [*idle, *silent])
+    assert time.monotonic() - started < 2
+    assert server.metrics.errors.labels("header_timeout")._value.get() == 6
+    assert server.connections.open == {}
+    for sock in [*idle, *silent]:
+        assert sock is not None
         sock.close()
+    loop.run(server.stop(0))
+
+
+def test_idle_connections_make_room_for_new_clients(
+    loop: Loop, certs: tls.SelfSigned
+) -> None:
+    """Past the cap, a new connection closes the one idle longest: first those that never
+    sent a request, oldest first; then those kept alive, idle longest first."""
+    server = loop.start(options(certs, max_connections=3), DirectorySource(CONTEXT))
+    body = (FIXTURES / "trainjob-create-clean.json").read_bytes()
+    kept_alive = opened(server, certs.ca)
+    assert kept_alive.review(body)[0] == 200
+    older, newer = opened(server, certs.ca), opened(server, certs.ca)
+    first = opened(server, certs.ca)  # the cap is reached: one must go
+    assert first.review(body)[0] == 200
+    assert closed(older.sock, 2)
+    assert not closed(newer.sock, 0.2) and not closed(kept_alive.sock, 0.2)
+    second = opened(server, certs.ca)
+    assert second.review(body)[0] == 200
+    assert closed(newer.sock, 2)
+    third = opened(server, certs.ca)  # all have been served: the one idle longest goes
+    assert third.review(body)[0] == 200
+    assert closed(kept_alive.sock, 2)
+    assert second.review(body)[0] == 200 and first.review(body)[0] == 200
+    errors = server.metrics.errors
+    assert errors.labels("idle_connection_closed")._value.get() == 3
+    assert errors.labels("too_many_connections")._value.get() == 0
+    for connection in (kept_alive, older, newer, first, second, third):
+        connection.close()
+    loop.run(server.stop(0))
+
+
+def test_connections_with_a_request_in_progress_are_never_closed_for_room(
+    loop: Loop, certs: tls.SelfSigned
+) -> None:
+    """When every connection is answering a request, a new one is refused at once and
+    the requests in progress still get their answers."""
+    server = loop.start(options(certs, max_connections=2), DirectorySource(CONTEXT))
+    body = (FIXTURES / "trainjob-create-clean.json").read_bytes()
+    busy = [opened(server, certs.ca) for _ in range(2)]
+    for connection in busy:
+        connection.putrequest("POST", "/validate?timeout=5s")
+        connection.putheader("Content-Type", "application/json")
+        connection.putheader("Content-Length", str(len(body)))
+        connection.endheaders(body[:10])  # the rest of the body is still to come
+    time.sleep(0.2)
+    with pytest.raises((ConnectionError, ssl.SSLError)):
+        opened(server, certs.ca).review(body)
+    for connection in busy:
+        connection.send(body[10:])
+        assert connection.getresponse().status == 200
+        connection.close()
+    assert server.metrics.errors.labels("too_many_connections")._value.get() == 1
     loop.run(server.stop(0))
 
 
@@ -595,34 +666,13 @@ def test_certificate_written_before_its_key_keeps_the_old_pair(
 
 def test_sigterm_lame_duck_then_exit(tmp_path: Path) -> None:
     """The real command: ready, SIGTERM → not ready but still answering, then exit 0."""
-    ports = []
-    for _ in range(2):
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            ports.append(probe.getsockname()[1])
-    ca = tmp_path / "ca.crt"
-    process = subprocess.Popen(
-        [sys.executable, "-c", "from trainlint.cli import run; run()", "serve",
-         "--self-signed", "--ca-out", str(ca), "--host", "127.0.0.1",
-         "--port", str(ports[0]), "--metrics-port", str(ports[1]),
-         "--context-dir", str(CONTEXT), "--mode", "enforce", "--lame-duck", "1"],
-        stderr=subprocess.PIPE, text=True,
-    )
-    try:
-        deadline = time.monotonic() + 15
-        while True:
-            try:
-                if get(ports[1], "/readyz")[0] == 200:
-                    break
-            except OSError:
-                pass
-            assert time.monotonic() < deadline, "never became ready"
-            time.sleep(0.05)
-        process.send_signal(signal.SIGTERM)
+    with serving(tmp_path, "--context-dir", str(CONTEXT), "--mode", "enforce",
+                 "--lame-duck", "1") as server:
+        server.process.send_signal(signal.SIGTERM)
         time.sleep(0.2)
-        assert get(ports[1], "/readyz")[0] == 503
+        assert get(server.metrics_port, "/readyz")[0] == 503
         body = (FIXTURES / "trainjob-create-env-override.json").read_bytes()
-        connection = ApiServerConnection(ports[0], ca)
+        connection = ApiServerConnection(server.port, server.ca)
         status, reply = connection.review(body)
         assert status == 200 and json.loads(reply)["response"]["allowed"] is False
         # The cluster (here the folder) says which runtimes exist: one that only the
@@ -635,12 +685,50 @@ def test_sigterm_lame_duck_then_exit(tmp_path: Path) -> None:
         status, reply = connection.review(json.dumps(review).encode())
         assert status == 200 and json.loads(reply)["response"]["allowed"] is True
         connection.close()
-        assert process.wait(10) == 0
+        assert server.process.wait(10) == 0
+    assert "Traceback" not in server.stderr and '"event": "shutting-down"' in server.stderr
+
+
+def test_memory_stays_inside_the_pod_limit_at_the_connection_cap(tmp_path: Path) -> None:
+    """The default connection cap is sized for the Deployment's 256Mi. Filled with the
+    costliest connections there are (each with a request whose body stops coming: TLS
+    and HTTP buffers full, the body budget taken) and more beyond it, the server's peak
+    memory stays under 200 MiB, and it answers once they are gone."""
+    cap = Options().max_connections
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 2 * cap + 256:
+        pytest.skip(f"{hard} open files allowed: too few for {cap} connections each side")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, 2 * cap + 256), hard))
+    body = (FIXTURES / "trainjob-create-clean.json").read_bytes()
+    head = (f"POST /validate?timeout=30s HTTP/1.1\r\nHost: {SERVICE}\r\nContent-Type: "
+            "application/json\r\nContent-Length: 3000000\r\n\r\n").encode()
+    try:
+        with serving(tmp_path, "--context-dir", str(CONTEXT)) as server:
+
+            async def fill() -> float:
+                context = client_context(server.ca)
+                writers = []
+                for _ in range(cap + 64):
+                    try:
+                        _, writer = await asyncio.open_connection(
+                            "127.0.0.1", server.port, ssl=context, server_hostname=SERVICE)
+                    except (ConnectionError, ssl.SSLError):
+                        continue  # past the cap, with every connection busy: refused
+                    writer.write(head + b"x" * 65_536)
+                    writers.append(writer)
+                await asyncio.sleep(1)
+                peak = peak_rss(server.process.pid)
+                for writer in writers:
+                    writer.close()
+                return peak
+
+            peak = asyncio.run(fill())
+            assert peak < 200, f"peak RSS {peak:.0f} MiB with {cap} connections"
+            connection = ApiServerConnection(server.port, server.ca)
+            assert connection.review(body)[0] == 200
+            connection.close()
     finally:
-        if process.poll() is None:
-            process.kill()
-        _, stderr = process.communicate()
-    assert "Traceback" not in stderr and '"event": "shutting-down"' in stderr
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 
 
 def test_check_and_version_do_not_import_the_webhook_stack(tmp_path: Path) -> None:

@@ -7,8 +7,13 @@ import asyncio
 import http.client
 import socket
 import ssl
+import subprocess
+import sys
 import threading
-from collections.abc import Awaitable, Callable, Coroutine
+import time
+from collections.abc import Awaitable, Callable, Coroutine, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -90,6 +95,62 @@ def get(port: int, path: str) -> tuple[int, str]:
         return response.status, response.read().decode()
     finally:
         connection.close()
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@dataclass
+class Serving:
+    """`trainlint serve` in a process of its own; `stderr` is its log, once it ended."""
+
+    process: subprocess.Popen[str]
+    port: int
+    metrics_port: int
+    ca: Path
+    stderr: str = ""
+
+
+@contextmanager
+def serving(folder: Path, *arguments: str) -> Iterator[Serving]:
+    """The real command on loopback with a throwaway CA, once ready; killed at the end
+    if still running."""
+    ca = folder / "ca.crt"
+    port, metrics_port = free_port(), free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-c", "from trainlint.cli import run; run()", "serve",
+         "--self-signed", "--ca-out", str(ca), "--host", "127.0.0.1", "--port", str(port),
+         "--metrics-port", str(metrics_port), *arguments],
+        stderr=subprocess.PIPE, text=True,
+    )
+    served = Serving(process, port, metrics_port, ca)
+    try:
+        deadline = time.monotonic() + 15
+        while True:
+            try:
+                if get(metrics_port, "/readyz")[0] == 200:
+                    break
+            except OSError:
+                pass
+            assert process.poll() is None and time.monotonic() < deadline, "never ready"
+            time.sleep(0.05)
+        yield served
+    finally:
+        if process.poll() is None:
+            process.kill()
+        served.stderr = process.communicate()[1]
+
+
+def peak_rss(pid: int) -> float:
+    """The process's peak resident memory so far, in MiB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError("no VmHWM in /proc")
 
 
 # --- the API server's checks (k8s.io/apiserver admission/plugin/webhook/request and

@@ -1,4 +1,5 @@
-"""The HTTPS server: aiohttp on an explicit SSLContext, probes and metrics on a plain port.
+"""The HTTPS server: aiohttp behind TLS connections of our own (`connections`), probes
+and metrics on a plain port.
 
 Every request gets an AdmissionReview or a 4xx; nothing here answers 5xx or shows a
 traceback. The rules run inline for ordinary objects (they take well under a millisecond)
@@ -28,6 +29,7 @@ from trainlint.engine import Settings
 from trainlint.rule import all_rules
 from trainlint.webhook import admission, tls
 from trainlint.webhook.admission import BadReview, Decision, Mode, Review
+from trainlint.webhook.connections import HTTP_READ_BUFFER, Connections, TLSConnection
 from trainlint.webhook.metrics import Metrics
 from trainlint.webhook.sources import ContextSource
 from trainlint.webhook.store import KINDS, Store
@@ -36,6 +38,9 @@ log = logging.getLogger("trainlint.webhook")
 
 #: The API server sends objects up to 3 MiB (etcd's limit is 1.5 MiB, plus the old object).
 MAX_BODY = 3 * 1024 * 1024
+#: Request bodies held at once, across connections: ten of the largest, or thousands of
+#: the usual few KiB.
+MAX_BODIES = 32 * 1024 * 1024
 #: The most characters of a request's own string (uid, namespace...) written to the log.
 LOGGED = 253
 #: Bodies above this are checked in a worker thread, so the deadline can still be kept.
@@ -69,10 +74,17 @@ class Options:
     lame_duck: float = 5.0
     drain: float = 10.0
     cert_poll: float = 5.0
+    #: From a connection's first byte (its TLS handshake included), or a request's, to
+    #: the end of the request's headers.
     header_timeout: float = 10.0
+    #: Between requests: longer than the 90 s idle timeout of Go's HTTP client, which the
+    #: API server dials with: it closes an idle connection first, and never sends a request
+    #: down one being closed.
     keepalive: float = 130.0
-    #: Open connections at most; more are closed at once. Each holds ~300 KiB (TLS and
-    #: read buffers): this bounds memory whatever the clients do.
+    #: Open connections at most, sized for the Deployment's 256Mi: ~60 MiB at rest, 32 MiB
+    #: of bodies (`MAX_BODIES`), and at most ~110 KiB a connection (measured: 33 KiB idle,
+    #: 45 KiB kept alive, 110 KiB with TLS and HTTP buffers full) leave room for checking.
+    #: Past it, the connection idle longest is closed; when none is idle, the new one.
     max_connections: int = 1024
 
     @property
@@ -120,6 +132,7 @@ class Webhook:
         self.monitor = LagMonitor()
         self.pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="trainlint-large")
         self.large = asyncio.Semaphore(4)
+        self.bodies = BodyBudget(MAX_BODIES)
         self.shutting_down = False
 
     async def validate(self, request: web.Request) -> web.Response:
@@ -127,13 +140,16 @@ class Webhook:
         deadline = started + deadline_budget(request.query.get("timeout"))
         self.metrics.in_flight.inc()
         try:
-            return await self._validate(request, started, deadline)
+            # Behind as the request is taken up: the time it then takes itself (a large or
+            # deep body) is no reason to shed it.
+            behind = self.monitor.lag > SHED_LAG
+            return await self._validate(request, started, deadline, behind)
         finally:
             self.metrics.in_flight.dec()
             self.metrics.latency.observe(time.monotonic() - started)
 
     async def _validate(
-        self, request: web.Request, started: float, deadline: float
+        self, request: web.Request, started: float, deadline: float, behind: bool
     ) -> web.Response:
         if request.content_type != "application/json":
             return self._refuse(
@@ -141,17 +157,33 @@ class Webhook:
             )
         if request.content_length is not None and request.content_length > MAX_BODY:
             return self._refuse(413, "too_large", f"body over {MAX_BODY} bytes", close=True)
+        size = MAX_BODY if request.content_length is None else request.content_length
+        if not await self.bodies.take(size, deadline):
+            return self._refuse(429, "overloaded", "too many request bodies in flight; retry",
+                                close=True)
+        try:
+            return await self._answer(request, started, deadline, behind)
+        finally:
+            self.bodies.give(size)
+
+    async def _answer(
+        self, request: web.Request, started: float, deadline: float, behind: bool
+    ) -> web.Response:
         try:
             body = await asyncio.wait_for(read_body(request), max(deadline - time.monotonic(), 0))
         except _TooLarge:
             return self._refuse(413, "too_large", f"body over {MAX_BODY} bytes", close=True)
-        except (TimeoutError, ConnectionError):
+        except (TimeoutError, ConnectionError) as error:
+            # aiohttp keeps a lost connection's error on its body stream: the traceback
+            # would tie the stream, these frames and the connection (with its TLS buffers,
+            # memory the collector does not see) in a cycle that outlives the connection.
+            error.__traceback__ = None
             return self._refuse(408, "slow_body", "body not received in time", close=True)
         try:
             review = admission.parse(body)
         except BadReview as error:
             return self._malformed(error)
-        decision = await self.decide(review, len(body), deadline)
+        decision = await self.decide(review, len(body), deadline, behind=behind)
         self._record(review, decision, started)
         return self._reply(review.uid, decision)
 
@@ -170,15 +202,17 @@ class Webhook:
         data = json.dumps(admission.response(uid, decision), separators=(",", ":"))
         return web.Response(body=data.encode(), content_type="application/json")
 
-    async def decide(self, review: Review, size: int, deadline: float) -> Decision:
+    async def decide(
+        self, review: Review, size: int, deadline: float, *, behind: bool = False
+    ) -> Decision:
         """Inline when small; in a worker bounded by the deadline when large; not at all
-        (a fast, honest answer) when the loop is too far behind or workers are all busy."""
+        (a fast, honest answer) when the loop was too far `behind` or workers are all busy."""
         mode = self.options.mode
         early = admission.unchecked(review, mode)
         if early is not None:
             return early
         busy = size > INLINE_BODY and self.large.locked()
-        if self.monitor.lag > SHED_LAG or busy:
+        if behind or busy:
             return admission.not_checked(review, mode, "trainlint is overloaded; retry",
                                          "overloaded")
         try:
@@ -320,93 +354,33 @@ async def never_5xx(
         return web.Response(status=400, text="trainlint: the request could not be handled\n")
 
 
-class _HeaderDeadline(asyncio.Protocol):
-    """Wraps aiohttp's protocol: a request whose headers take longer than the header
-    timeout closes the connection (slow clients cannot hold sockets open), and so does a
-    connection beyond the cap. Idle keep-alive connections are aiohttp's own, with its
-    longer keep-alive timeout."""
-
-    def __init__(self, inner: Any, timeout: float, connections: _Connections) -> None:
-        self.inner = inner
-        self.timeout = timeout
-        self.connections = connections
-        self.timer: asyncio.TimerHandle | None = None
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = transport
-        self.inner.connection_made(transport)
-        self.connections.open += 1
-        if self.connections.open > self.connections.limit:
-            self.connections.refused()
-            transport.close()
-
-    def data_received(self, data: bytes) -> None:
-        self.inner.data_received(data)
-        waiting = not self.inner._messages and not self.inner._request_in_progress
-        if waiting and self.timer is None:
-            self.timer = asyncio.get_running_loop().call_later(self.timeout, self._expire)
-        elif not waiting and self.timer is not None:
-            self.timer.cancel()
-            self.timer = None
-
-    def _expire(self) -> None:
-        self.timer = None
-        if not self.inner._messages and not self.inner._request_in_progress:
-            self.transport.close()
-
-    def eof_received(self) -> bool | None:
-        result: bool | None = self.inner.eof_received()
-        return result
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self.connections.open -= 1
-        if self.timer is not None:
-            self.timer.cancel()
-        self.inner.connection_lost(exc)
-
-    def pause_writing(self) -> None:
-        self.inner.pause_writing()
-
-    def resume_writing(self) -> None:
-        self.inner.resume_writing()
-
-
-@dataclass
-class _Connections:
-    """The HTTPS site's open connections against the cap; `refused` counts one closed."""
-
-    limit: int
-    refused: Callable[[], None]
-    open: int = 0
-
-
 class _Factory:
-    """aiohttp's server object, handing out guarded protocols."""
+    """aiohttp's server object, its handlers behind TLS connections of our own."""
 
-    def __init__(self, server: web.Server, timeout: float, connections: _Connections) -> None:
+    def __init__(self, server: web.Server, context: ssl.SSLContext,
+                 connections: Connections) -> None:
         self._server = server
-        self._timeout = timeout
+        self._context = context
         self._connections = connections
 
-    def __call__(self) -> _HeaderDeadline:
-        return _HeaderDeadline(self._server(), self._timeout, self._connections)
+    def __call__(self) -> TLSConnection:
+        return TLSConnection(asyncio.get_running_loop(), self._server(), self._context,
+                             self._connections)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._server, name)
 
 
 class _GuardedRunner(web.AppRunner):
-    def __init__(
-        self, app: web.Application, header_timeout: float, connections: _Connections,
-        **kwargs: Any,
-    ) -> None:
+    def __init__(self, app: web.Application, context: ssl.SSLContext,
+                 connections: Connections, **kwargs: Any) -> None:
         super().__init__(app, **kwargs)
-        self._header_timeout = header_timeout
+        self._context = context
         self._connections = connections
 
     async def _make_server(self) -> web.Server:
         server = await super()._make_server()
-        proxy = _Factory(server, self._header_timeout, self._connections)
+        proxy = _Factory(server, self._context, self._connections)
         return proxy  # type: ignore[return-value]  # it stands in for the server
 
 
@@ -426,6 +400,13 @@ class Server:
                                      allow_tls12=options.allow_tls12)
         self.context = self.reloader.context
         self.metrics.certificate_expiry.set(self.reloader.expires)
+        errors = self.metrics.errors
+        self.connections = Connections(
+            options.max_connections, options.header_timeout,
+            refused=errors.labels("too_many_connections").inc,
+            evicted=errors.labels("idle_connection_closed").inc,
+            expired=errors.labels("header_timeout").inc,
+        )
         self._tasks: list[asyncio.Task[None]] = []
         self._runners: list[web.AppRunner] = []
         self.port = 0
@@ -439,19 +420,18 @@ class Server:
         probes.router.add_get("/healthz", webhook.healthz)
         probes.router.add_get("/readyz", webhook.readyz)
         probes.router.add_get("/metrics", webhook.metrics_page)
-        connections = _Connections(
-            self.options.max_connections, self.metrics.errors.labels("too_many_connections").inc
-        )
         main = _GuardedRunner(
-            app, self.options.header_timeout, connections, access_log=None,
+            app, self.context, self.connections, access_log=None,
             keepalive_timeout=self.options.keepalive, shutdown_timeout=self.options.drain,
+            read_bufsize=HTTP_READ_BUFFER,
         )
         side = web.AppRunner(probes, access_log=None, shutdown_timeout=1.0)
         for runner in (main, side):
             await runner.setup()
             self._runners.append(runner)
-        site = web.TCPSite(main, self.options.host, self.options.port, ssl_context=self.context,
-                           backlog=1024, reuse_address=True)
+        # TLS is the connections' own (TLSConnection): the site listens on plain TCP.
+        site = web.TCPSite(main, self.options.host, self.options.port, backlog=1024,
+                           reuse_address=True)
         probe_site = web.TCPSite(side, self.options.host, self.options.metrics_port,
                                  reuse_address=True)
         await site.start()
@@ -478,6 +458,7 @@ class Server:
         await asyncio.sleep(self.options.lame_duck if lame_duck is None else lame_duck)
         for runner in reversed(self._runners):
             await runner.cleanup()
+        self.connections.close_all()
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
