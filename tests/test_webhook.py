@@ -5,7 +5,9 @@ dials like the API server (HTTP/1.1 keep-alive, the service name verified agains
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import logging
 import resource
 import shutil
 import signal
@@ -444,6 +446,55 @@ def test_log_lines_hold_a_request_s_own_strings_bounded(
     for key in ("namespace", "name", "operation"):
         assert len(line[key]) == 253 and line[key].endswith("...")
     assert max(len(r.getMessage()) for r in caplog.records) < 2000
+
+
+MALFORMED_HTTP = [
+    b"GARBAGE\r\n\r\n",
+    b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n",
+    b"GET / HTTP/1.1\r\nHost: x\r\nX: " + b"a" * 20_000 + b"\r\n\r\n",
+    b"POST /validate HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n",
+    b"POST /validate HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n",
+    b"POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+    b"Transfer-Encoding: chunked\r\n\r\nZZ\r\n{}\r\n",
+    b"GET / HTTP/1.1\r\nHost: x\r\nBad\x00Name: y\r\n\r\n",
+    b"GET /\x7f HTTP/1.1\r\n\r\n",
+]
+
+
+def test_malformed_http_leaves_no_traceback_in_the_log(
+    servers: dict[Mode, Server], certs: tls.SelfSigned, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Whatever bytes a client sends (first on a connection or after a good request, over
+    TLS or not), the log gets at most one line saying so, never a traceback."""
+    caplog.set_level("DEBUG")
+    server = servers[Mode.ENFORCE]
+    body = (FIXTURES / "trainjob-create-clean.json").read_bytes()
+    for raw in MALFORMED_HTTP:
+        for after_a_request in (False, True):
+            connection = opened(server, certs.ca)
+            if after_a_request:
+                assert connection.review(body)[0] == 200
+            assert connection.sock is not None
+            connection.sock.sendall(raw)
+            connection.sock.settimeout(3)
+            with contextlib.suppress(OSError):
+                status = connection.sock.recv(65536).split(b" ", 2)[1]
+                assert status.startswith(b"4"), (raw[:40], status)
+            connection.close()
+    with socket.create_connection(("127.0.0.1", server.port), 3) as plain:
+        plain.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")  # not TLS at all
+        with contextlib.suppress(OSError):
+            plain.recv(1024)
+    time.sleep(0.2)
+    logged = [record for record in caplog.records if record.levelno >= logging.INFO]
+    assert not [record for record in caplog.records if record.exc_info or record.exc_text]
+    assert all("Traceback" not in record.getMessage() for record in caplog.records)
+    http = [r for r in caplog.records if r.name == "trainlint.webhook.http"]
+    assert len(http) >= 2 * len(MALFORMED_HTTP) - 2  # aiohttp lets two pass with a 400
+    assert all(r.levelno <= logging.WARNING for r in http)
+    for line in (json.loads(r.getMessage()) for r in http):
+        assert line["event"] == "bad-http" and len(line["error"]) <= 253
+    assert not [r for r in logged if r.name.startswith("aiohttp")]
 
 
 def test_readyz_waits_for_the_context(loop: Loop, certs: tls.SelfSigned) -> None:

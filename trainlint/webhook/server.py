@@ -28,7 +28,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from trainlint.engine import Settings
 from trainlint.rule import all_rules
 from trainlint.webhook import admission, tls
-from trainlint.webhook.admission import BadReview, Decision, Mode, Review
+from trainlint.webhook.admission import BadReview, Decision, Mode, Review, printable
 from trainlint.webhook.connections import HTTP_READ_BUFFER, Connections, TLSConnection
 from trainlint.webhook.metrics import Metrics
 from trainlint.webhook.sources import ContextSource
@@ -354,6 +354,27 @@ async def never_5xx(
         return web.Response(status=400, text="trainlint: the request could not be handled\n")
 
 
+class _HttpLog(logging.Logger):
+    """What aiohttp says of requests it could not parse: one JSON line at most a warning,
+    never a traceback (a client's bytes are no server error), counted as `bad_http`."""
+
+    def __init__(self, counted: Callable[[], None]) -> None:
+        super().__init__(f"{log.name}.http")
+        self.parent = log
+        self.counted = counted
+
+    def handle(self, record: logging.LogRecord) -> None:
+        error = record.exc_info[1] if record.exc_info else None
+        what = f"{type(error).__name__}: {error}" if error else record.getMessage()
+        record.msg = json.dumps({"event": "bad-http", "error": bounded(printable(what))})
+        record.args, record.exc_info, record.exc_text, record.stack_info = None, None, None, None
+        if record.levelno > logging.WARNING:
+            record.levelno, record.levelname = logging.WARNING, "WARNING"
+        if error is not None:
+            self.counted()
+        super().handle(record)
+
+
 class _Factory:
     """aiohttp's server object, its handlers behind TLS connections of our own."""
 
@@ -424,6 +445,7 @@ class Server:
             app, self.context, self.connections, access_log=None,
             keepalive_timeout=self.options.keepalive, shutdown_timeout=self.options.drain,
             read_bufsize=HTTP_READ_BUFFER,
+            logger=_HttpLog(self.metrics.errors.labels("bad_http").inc),
         )
         side = web.AppRunner(probes, access_log=None, shutdown_timeout=1.0)
         for runner in (main, side):
