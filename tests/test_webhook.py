@@ -29,6 +29,7 @@ from tests.test_webhook_helpers import (
     SERVICE,
     ApiServerConnection,
     Loop,
+    free_port,
     get,
     peak_rss,
     recorded_warnings,
@@ -414,6 +415,20 @@ def test_probes_and_metrics(servers: dict[Mode, Server], certs: tls.SelfSigned) 
         assert line in page
 
 
+def test_metrics_can_have_a_port_of_their_own(loop: Loop, certs: tls.SelfSigned) -> None:
+    """With `probe_port`, /metrics and the probes are apart: a NetworkPolicy can open
+    /metrics to Prometheus alone while the kubelet still probes."""
+    server = loop.start(options(certs, probe_port=free_port()), DirectorySource(CONTEXT))
+    assert server.probe_port != server.metrics_port
+    assert get(server.probe_port, "/readyz")[0] == 200
+    assert get(server.probe_port, "/healthz") == (200, "ok\n")
+    assert get(server.probe_port, "/metrics")[0] == 404
+    status, page = get(server.metrics_port, "/metrics")
+    assert status == 200 and "trainlint_webhook_requests_total" in page
+    assert get(server.metrics_port, "/readyz")[0] == 404
+    loop.run(server.stop(0))
+
+
 def test_one_json_log_line_per_decision_without_the_object(
     servers: dict[Mode, Server], certs: tls.SelfSigned, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -716,12 +731,14 @@ def test_certificate_written_before_its_key_keeps_the_old_pair(
 
 
 def test_sigterm_lame_duck_then_exit(tmp_path: Path) -> None:
-    """The real command: ready, SIGTERM → not ready but still answering, then exit 0."""
+    """The real command (its probes on a port of their own): ready, SIGTERM → not ready
+    but still answering, then exit 0."""
     with serving(tmp_path, "--context-dir", str(CONTEXT), "--mode", "enforce",
-                 "--lame-duck", "1") as server:
+                 "--lame-duck", "1", probes_apart=True) as server:
+        assert get(server.metrics_port, "/metrics")[0] == 200
         server.process.send_signal(signal.SIGTERM)
         time.sleep(0.2)
-        assert get(server.metrics_port, "/readyz")[0] == 503
+        assert get(server.probe_port, "/readyz")[0] == 503
         body = (FIXTURES / "trainjob-create-env-override.json").read_bytes()
         connection = ApiServerConnection(server.port, server.ca)
         status, reply = connection.review(body)

@@ -74,7 +74,7 @@ def test_overlay_renders_valid_objects(overlay: str, policy: str) -> None:
     assert kinds == sorted([
         "Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Deployment",
         "Service", "PodDisruptionBudget", "Issuer", "Certificate",
-        "ValidatingWebhookConfiguration",
+        "ValidatingWebhookConfiguration", "NetworkPolicy",
     ])
     for obj in objects:
         if obj["apiVersion"].startswith("cert-manager.io/"):
@@ -126,6 +126,32 @@ def test_overlay_renders_valid_objects(overlay: str, policy: str) -> None:
     assert all(rule["verbs"] == ["get", "list", "watch"] for rule in rules)
     assert {r for rule in rules for r in rule["resources"]} == {
         "trainingruntimes", "clustertrainingruntimes", "persistentvolumeclaims", "storageclasses"}
+
+
+@pytest.mark.parametrize("overlay", ["advise", "enforce"])
+def test_network_policy_opens_only_what_is_called(overlay: str) -> None:
+    """The API server reaches the HTTPS port from anywhere (it is outside the pod
+    network), Prometheus alone reaches /metrics, and the probes are on a port of their
+    own (the kubelet probes from the node)."""
+    objects = render(DEPLOY / "overlays" / overlay)
+    deployment = by_kind(objects, "Deployment")
+    [container] = deployment["spec"]["template"]["spec"]["containers"]
+    ports = {port["name"]: port["containerPort"] for port in container["ports"]}
+    assert f"--metrics-port={ports['metrics']}" in container["args"]
+    assert f"--probe-port={ports['probes']}" in container["args"]
+    assert container["readinessProbe"]["httpGet"]["port"] == "probes"
+    assert container["livenessProbe"]["httpGet"]["port"] == "probes"
+    network = by_kind(objects, "NetworkPolicy")["spec"]
+    assert network["podSelector"] == deployment["spec"]["selector"]
+    assert network["policyTypes"] == ["Ingress"]
+    opened = {port["port"]: rule.get("from") for rule in network["ingress"]
+              for port in rule["ports"]}
+    assert set(opened) == {"https", "metrics"}
+    assert opened["https"] is None
+    [prometheus] = opened["metrics"]
+    assert prometheus["podSelector"] == {"matchLabels": {"app.kubernetes.io/name": "prometheus"}}
+    assert prometheus["namespaceSelector"] == {
+        "matchLabels": {"kubernetes.io/metadata.name": "monitoring"}}
 
 
 @pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed")

@@ -111,28 +111,30 @@ class Serving:
     process: subprocess.Popen[str]
     port: int
     metrics_port: int
+    probe_port: int
     ca: Path
     stderr: str = ""
 
 
 @contextmanager
-def serving(folder: Path, *arguments: str) -> Iterator[Serving]:
-    """The real command on loopback with a throwaway CA, once ready; killed at the end
-    if still running."""
+def serving(folder: Path, *arguments: str, probes_apart: bool = False) -> Iterator[Serving]:
+    """The real command on loopback with a throwaway CA (the probes on a port of their
+    own when `probes_apart`), once ready; killed at the end if still running."""
     ca = folder / "ca.crt"
     port, metrics_port = free_port(), free_port()
+    probe_port = free_port() if probes_apart else metrics_port
     process = subprocess.Popen(
         [sys.executable, "-c", "from trainlint.cli import run; run()", "serve",
          "--self-signed", "--ca-out", str(ca), "--host", "127.0.0.1", "--port", str(port),
-         "--metrics-port", str(metrics_port), *arguments],
+         "--metrics-port", str(metrics_port), "--probe-port", str(probe_port), *arguments],
         stderr=subprocess.PIPE, text=True,
     )
-    served = Serving(process, port, metrics_port, ca)
+    served = Serving(process, port, metrics_port, probe_port, ca)
     try:
         deadline = time.monotonic() + 15
         while True:
             try:
-                if get(metrics_port, "/readyz")[0] == 200:
+                if get(probe_port, "/readyz")[0] == 200:
                     break
             except OSError:
                 pass

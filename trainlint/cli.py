@@ -536,7 +536,10 @@ def _leave(code: object) -> NoReturn:
 @click.option("--host", default="0.0.0.0", show_default=True, help="Address to listen on.")
 @click.option("--port", default=9443, show_default=True, help="HTTPS port of `/validate`.")
 @click.option("--metrics-port", default=8080, show_default=True,
-              help="Plain-HTTP port of /healthz, /readyz and /metrics.")
+              help="Plain-HTTP port of /metrics (and of the probes, unless --probe-port).")
+@click.option("--probe-port", type=int, default=None,
+              help="Plain-HTTP port of /healthz and /readyz alone, so that a NetworkPolicy "
+                   "can open /metrics to Prometheus only.  [default: the metrics port]")
 @click.option("--tls-cert", type=click.Path(dir_okay=False, path_type=Path),
               help="Serving certificate (PEM), reloaded when the file changes.")
 @click.option("--tls-key", type=click.Path(dir_okay=False, path_type=Path),
@@ -562,9 +565,11 @@ def _leave(code: object) -> NoReturn:
 @click.option("--lame-duck", default=5.0, show_default=True, metavar="SECONDS",
               help="After SIGTERM, keep serving this long (not ready) before draining.")
 @click.option("--max-connections", default=1024, show_default=True, type=click.IntRange(1),
-              help="Open connections at most (each holds ~300 KiB); more are closed at once.")
+              help="Open connections at most (sized for a 256Mi pod); past it, the one idle "
+                   "longest is closed, or the new one when none is idle.")
 def serve(
-    host: str, port: int, metrics_port: int, tls_cert: Path | None, tls_key: Path | None,
+    host: str, port: int, metrics_port: int, probe_port: int | None,
+    tls_cert: Path | None, tls_key: Path | None,
     self_signed: bool, ca_out: Path | None, service_name: str, namespace: str,
     context_dir: Path | None, mode: str, config_file: str | None,
     no_annotation_exemptions: bool, tls12: bool, lame_duck: float, max_connections: int,
@@ -591,6 +596,7 @@ def serve(
         ) from None
     options = webhook.Options(
         tls_cert=tls_cert, tls_key=tls_key, host=host, port=port, metrics_port=metrics_port,
+        probe_port=probe_port,
         mode=webhook.Mode(mode), service_name=service_name, namespace=namespace,
         # The cluster knows which runtimes it has: the release's are not assumed.
         settings=replace(

@@ -1,5 +1,5 @@
 """The HTTPS server: aiohttp behind TLS connections of our own (`connections`), probes
-and metrics on a plain port.
+and metrics on plain ports.
 
 Every request gets an AdmissionReview or a 4xx; nothing here answers 5xx or shows a
 traceback. The rules run inline for ordinary objects (they take well under a millisecond)
@@ -65,6 +65,9 @@ class Options:
     host: str = "0.0.0.0"
     port: int = 9443
     metrics_port: int = 8080
+    #: Where /healthz and /readyz are served: the metrics port when None, or a port of
+    #: their own, so a NetworkPolicy can open /metrics to Prometheus alone.
+    probe_port: int | None = None
     mode: Mode = Mode.ADVISE
     settings: Settings = field(default_factory=Settings)
     service_name: str = "trainlint"
@@ -432,35 +435,46 @@ class Server:
         self._runners: list[web.AppRunner] = []
         self.port = 0
         self.metrics_port = 0
+        self.probe_port = 0
 
     async def start(self) -> None:
         webhook = self.webhook
         app = web.Application(client_max_size=MAX_BODY, middlewares=[never_5xx])
         app.router.add_post("/validate", webhook.validate)
-        probes = web.Application(middlewares=[never_5xx])
-        probes.router.add_get("/healthz", webhook.healthz)
-        probes.router.add_get("/readyz", webhook.readyz)
-        probes.router.add_get("/metrics", webhook.metrics_page)
         main = _GuardedRunner(
             app, self.context, self.connections, access_log=None,
             keepalive_timeout=self.options.keepalive, shutdown_timeout=self.options.drain,
             read_bufsize=HTTP_READ_BUFFER,
             logger=_HttpLog(self.metrics.errors.labels("bad_http").inc),
         )
-        side = web.AppRunner(probes, access_log=None, shutdown_timeout=1.0)
-        for runner in (main, side):
-            await runner.setup()
-            self._runners.append(runner)
         # TLS is the connections' own (TLSConnection): the site listens on plain TCP.
-        site = web.TCPSite(main, self.options.host, self.options.port, backlog=1024,
-                           reuse_address=True)
-        probe_site = web.TCPSite(side, self.options.host, self.options.metrics_port,
-                                 reuse_address=True)
-        await site.start()
-        await probe_site.start()
-        self.port, self.metrics_port = site.port, probe_site.port
+        self.port = await self._serve(main, self.options.port, backlog=1024)
+        probes = web.Application(middlewares=[never_5xx])
+        probes.router.add_get("/healthz", webhook.healthz)
+        probes.router.add_get("/readyz", webhook.readyz)
+        separate = self.options.probe_port not in (None, self.options.metrics_port)
+        metrics = web.Application(middlewares=[never_5xx]) if separate else probes
+        metrics.router.add_get("/metrics", webhook.metrics_page)
+        self.metrics_port = await self._serve(
+            web.AppRunner(metrics, access_log=None, shutdown_timeout=1.0),
+            self.options.metrics_port)
+        self.probe_port = self.metrics_port
+        if separate:
+            assert self.options.probe_port is not None
+            self.probe_port = await self._serve(
+                web.AppRunner(probes, access_log=None, shutdown_timeout=1.0),
+                self.options.probe_port)
         for job in (self.source.run(self.store), webhook.monitor.run(), self._poll_certificate()):
             self._tasks.append(asyncio.create_task(job))
+
+    async def _serve(self, runner: web.AppRunner, port: int, backlog: int = 128) -> int:
+        """Serve `runner` on `port` (0: any free one); the port it got."""
+        await runner.setup()
+        self._runners.append(runner)
+        site = web.TCPSite(runner, self.options.host, port, backlog=backlog,
+                           reuse_address=True)
+        await site.start()
+        return site.port
 
     async def _poll_certificate(self) -> None:
         while True:
@@ -497,7 +511,8 @@ async def serve_forever(options: Options, source: ContextSource,
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
     log.info(json.dumps({"event": "serving", "port": server.port,
-                         "metrics_port": server.metrics_port, "mode": options.mode.value,
+                         "metrics_port": server.metrics_port,
+                         "probe_port": server.probe_port, "mode": options.mode.value,
                          "kinds": list(KINDS)}))
     if started is not None:
         started(server)
