@@ -41,7 +41,16 @@ from trainlint.engine import Finding, Settings, lint
 from trainlint.rule import Severity
 from trainlint.webhook import admission, tls
 from trainlint.webhook.admission import Mode
-from trainlint.webhook.server import MAX_BODY, Options, Server, client_context, deadline_budget
+from trainlint.webhook.connections import MAX_HEAD
+from trainlint.webhook.server import (
+    MAX_BODY,
+    MAX_WAITING,
+    BodyBudget,
+    Options,
+    Server,
+    client_context,
+    deadline_budget,
+)
 from trainlint.webhook.sources import DirectorySource
 from trainlint.webhook.store import Store
 
@@ -574,6 +583,54 @@ def test_idle_connections_are_dropped_at_the_header_deadline(
     loop.run(server.stop(0))
 
 
+def test_headers_past_their_limit_close_the_connection(
+    loop: Loop, certs: tls.SelfSigned
+) -> None:
+    """A request's line and headers may take MAX_HEAD bytes: more (however slowly sent)
+    close the connection at once; a long but ordinary header is no problem."""
+    server = loop.start(options(certs), DirectorySource(CONTEXT))
+    body = (FIXTURES / "trainjob-create-clean.json").read_bytes()
+    ordinary = opened(server, certs.ca)
+    ordinary.putrequest("POST", "/validate?timeout=3s")
+    ordinary.putheader("Authorization", "Bearer " + "t" * 4000)
+    ordinary.putheader("Content-Type", "application/json")
+    ordinary.putheader("Content-Length", str(len(body)))
+    ordinary.endheaders(body)
+    assert ordinary.getresponse().status == 200
+    stuffed = opened(server, certs.ca)
+    assert stuffed.sock is not None
+    stuffed.sock.sendall(b"POST /validate HTTP/1.1\r\nHost: x\r\n")
+    for index in range(MAX_HEAD // 1000 + 1):
+        assert not closed(stuffed.sock, 0.01)
+        stuffed.sock.sendall(b"X-%d: %s\r\n" % (index, b"v" * 994))
+    assert closed(stuffed.sock, 2)
+    assert server.metrics.errors.labels("headers_too_large")._value.get() == 1
+    ordinary.close()
+    loop.run(server.stop(0))
+
+
+def test_request_bodies_wait_for_room_then_are_turned_away() -> None:
+    """Bodies take their size from a budget before they are read: past it a request waits
+    for room until its deadline, and past the waiting room it is turned away at once."""
+    async def scenario() -> list[object]:
+        budget = BodyBudget(10, waiting=1)
+        soon = time.monotonic() + 5
+        assert await budget.take(8, soon)
+        waiter = asyncio.create_task(budget.take(8, soon))
+        await asyncio.sleep(0.05)
+        started = time.monotonic()
+        turned_away = await budget.take(8, soon)  # the one place to wait is taken
+        at_once = time.monotonic() - started < 0.02
+        budget.give(8)
+        got_room = await waiter
+        started = time.monotonic()
+        timed_out = await budget.take(3, started + 0.1)
+        waited = time.monotonic() - started >= 0.1
+        return [turned_away, at_once, got_room, timed_out, waited, budget.used, budget.waiting]
+
+    assert asyncio.run(scenario()) == [False, True, True, False, True, 8, 0]
+
+
 def test_idle_connections_make_room_for_new_clients(
     loop: Loop, certs: tls.SelfSigned
 ) -> None:
@@ -759,14 +816,16 @@ def test_sigterm_lame_duck_then_exit(tmp_path: Path) -> None:
 
 def test_memory_stays_inside_the_pod_limit_at_the_connection_cap(tmp_path: Path) -> None:
     """The default connection cap is sized for the Deployment's 256Mi. Filled with the
-    costliest connections there are (each with a request whose body stops coming: TLS
-    and HTTP buffers full, the body budget taken) and more beyond it, the server's peak
-    memory stays under 200 MiB, and it answers once they are gone."""
-    cap = Options().max_connections
+    costliest connections a client can hold (requests whose body stops coming, as many
+    as may wait for room, their TLS and HTTP buffers full; the rest connected without a
+    TLS handshake), and more beyond it, the server's peak memory stays under 200 MiB, and
+    it answers once they are gone."""
+    cap, waiting = Options().max_connections, MAX_WAITING
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if hard != resource.RLIM_INFINITY and hard < 2 * cap + 256:
+    needed = 2 * cap + 512
+    if hard != resource.RLIM_INFINITY and hard < needed:
         pytest.skip(f"{hard} open files allowed: too few for {cap} connections each side")
-    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, 2 * cap + 256), hard))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, needed), hard))
     body = (FIXTURES / "trainjob-create-clean.json").read_bytes()
     head = (f"POST /validate?timeout=30s HTTP/1.1\r\nHost: {SERVICE}\r\nContent-Type: "
             "application/json\r\nContent-Length: 3000000\r\n\r\n").encode()
@@ -776,14 +835,13 @@ def test_memory_stays_inside_the_pod_limit_at_the_connection_cap(tmp_path: Path)
             async def fill() -> float:
                 context = client_context(server.ca)
                 writers = []
-                for _ in range(cap + 64):
-                    try:
-                        _, writer = await asyncio.open_connection(
-                            "127.0.0.1", server.port, ssl=context, server_hostname=SERVICE)
-                    except (ConnectionError, ssl.SSLError):
-                        continue  # past the cap, with every connection busy: refused
+                for _ in range(waiting + 16):  # the budget's readers, then its waiters
+                    _, writer = await asyncio.open_connection(
+                        "127.0.0.1", server.port, ssl=context, server_hostname=SERVICE)
                     writer.write(head + b"x" * 65_536)
                     writers.append(writer)
+                for _ in range(cap - len(writers) + 64):  # the cap, and past it
+                    writers.append((await asyncio.open_connection("127.0.0.1", server.port))[1])
                 await asyncio.sleep(1)
                 peak = peak_rss(server.process.pid)
                 for writer in writers:

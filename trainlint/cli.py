@@ -564,7 +564,7 @@ def _leave(code: object) -> NoReturn:
 @click.option("--tls12", is_flag=True, help="Also accept TLS 1.2 (ECDHE with AEAD only).")
 @click.option("--lame-duck", default=5.0, show_default=True, metavar="SECONDS",
               help="After SIGTERM, keep serving this long (not ready) before draining.")
-@click.option("--max-connections", default=1024, show_default=True, type=click.IntRange(1),
+@click.option("--max-connections", default=2048, show_default=True, type=click.IntRange(1),
               help="Open connections at most (sized for a 256Mi pod); past it, the one idle "
                    "longest is closed, or the new one when none is idle.")
 def serve(

@@ -21,9 +21,12 @@ from typing import Any
 #: request is a few KiB, and a TLS record at most 16 KiB.
 READ_SIZE = 8 * 1024
 #: Encrypted bytes buffered while the HTTP side reads no more (asyncio allows 256 KiB).
-TLS_READ_HIGH_WATER = 16 * 1024
+TLS_READ_HIGH_WATER = 8 * 1024
 #: What aiohttp buffers of a body not yet read: its reading pauses at twice this.
-HTTP_READ_BUFFER = 8 * 1024
+HTTP_READ_BUFFER = 4 * 1024
+#: The most bytes a request's line and headers may take (the API server sends well under
+#: 1 KiB): aiohttp would hold up to 128 headers of 8 KiB, a megabyte, for each connection.
+MAX_HEAD = 8 * 1024
 #: How long a closing connection may wait for the client's close_notify (asyncio waits
 #: 30 s, holding the connection's memory).
 SHUTDOWN_TIMEOUT = 2.0
@@ -34,13 +37,13 @@ class Connections:
     one idle longest (one that never sent a request goes first); when every connection
     has a request in progress, the new one is refused."""
 
-    def __init__(self, limit: int, header_timeout: float, *, refused: Callable[[], None],
-                 evicted: Callable[[], None], expired: Callable[[], None]) -> None:
+    def __init__(self, limit: int, header_timeout: float,
+                 count: Callable[[str], None]) -> None:
         self.limit = limit
         self.header_timeout = header_timeout
-        self.refused = refused
-        self.evicted = evicted
-        self.expired = expired
+        #: Told why a connection was refused or closed early: `too_many_connections`,
+        #: `idle_connection_closed`, `header_timeout`, `headers_too_large`.
+        self.count = count
         #: In the order accepted.
         self.open: dict[TLSConnection, None] = {}
 
@@ -48,12 +51,12 @@ class Connections:
         if len(self.open) >= self.limit:
             idle = [other for other in self.open if not other.busy]
             if not idle:
-                self.refused()
+                self.count("too_many_connections")
                 return False
             victim = min(idle, key=lambda other: (other.served, other.last_active))
             self.gone(victim)
             victim.drop()
-            self.evicted()
+            self.count("idle_connection_closed")
         self.open[connection] = None
         return True
 
@@ -83,6 +86,8 @@ class TLSConnection(sslproto.SSLProtocol):
         self.connections = connections
         self.served = False
         self.last_active = loop.time()
+        #: Bytes received since a request was last being answered: its line and headers.
+        self.head = 0
         self.deadline: asyncio.TimerHandle | None = None
         self.socket: asyncio.Transport | None = None
         # No waiter (asyncio passes None too, where nobody awaits the handshake), and a
@@ -115,15 +120,21 @@ class TLSConnection(sslproto.SSLProtocol):
             self.deadline = None
         super().connection_lost(exc)
 
-    def received(self) -> None:
+    def received(self, size: int) -> None:
         """HTTP bytes arrived: a request is complete (no deadline while it is answered),
-        or one has begun (its headers are due within the header deadline)."""
+        or one has begun (its headers are due within the header deadline, in MAX_HEAD)."""
         self.last_active = self.clock.time()
         if self.busy:
             self.served = True
+            self.head = 0
             if self.deadline is not None:
                 self.deadline.cancel()
                 self.deadline = None
+            return
+        self.head += size
+        if self.head > MAX_HEAD:
+            self.connections.count("headers_too_large")
+            self.drop()
         elif self.deadline is None:
             self.deadline = self.clock.call_later(self.connections.header_timeout,
                                                   self._expire)
@@ -131,7 +142,7 @@ class TLSConnection(sslproto.SSLProtocol):
     def _expire(self) -> None:
         self.deadline = None
         if not self.busy:
-            self.connections.expired()
+            self.connections.count("header_timeout")
             self.drop()
 
     def drop(self) -> None:
@@ -156,7 +167,7 @@ class _Requests(asyncio.Protocol):
 
     def data_received(self, data: bytes) -> None:
         self.handler.data_received(data)
-        self.connection.received()
+        self.connection.received(len(data))
 
     def eof_received(self) -> bool | None:
         result: bool | None = self.handler.eof_received()

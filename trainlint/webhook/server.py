@@ -41,6 +41,8 @@ MAX_BODY = 3 * 1024 * 1024
 #: Request bodies held at once, across connections: ten of the largest, or thousands of
 #: the usual few KiB.
 MAX_BODIES = 32 * 1024 * 1024
+#: Requests waiting for room in it at most: each holds its connection's full buffers.
+MAX_WAITING = 256
 #: The most characters of a request's own string (uid, namespace...) written to the log.
 LOGGED = 253
 #: Bodies above this are checked in a worker thread, so the deadline can still be kept.
@@ -84,11 +86,12 @@ class Options:
     #: API server dials with: it closes an idle connection first, and never sends a request
     #: down one being closed.
     keepalive: float = 130.0
-    #: Open connections at most, sized for the Deployment's 256Mi: ~60 MiB at rest, 32 MiB
-    #: of bodies (`MAX_BODIES`), and at most ~110 KiB a connection (measured: 33 KiB idle,
-    #: 45 KiB kept alive, 110 KiB with TLS and HTTP buffers full) leave room for checking.
+    #: Open connections at most, sized for the Deployment's 256Mi: ~55 MiB at rest, 32 MiB
+    #: of bodies (`MAX_BODIES`), 58 KiB a connection at most (measured: 33 KiB idle, 45
+    #: kept alive, 58 before its TLS handshake; 82 with its buffers full, which at most
+    #: `MAX_WAITING` are). Filled with the costliest mix, the server peaks at ~180 MiB.
     #: Past it, the connection idle longest is closed; when none is idle, the new one.
-    max_connections: int = 1024
+    max_connections: int = 2048
 
     @property
     def dns_name(self) -> str:
@@ -135,7 +138,7 @@ class Webhook:
         self.monitor = LagMonitor()
         self.pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="trainlint-large")
         self.large = asyncio.Semaphore(4)
-        self.bodies = BodyBudget(MAX_BODIES)
+        self.bodies = BodyBudget(MAX_BODIES, MAX_WAITING)
         self.shutting_down = False
 
     async def validate(self, request: web.Request) -> web.Response:
@@ -293,38 +296,43 @@ def bounded(text: str) -> str:
 class BodyBudget:
     """Bytes of request bodies held at once, across connections. A request takes its
     Content-Length (the most a body may be, when chunked) before its body is read, or
-    waits for room until its deadline: with the connection cap, this bounds memory when
-    clients send large bodies, or send them slowly."""
+    waits for room until its deadline; past `waiting` waiting requests, it is turned away
+    at once (its connection closed, its buffers freed). With the connection cap, this
+    bounds memory when clients send large bodies, or send them slowly."""
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, waiting: int) -> None:
         self.limit = limit
         self.used = 0
-        self._waiting: list[asyncio.Future[None]] = []
+        self.most_waiting = waiting
+        self.waiting = 0
+        self._room: list[asyncio.Future[None]] = []
 
     async def take(self, size: int, deadline: float) -> bool:
         """Room for `size` bytes, by `deadline` (monotonic); False when none came in time."""
         while self.used + size > self.limit:
             remaining = deadline - time.monotonic()
-            if remaining <= 0:
+            if remaining <= 0 or self.waiting >= self.most_waiting:
                 return False
-            waiter = asyncio.get_running_loop().create_future()
-            self._waiting.append(waiter)
+            room = asyncio.get_running_loop().create_future()
+            self._room.append(room)
+            self.waiting += 1
             try:
-                await asyncio.wait_for(waiter, remaining)
+                await asyncio.wait_for(room, remaining)
             except TimeoutError:
                 return False
             finally:
-                if waiter in self._waiting:
-                    self._waiting.remove(waiter)
+                self.waiting -= 1
+                if room in self._room:
+                    self._room.remove(room)
         self.used += size
         return True
 
     def give(self, size: int) -> None:
         self.used -= size
-        waiting, self._waiting = self._waiting, []
-        for waiter in waiting:
-            if not waiter.done():
-                waiter.set_result(None)
+        rooms, self._room = self._room, []
+        for room in rooms:
+            if not room.done():
+                room.set_result(None)
 
 
 class _TooLarge(Exception):
@@ -424,12 +432,9 @@ class Server:
                                      allow_tls12=options.allow_tls12)
         self.context = self.reloader.context
         self.metrics.certificate_expiry.set(self.reloader.expires)
-        errors = self.metrics.errors
         self.connections = Connections(
             options.max_connections, options.header_timeout,
-            refused=errors.labels("too_many_connections").inc,
-            evicted=errors.labels("idle_connection_closed").inc,
-            expired=errors.labels("header_timeout").inc,
+            lambda reason: self.metrics.errors.labels(reason).inc(),
         )
         self._tasks: list[asyncio.Task[None]] = []
         self._runners: list[web.AppRunner] = []
