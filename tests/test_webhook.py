@@ -684,18 +684,25 @@ def test_connections_with_a_request_in_progress_are_never_closed_for_room(
     loop.run(server.stop(0))
 
 
-def test_certificate_rotation_under_load(loop: Loop, tmp_path: Path) -> None:
-    """Swap the mounted files while clients keep sending: no request fails, and new
-    connections get the new certificate."""
-    first = tls.generate(tmp_path / "a", tls.service_names("trainlint", "trainlint-system"))
-    second = tls.generate(tmp_path / "b", tls.service_names("trainlint", "trainlint-system"))
-    live = tmp_path / "live"
+def two_pairs(folder: Path) -> tuple[tls.SelfSigned, tls.SelfSigned, tls.SelfSigned]:
+    """Two certificate pairs for the service, the first mounted (`live/tls.crt` and
+    `tls.key`, as a Secret volume holds them) with a CA bundle that trusts both."""
+    names = tls.service_names("trainlint", "trainlint-system")
+    first, second = tls.generate(folder / "a", names), tls.generate(folder / "b", names)
+    live = folder / "live"
     live.mkdir()
     shutil.copy(first.cert, live / "tls.crt")
     shutil.copy(first.key, live / "tls.key")
-    bundle = tmp_path / "bundle.crt"
+    bundle = folder / "bundle.crt"
     bundle.write_bytes(first.ca.read_bytes() + second.ca.read_bytes())
-    mounted = tls.SelfSigned(bundle, live / "tls.crt", live / "tls.key")
+    return first, second, tls.SelfSigned(bundle, live / "tls.crt", live / "tls.key")
+
+
+def test_certificate_rotation_under_load(loop: Loop, tmp_path: Path) -> None:
+    """Swap the mounted files while clients keep sending: no request fails, and new
+    connections get the new certificate."""
+    _, second, mounted = two_pairs(tmp_path)
+    live, bundle = mounted.cert.parent, mounted.ca
     server = loop.start(options(mounted), DirectorySource(CONTEXT))
     body = (FIXTURES / "trainjob-create-clean.json").read_bytes()
     failures: list[str] = []
@@ -761,16 +768,9 @@ def test_certificate_written_before_its_key_keeps_the_old_pair(
 ) -> None:
     """A Secret update can land the new certificate a moment before its key. Until the
     key follows, every new handshake still gets the old, complete pair; then the new one."""
-    first = tls.generate(tmp_path / "a", tls.service_names("trainlint", "trainlint-system"))
-    second = tls.generate(tmp_path / "b", tls.service_names("trainlint", "trainlint-system"))
-    live = tmp_path / "live"
-    live.mkdir()
-    shutil.copy(first.cert, live / "tls.crt")
-    shutil.copy(first.key, live / "tls.key")
-    bundle = tmp_path / "bundle.crt"
-    bundle.write_bytes(first.ca.read_bytes() + second.ca.read_bytes())
-    server = loop.start(options(tls.SelfSigned(bundle, live / "tls.crt", live / "tls.key")),
-                        DirectorySource(CONTEXT))
+    first, second, mounted = two_pairs(tmp_path)
+    live, bundle = mounted.cert.parent, mounted.ca
+    server = loop.start(options(mounted), DirectorySource(CONTEXT))
     (live / "tls.crt").write_bytes(second.cert.read_bytes())  # the key is still the old one
     served = []
     until = time.monotonic() + 0.6  # a dozen polls of the files
