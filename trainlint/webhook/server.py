@@ -446,11 +446,11 @@ class Server:
         webhook = self.webhook
         app = web.Application(client_max_size=MAX_BODY, middlewares=[never_5xx])
         app.router.add_post("/validate", webhook.validate)
+        http_log = _HttpLog(self.metrics.errors.labels("bad_http").inc)
         main = _GuardedRunner(
             app, self.context, self.connections, access_log=None,
             keepalive_timeout=self.options.keepalive, shutdown_timeout=self.options.drain,
-            read_bufsize=HTTP_READ_BUFFER,
-            logger=_HttpLog(self.metrics.errors.labels("bad_http").inc),
+            read_bufsize=HTTP_READ_BUFFER, logger=http_log,
         )
         # TLS is the connections' own (TLSConnection): the site listens on plain TCP.
         self.port = await self._serve(main, self.options.port, backlog=1024)
@@ -461,13 +461,13 @@ class Server:
         metrics = web.Application(middlewares=[never_5xx]) if separate else probes
         metrics.router.add_get("/metrics", webhook.metrics_page)
         self.metrics_port = await self._serve(
-            web.AppRunner(metrics, access_log=None, shutdown_timeout=1.0),
+            web.AppRunner(metrics, access_log=None, shutdown_timeout=1.0, logger=http_log),
             self.options.metrics_port)
         self.probe_port = self.metrics_port
         if separate:
             assert self.options.probe_port is not None
             self.probe_port = await self._serve(
-                web.AppRunner(probes, access_log=None, shutdown_timeout=1.0),
+                web.AppRunner(probes, access_log=None, shutdown_timeout=1.0, logger=http_log),
                 self.options.probe_port)
         for job in (self.source.run(self.store), webhook.monitor.run(), self._poll_certificate()):
             self._tasks.append(asyncio.create_task(job))
