@@ -365,6 +365,23 @@ def static_rendezvous(found: Script) -> bool:
 _SIGTERM = re.compile(r"SIGTERM|\btrap\b[^\n]*\bTERM\b|--exit[-_]signal[-_]handler")
 
 
+#: What shows a trainer resuming from what its output directory holds: Hugging Face's
+#: `get_last_checkpoint` or a `resume_from_checkpoint` that is not off, or a `--resume` flag.
+_RESUMES = re.compile(
+    r"get_last_checkpoint|resume_from_checkpoint(?!\s*[=:]\s*(?:False|false|None|null)\b)"
+    r"|--resume\b|--auto[-_]resume\b"
+)
+
+
+def resumes(found: Script) -> str | None:
+    """What in the command shows the trainer resumes from an existing checkpoint."""
+    for text in found.texts:
+        match = _RESUMES.search(text)
+        if match:
+            return match[0]
+    return None
+
+
 def handles_sigterm(found: Script) -> str | None:
     """What in the command shows the trainer acts on SIGTERM (saves before it exits)."""
     for text in found.texts:
