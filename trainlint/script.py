@@ -375,17 +375,18 @@ _RESUMES = re.compile(
 
 def resumes(found: Script) -> str | None:
     """What in the command shows the trainer resumes from an existing checkpoint."""
-    for text in found.texts:
-        match = _RESUMES.search(text)
-        if match:
-            return match[0]
-    return None
+    return _first_match(found, _RESUMES)
 
 
 def handles_sigterm(found: Script) -> str | None:
     """What in the command shows the trainer acts on SIGTERM (saves before it exits)."""
+    return _first_match(found, _SIGTERM)
+
+
+def _first_match(found: Script, pattern: re.Pattern[str]) -> str | None:
+    """The first text of the command as written that `pattern` finds, if any."""
     for text in found.texts:
-        match = _SIGTERM.search(text)
+        match = pattern.search(text)
         if match:
             return match[0]
     return None
