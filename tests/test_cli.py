@@ -360,11 +360,14 @@ def test_rules_lists_the_preview_rules_only_when_asked(tmp_path: Path) -> None:
     widened = trainlint("rules", "--preview", cwd=tmp_path).stdout.splitlines()
     assert not any(line.startswith("TL502 ") for line in default)
     assert [line for line in widened if line.endswith("  preview")] == [
-        line for line in widened if line.startswith(("TL102 ", "TL412 ", "TL502 "))
+        line for line in widened
+        if line.startswith(("TL102 ", "TL270 ", "TL412 ", "TL414 ", "TL502 "))
     ]
     assert set(default) < set(widened)
     entries = json.loads(trainlint("rules", "--preview", "--format", "json", cwd=tmp_path).stdout)
-    assert {entry["code"] for entry in entries if entry["preview"]} == {"TL102", "TL412", "TL502"}
+    assert {entry["code"] for entry in entries if entry["preview"]} == {
+        "TL102", "TL270", "TL412", "TL414", "TL502"
+    }
     shown = trainlint("rule", "TL502", cwd=tmp_path).stdout
     assert "Preview: off by default; runs with `--preview`" in shown
     assert "## Preview" in shown

@@ -365,10 +365,28 @@ def static_rendezvous(found: Script) -> bool:
 _SIGTERM = re.compile(r"SIGTERM|\btrap\b[^\n]*\bTERM\b|--exit[-_]signal[-_]handler")
 
 
+#: What shows a trainer resuming from what its output directory holds: Hugging Face's
+#: `get_last_checkpoint` or a `resume_from_checkpoint` that is not off, or a `--resume` flag.
+_RESUMES = re.compile(
+    r"get_last_checkpoint|resume_from_checkpoint(?!\s*[=:]\s*(?:False|false|None|null)\b)"
+    r"|--resume\b|--auto[-_]resume\b"
+)
+
+
+def resumes(found: Script) -> str | None:
+    """What in the command shows the trainer resumes from an existing checkpoint."""
+    return _first_match(found, _RESUMES)
+
+
 def handles_sigterm(found: Script) -> str | None:
     """What in the command shows the trainer acts on SIGTERM (saves before it exits)."""
+    return _first_match(found, _SIGTERM)
+
+
+def _first_match(found: Script, pattern: re.Pattern[str]) -> str | None:
+    """The first text of the command as written that `pattern` finds, if any."""
     for text in found.texts:
-        match = _SIGTERM.search(text)
+        match = pattern.search(text)
         if match:
             return match[0]
     return None

@@ -12,6 +12,7 @@ from trainlint.trainer import WEBHOOK_VALIDATION_LABEL
     "TL270", "webhook-validation-disabled",
     kinds={"TrainingRuntime", "ClusterTrainingRuntime"}, severity=Severity.WARNING, since="2.3",
     fix=f"Remove the `{WEBHOOK_VALIDATION_LABEL}` label from runtimes you write yourself.",
+    preview=True,
 )
 def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does
@@ -24,6 +25,13 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
 
     ## When it stays silent
     On runtimes without the label, and before v2.3 (the label does nothing there).
+
+    ## Preview
+    The label is set on purpose: upstream's own runtimes carry it (the flux runtime, whose
+    installer init container the webhooks would refuse, and the data-cache runtime). The
+    finding names no mistake the webhooks would have denied, and the ones they deny (a
+    trainer job without its `node` container, `replicas` other than 1) are reported by
+    TL203, TL204 and TL259 whatever the label says.
 
     ## Example
     ```yaml

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from trainlint import script
 from trainlint.checkpoint import (
     CheckpointOptions,
     claim_name,
@@ -29,8 +30,11 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
 
     ## Why is this bad?
     A runtime is shared by all its TrainJobs. With one fixed directory on one PVC, every
-    run checkpoints to the same place: concurrent runs overwrite each other, and a new
-    run resumes from the previous run's checkpoint instead of starting clean.
+    run checkpoints to the same place: runs overwrite each other's checkpoints. Where the
+    command shows the trainer resumes from what it finds (`get_last_checkpoint`,
+    `resume_from_checkpoint`, `--resume`), a new run also resumes from the previous run's
+    checkpoint instead of starting clean; the message says so only then (torchtune's
+    recipes, for one, resume only when told to).
 
     ## When it stays silent
     When the directory is set per TrainJob (`$(VAR)` or a TrainJob's own setting), when
@@ -128,9 +132,10 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
         ]
         if users and not kept:
             continue  # every TrainJob of the run sets its own directory
+        resume = script.resumes(script.read(pod))
         yield Problem(
             directory.at.path,
             f"every TrainJob using this runtime checkpoints to `{directory.path}` on PVC "
-            f"`{claim}` ({directory.origin}): runs overwrite each other, and a new run "
-            "resumes from the last run's checkpoint",
+            f"`{claim}` ({directory.origin}): runs overwrite each other's checkpoints"
+            + (f", and a new run resumes from the last run's (`{resume}`)" if resume else ""),
         )

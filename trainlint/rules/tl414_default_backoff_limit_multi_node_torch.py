@@ -17,6 +17,7 @@ DEFAULT_BACKOFF_LIMIT = 6
     kinds={"TrainingRuntime", "ClusterTrainingRuntime", "TrainJob"}, severity=Severity.WARNING,
     fix="Set `backoffLimit: 0` on the trainer job (and `failurePolicy.maxRestarts` to restart "
     "the whole JobSet).",
+    preview=True,
 )
 def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does
@@ -38,6 +39,13 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     a `failurePolicy`, the run is on one node, and when the command does not run
     torchrun with the static rendezvous (no command, or `--rdzv-backend c10d`): nothing
     then hangs on a restarted rank.
+
+    ## Preview
+    Upstream's own multi-node examples (`examples/yaml/01-multi-node.yaml`,
+    `02-runtime-patches.yaml`) run torchrun's static rendezvous with the default
+    `backoffLimit`. With JobSet's `restartPolicy: OnFailure`, the peers of a crashed rank
+    fail on the NCCL timeout and restart too, so the retries may recover rather than hang:
+    which one happens depends on the torch release and its timeouts, not on the manifest.
 
     ## Example
     ```yaml
