@@ -1,9 +1,11 @@
 """Precision on real manifests: every default finding, judged by hand, counted per rule.
 
-Two sets of manifests nobody on this project wrote: `../shared/corpus/field/` (the Trainer
-and Kueue documentation's YAML, judged in its `verdicts.json`) and `fixtures/field/`
-(platforms' docs and e2e tests, judged in `fixtures/field/verdicts.json`). Each unit (a
-documentation page, a fixture folder) is linted on its own with the default settings,
+Three sets of manifests nobody on this project wrote: `../shared/corpus/field/` (the Trainer
+and Kueue documentation's YAML, judged in its `verdicts.json`), Trainer's own examples in
+`../shared/corpus/trainer/` (judged in `fixtures/field/upstream-verdicts.json`) and
+`fixtures/field/` (platforms' docs and e2e tests, judged in `fixtures/field/verdicts.json`).
+Each unit (a documentation page, an upstream examples folder, a fixture folder) is linted
+on its own with the default settings,
 and each finding is looked up by file, line and code: `true`, `false`, `debatable`, or
 unjudged. Precision is the share of findings judged true.
 
@@ -30,6 +32,13 @@ from trainlint.loader import load
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT.parent / "shared" / "corpus" / "field"
 FIXTURES = ROOT / "fixtures" / "field"
+#: Trainer's shipped examples, read where they lie (the corpus is never copied here); one
+#: unit per upstream folder, as a user applies `examples/yaml/` or `examples/flux/`.
+UPSTREAM = ROOT.parent / "shared" / "corpus" / "trainer"
+UPSTREAM_UNITS = {
+    "HEAD-8c0f5059b/examples/yaml": "HEAD-8c0f5059b/examples__yaml__*.yaml",
+    "HEAD-8c0f5059b/examples/flux": "HEAD-8c0f5059b/examples__flux__*.yaml",
+}
 #: A documentation block of the corpus: `<page>.md.L<line>.yaml`.
 _BLOCK = re.compile(r"\.L\d+\.yaml$")
 
@@ -97,8 +106,8 @@ class Unit:
         return Path(finding.file).relative_to(self.base).as_posix(), finding.span.line, finding.code
 
 
-def _verdicts(base: Path) -> dict[tuple[str, int, str], Verdict]:
-    entries = json.loads((base / "verdicts.json").read_text(encoding="utf-8"))
+def _verdicts(file: Path) -> dict[tuple[str, int, str], Verdict]:
+    entries = json.loads(file.read_text(encoding="utf-8"))
     return {
         (entry["file"], entry["line"], entry["code"]):
         Verdict(entry["code"], entry["verdict"], entry["why"])
@@ -107,10 +116,11 @@ def _verdicts(base: Path) -> dict[tuple[str, int, str], Verdict]:
 
 
 def units() -> list[Unit]:
-    """The corpus pages (when `../shared` is there) and the fixture folders."""
+    """The corpus pages and upstream examples (when `../shared` is there) and the fixture
+    folders."""
     found: list[Unit] = []
     if CORPUS.is_dir():
-        verdicts = _verdicts(CORPUS)
+        verdicts = _verdicts(CORPUS / "verdicts.json")
         pages: dict[str, list[Path]] = defaultdict(list)
         for path in sorted(CORPUS.rglob("*.yaml")):
             pages[_BLOCK.sub("", path.relative_to(CORPUS).as_posix())].append(path)
@@ -118,7 +128,15 @@ def units() -> list[Unit]:
             Unit(f"corpus/{page}", tuple(paths), CORPUS, _unit_verdicts(verdicts, paths, CORPUS))
             for page, paths in pages.items()
         ]
-    verdicts = _verdicts(FIXTURES)
+    if UPSTREAM.is_dir():
+        verdicts = _verdicts(FIXTURES / "upstream-verdicts.json")
+        for name, pattern in UPSTREAM_UNITS.items():
+            paths = sorted(UPSTREAM.glob(pattern))
+            found.append(
+                Unit(f"upstream/{name}", tuple(paths), UPSTREAM,
+                     _unit_verdicts(verdicts, paths, UPSTREAM))
+            )
+    verdicts = _verdicts(FIXTURES / "verdicts.json")
     folders: dict[Path, list[Path]] = defaultdict(list)
     for path in sorted(FIXTURES.rglob("*.yaml")):
         folders[path.parent].append(path)

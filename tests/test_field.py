@@ -17,7 +17,7 @@ from tests.conftest import ROOT
 
 # The benchmarks are scripts that import each other by module name, as this test does.
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from field import CORPUS, DEBATABLE, Unit, judged, units
+from field import CORPUS, DEBATABLE, UPSTREAM_UNITS, Unit, judged, units
 
 UNITS = {unit.name: unit for unit in units()}
 
@@ -88,6 +88,7 @@ def test_the_fixtures_and_the_corpus_are_there() -> None:
     if not CORPUS.is_dir():
         pytest.skip(f"{CORPUS} is absent: the upstream corpus lives beside the checkout in CI")
     assert any(name.startswith("corpus/") for name in UNITS)
+    assert all(UNITS[f"upstream/{name}"].files for name in UPSTREAM_UNITS)
 
 
 TL102_CASES = [
