@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from tests.conftest import lint_text
-from trainlint.engine import Settings
+from trainlint.engine import Finding, Settings, lint
+from trainlint.loader import load
 from trainlint.rule import NEWEST, Rule, all_rules
 
 SECTIONS = ("## What it does", "## Why is this bad?", "## Example", "Use instead:")
@@ -15,11 +15,23 @@ _BLOCK = re.compile(r"```yaml\n(.*?)```", re.DOTALL)
 RULES = [pytest.param(rule, id=code) for code, rule in all_rules().items()]
 
 
-def examples(rule: Rule) -> tuple[str, str]:
+#: An update rule's Example shows the object before the change, then after it; its "Use
+#: instead" is compared with the same previous object.
+BEFORE, AFTER = "Before the change:", "After:"
+
+
+def examples(rule: Rule) -> tuple[str, str, str | None]:
+    """The Example, the "Use instead" and, for an update rule, the object before."""
     bad_part, good_part = rule.doc.split("Use instead:", 1)
+    before = None
+    if BEFORE in bad_part:
+        stored, bad_part = bad_part.split(BEFORE, 1)[1].split(AFTER, 1)
+        found = _BLOCK.search(stored)
+        assert found, f"{rule.code}: {BEFORE!r} needs a ```yaml block"
+        before = found[1]
     bad, good = _BLOCK.search(bad_part), _BLOCK.search(good_part)
     assert bad and good, f"{rule.code}: Example and Use instead need a ```yaml block each"
-    return bad[1], good[1]
+    return bad[1], good[1], before
 
 
 @pytest.mark.parametrize("rule", RULES)
@@ -43,12 +55,17 @@ def test_docs_say_what_evidence_the_rule_needs(rule: Rule) -> None:
 
 @pytest.mark.parametrize("rule", RULES)
 def test_documented_example_fires_and_fix_is_clean(rule: Rule) -> None:
-    bad, good = examples(rule)
+    bad, good, before = examples(rule)
     # A rule retired in a later release is shown at the last release that has it.
     settings = Settings(trainer_version=rule.until or NEWEST, preview=True)
-    fired = lint_text(bad, settings)
+    previous = load(before, "before.yaml").manifests if before is not None else []
+
+    def findings(text: str) -> list[Finding]:
+        return lint([load(text, "case.yaml")], settings, previous=previous)
+
+    fired = findings(bad)
     assert any(f.code == rule.code for f in fired), f"{rule.code} Example does not fire"
-    assert not [f.message for f in lint_text(good, settings) if f.code == rule.code]
+    assert not [f.message for f in findings(good) if f.code == rule.code]
 
 
 @pytest.mark.parametrize("rule", RULES)

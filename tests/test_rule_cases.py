@@ -1,7 +1,10 @@
 """Runs every case of `rules/TLnnn.yaml`: the findings of the rule must sit exactly on the
-lines marked `# expect: TLnnn` (and nowhere in a `pass:` case). A fail case whose findings
-offer fixes has a `fixed:` text: what `--fix` (with `unsafe-fixes: true`, `--unsafe-fixes`)
-makes of it, byte for byte."""
+lines marked `# expect: TLnnn` (and nowhere in a `pass:` case); a code marked twice on a
+line expects two findings there. A case with `before:` checks an update: its text holds
+the objects as they were (the stored objects, `--base`), paired by apiVersion, kind,
+namespace and name with those of `fail:`/`pass:`. A fail case whose findings offer fixes
+has a `fixed:` text: what `--fix` (with `unsafe-fixes: true`, `--unsafe-fixes`) makes of
+it, byte for byte."""
 
 from __future__ import annotations
 
@@ -11,8 +14,9 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.conftest import ROOT, lint_text
+from tests.conftest import ROOT
 from trainlint import keys
+from trainlint.document import Manifest
 from trainlint.engine import Finding, Settings, lint
 from trainlint.fix import fix_all
 from trainlint.loader import load
@@ -32,12 +36,21 @@ def _cases() -> list[Any]:
 
 
 def expected_lines(text: str, code: str) -> list[int]:
-    lines = []
+    lines: list[int] = []
     for number, line in enumerate(text.splitlines(), start=1):
         match = _EXPECT.search(line)
-        if match and code in [part.strip() for part in match[1].split(",")]:
-            lines.append(number)
+        if match:
+            lines.extend(number for part in match[1].split(",") if part.strip() == code)
     return lines
+
+
+def previous(case: dict[str, Any]) -> list[Manifest]:
+    """The objects of a case's `before:` text (none without one)."""
+    if "before" not in case:
+        return []
+    loaded = load(case["before"], "before.yaml")
+    assert not loaded.problems, loaded.problems
+    return loaded.manifests
 
 
 def case_settings(code: str, case: dict[str, Any]) -> Settings:
@@ -59,7 +72,8 @@ def case_settings(code: str, case: dict[str, Any]) -> Settings:
 def test_case(code: str, case: dict[str, Any]) -> None:
     assert ("fail" in case) != ("pass" in case), "a case has exactly one of fail: / pass:"
     text = case.get("fail") or case["pass"]
-    findings = [f for f in lint_text(text, case_settings(code, case)) if f.code == code]
+    findings = [f for f in lint([load(text, "case.yaml")], case_settings(code, case),
+                                previous=previous(case)) if f.code == code]
     got = sorted(finding.span.line for finding in findings)
     if "pass" in case:
         assert got == [], [finding.message for finding in findings]
@@ -88,7 +102,7 @@ def check_fixed(code: str, case: dict[str, Any], text: str, findings: list[Findi
         return finding.code == code and (finding.fix.safe or unsafe)
 
     def relint(inputs: list[Any]) -> list[Finding]:
-        return lint(inputs, settings)
+        return lint(inputs, settings, previous=previous(case))
 
     loaded, after, files = fix_all([load(text, "case.yaml")], relint, wanted)
     assert [note for entry in files.values() for note in entry.notes] == []

@@ -63,9 +63,13 @@ class Index:
 
     def __init__(
         self, manifests: Iterable[Manifest], context: Iterable[Manifest] = (), *,
-        where: str = FILES,
+        where: str = FILES, previous: Iterable[Manifest] = (),
     ) -> None:
         self._objects: dict[tuple[str, str, str], Manifest] = {}
+        #: The objects as they were before the change under check (`--base REV`, the
+        #: webhook's `oldObject`), by `previous_key`.
+        self._previous = {previous_key(manifest): manifest for manifest in previous
+                          if manifest.name}
         self._users: dict[tuple[str, str, str], list[Manifest]] = defaultdict(list)
         self._trainjobs_by_namespace: dict[str, list[Manifest]] = defaultdict(list)
         self._runtimes_by_name: dict[str, list[Manifest]] = defaultdict(list)
@@ -117,6 +121,12 @@ class Index:
     @staticmethod
     def _key(kind: str, namespace: str, name: str) -> tuple[str, str, str]:
         return kind, "" if kind in CLUSTER_SCOPED else namespace, name
+
+    def previous(self, manifest: Manifest) -> Manifest | None:
+        """The object as it was before the change (same apiVersion, kind, namespace and
+        name); None for a new object, or when no previous state is known. (Runs that
+        compare with previous objects are not cached: nothing records this look-up.)"""
+        return self._previous.get(previous_key(manifest)) if manifest.name else None
 
     def runtime_key(self, job: Manifest) -> tuple[str, str, str]:
         """What `spec.runtimeRef` names; kind defaults to ClusterTrainingRuntime."""
@@ -277,6 +287,13 @@ class Index:
 DEPENDENCY_SEPARATOR = "\x1f"
 
 
+def previous_key(manifest: Manifest) -> tuple[str, str, str, str]:
+    """What pairs an object with its previous state: apiVersion, kind, namespace, name."""
+    kind = manifest.kind
+    namespace = "" if kind in CLUSTER_SCOPED else manifest.namespace
+    return manifest.api_version, kind, namespace, manifest.name
+
+
 def identify(content: str, manifest: Manifest) -> str:
     """What identifies an object across runs: the digest of its file's bytes, and where in
     the file it is. Any change to the file makes it another object: the objects whose
@@ -321,6 +338,16 @@ class Context:
 
     def trainjobs_in(self, namespace: str) -> list[Manifest]:
         return self.index.trainjobs_in(namespace)
+
+    def previous(self, manifest: Manifest) -> Manifest | None:
+        """The object before the change under check (an update), None for a new one."""
+        return self.index.previous(manifest)
+
+    @property
+    def kubernetes_release(self) -> tuple[int, int]:
+        """`kubernetes_version` as numbers: (1, 33)."""
+        major, _, minor = self.kubernetes_version.partition(".")
+        return int(major), int(minor or 0)
 
 
 def unchecked(objects: Iterable[tuple[Manifest, Settings]], index: Index) -> dict[str, int]:
@@ -487,6 +514,7 @@ def lint(
     context: Iterable[Manifest] = (),
     on_rule_error: RuleError | None = None,
     where: str = FILES,
+    previous: Iterable[Manifest] = (),
 ) -> list[Finding]:
     """Every finding of the enabled rules over all inputs, suppressions applied, sorted.
 
@@ -495,11 +523,12 @@ def lint(
     objects that references may find (the cluster's, for the webhook) but that are not
     checked; `where` names where the objects come from, for messages. With
     `on_rule_error`, a rule that raises loses its findings on that object and the run goes
-    on.
+    on. `previous` are the objects as they were before the change under check (the
+    webhook's `oldObject`, the files at `--base REV`): update rules compare with them.
     """
     run = Run(
         inputs, settings, settings_for, context=context, where=where,
-        on_rule_error=on_rule_error,
+        on_rule_error=on_rule_error, previous=previous,
     )
     return run.settle(run.check(position) for position in range(len(run.inputs)))
 
@@ -522,6 +551,7 @@ class Run:
         on_rule_error: RuleError | None = None,
         context_files: Iterable[Loaded] = (),
         where: str = FILES,
+        previous: Iterable[Manifest] = (),
     ) -> None:
         self.inputs = list(inputs)
         #: Files read for their objects only (`--context`): indexed, never checked.
@@ -530,7 +560,7 @@ class Run:
             (manifest for item in self.inputs for manifest in item.manifests),
             [*(manifest for item in self.context_files for manifest in item.manifests),
              *context],
-            where=where,
+            where=where, previous=previous,
         )
         self._default = settings or Settings()
         self._settings_for = settings_for

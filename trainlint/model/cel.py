@@ -1,0 +1,170 @@
+"""One CRD rule evaluated by cel-python, in the Kubernetes CEL environment.
+
+The 31 rules of the v2.0–v2.3 CRDs use only standard CEL (`has`, `size`, `matches`, `in`,
+`all`, `exists`, `filter`, comparisons); none of the Kubernetes library functions (`isURL`,
+`quantity`...). Where cel-python's defaults differ from the API server's cel-go, this module
+follows the API server:
+
+- equality is heterogeneous: values of different types are unequal, never an error
+  (`0 in ['auto', 'cpu']` is false), and numbers compare by value across int and double;
+- lists of `x-kubernetes-list-type: set` or `map` are equal whatever their order;
+- `type: number` values are doubles even when written as integers;
+- a runtime "no such overload" (possible only through int-or-string values, which the
+  API server types as dynamic) is an error the API server reports with its own text; any
+  other evaluation error (a missing key...) says nothing trainlint can stand behind.
+
+Importing this module imports cel-python (about 40 ms): `trainlint.model.validations`
+imports it only when a rule has to be evaluated.
+"""
+
+from __future__ import annotations
+
+import pickle
+from collections.abc import Callable
+from functools import cache
+from typing import Any
+
+import celpy
+from celpy import celtypes
+from celpy.evaluation import Activation, CELEvalError, Evaluator
+
+from trainlint.model.crd_rules import CompiledProgram, CrdRule, Node, compiled
+
+NUMBERS = (celtypes.IntType, celtypes.UintType, celtypes.DoubleType)
+#: Only these fields of the root's `metadata` are visible to rules.
+ROOT_METADATA = ("name", "generateName")
+
+
+class UnorderedList(celtypes.ListType):
+    """A list of `x-kubernetes-list-type: set` or `map`: equality ignores the order."""
+
+
+def equal(first: Any, second: Any) -> bool:
+    """CEL equality as cel-go has it (heterogeneous)."""
+    if isinstance(first, NUMBERS) and isinstance(second, NUMBERS) and not (
+            isinstance(first, celtypes.BoolType) or isinstance(second, celtypes.BoolType)):
+        return bool(first.real == second.real)
+    if isinstance(first, celtypes.ListType) and isinstance(second, celtypes.ListType):
+        if isinstance(first, UnorderedList) or isinstance(second, UnorderedList):
+            return len(first) == len(second) and _same_items(first, second)
+        return len(first) == len(second) and all(map(equal, first, second))
+    if isinstance(first, celtypes.MapType) and isinstance(second, celtypes.MapType):
+        return first.keys() == second.keys() and all(
+            equal(value, second[key]) for key, value in first.items())
+    if isinstance(first, celtypes.NullType) or isinstance(second, celtypes.NullType):
+        return isinstance(first, celtypes.NullType) and isinstance(second, celtypes.NullType)
+    return type(first) is type(second) and bool(first == second)
+
+
+def _same_items(first: list[Any], second: list[Any]) -> bool:
+    unmatched = list(second)
+    for item in first:
+        position = next((index for index, other in enumerate(unmatched) if equal(item, other)),
+                        None)
+        if position is None:
+            return False
+        del unmatched[position]
+    return True
+
+
+def _propagating(function: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    """An operator that passes an error operand on, as every CEL operator does."""
+
+    def operator(first: Any, second: Any) -> Any:
+        for operand in (first, second):
+            if isinstance(operand, CELEvalError):
+                return operand
+        return function(first, second)
+
+    return operator
+
+
+def _contains(item: Any, container: Any) -> Any:
+    if isinstance(container, celtypes.MapType):
+        return celtypes.BoolType(any(equal(item, key) for key in container))
+    if isinstance(container, celtypes.ListType):
+        return celtypes.BoolType(any(equal(item, other) for other in container))
+    return CELEvalError("no such overload", TypeError, ("in", type(container).__name__))
+
+
+#: The operators whose semantics the API server's CEL environment defines differently.
+KUBERNETES_OPERATORS = {
+    "_==_": _propagating(lambda a, b: celtypes.BoolType(equal(a, b))),
+    "_!=_": _propagating(lambda a, b: celtypes.BoolType(not equal(a, b))),
+    "_in_": _propagating(_contains),
+}
+
+
+def to_cel(node: Node | None, value: Any) -> Any:
+    """Plain data → CEL values, typed as the schema says."""
+    if isinstance(value, dict):
+        return celtypes.MapType({
+            celtypes.StringType(key): to_cel(node.child(key) if node else None, item)
+            for key, item in value.items()
+        })
+    if isinstance(value, list):
+        items = node.items if node else None
+        kind = UnorderedList if node and node.list_type in ("set", "map") else celtypes.ListType
+        return kind([to_cel(items, item) for item in value])
+    if isinstance(value, int) and not isinstance(value, bool) and node and node.type == "number":
+        return celtypes.DoubleType(value)
+    return SCALARS.get(type(value), _null)(value)
+
+
+def _null(_: Any) -> Any:
+    return celtypes.NullType()
+
+
+#: CEL types of the scalars YAML and JSON give (a number's schema may make it a double).
+SCALARS: dict[type, Callable[[Any], Any]] = {
+    bool: celtypes.BoolType, int: celtypes.IntType, float: celtypes.DoubleType,
+    str: celtypes.StringType,
+}
+
+
+@cache
+def program(index: int) -> CompiledProgram:
+    """A rule's parsed program, unpickled once per process."""
+    loaded: CompiledProgram = pickle.loads(compiled().programs[index])
+    return loaded
+
+
+@cache
+def _activation() -> Activation:
+    return Activation(annotations=celpy.googleapis, functions=KUBERNETES_OPERATORS)
+
+
+def _visible(rule: CrdRule, value: Any, root: bool) -> Any:
+    """What the rule can read of `value`: at the root, `metadata` holds only the name; a
+    rule that reads `self` only through some fields gets only those (the rest would be
+    converted for nothing)."""
+    if not isinstance(value, dict):
+        return value
+    if rule.fields is not None:
+        value = {key: item for key, item in value.items() if key in rule.fields}
+    if root and isinstance(value.get("metadata"), dict):
+        metadata = value["metadata"]
+        value = {**value, "metadata": {key: metadata[key] for key in ROOT_METADATA
+                                       if key in metadata}}
+    return value
+
+
+def failure(rule: CrdRule, node: Node, value: Any, old: Any, root: bool) -> str | None:
+    """What the API server says when `value` (and `old`, for a transition rule) breaks the
+    rule; None when it holds or when its verdict is unknown."""
+    variables = {"self": to_cel(node, _visible(rule, value, root))}
+    if rule.transition:
+        variables["oldSelf"] = to_cel(node, _visible(rule, old, root))
+    try:
+        result = Evaluator(ast=program(rule.program), activation=_activation()).evaluate(
+            variables)
+    except CELEvalError as error:
+        if len(error.args) > 1 and error.args[1] is TypeError:  # no such overload
+            return (f"the rule `{rule.expression}` cannot be evaluated on this value "
+                    "(no such overload)")
+        return None  # a missing key...: not a verdict trainlint can stand behind
+    except Exception:  # the engine failing is an unknown verdict, never a finding
+        return None
+    if isinstance(result, celtypes.BoolType) and not result:
+        return rule.message or f"failed rule: {rule.expression}"
+    return None

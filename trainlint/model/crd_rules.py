@@ -1,0 +1,105 @@
+"""The compiled form of the CRDs' validation rules: schema `Node`s carrying `CrdRule`s, per
+kind and release, as `trainlint.model.crd` writes them into `COMPILED`."""
+
+from __future__ import annotations
+
+import pickle
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from trainlint.rule import TrainerVersion
+
+CRDS = Path(__file__).with_name("crds")
+#: The compiled rules and schema nodes; written by `python -m trainlint.model`.
+COMPILED = Path(__file__).with_name("validations.pickle")
+#: A rule's parsed program: a cel-python AST (a `lark.Tree`), opaque here.
+CompiledProgram = Any
+
+
+@dataclass(frozen=True, slots=True)
+class CrdRule:
+    """One `x-kubernetes-validations` entry."""
+
+    expression: str
+    message: str
+    #: Reads `oldSelf`: runs on updates only.
+    transition: bool
+    #: Its compiled program in `Compiled.programs`.
+    program: int
+    #: The fields of `self` the rule reads, when it reads `self` only as `self.<field>`
+    #: (then only those are converted for CEL); None when it reads `self` whole.
+    fields: tuple[str, ...] | None
+    #: Where below its node a finding points: the path every `self.a.b` of the rule
+    #: shares (`("metadata", "name")` for the name rules of the root), else `()`.
+    anchor: tuple[str, ...] = ()
+
+
+class Node:
+    """A schema node, as far as validation rules need it."""
+
+    __slots__ = (
+        "additional", "default", "embedded", "int_or_string", "items", "list_type", "map_keys",
+        "nullable", "preserve_unknown", "properties", "ruled", "rules", "type",
+    )
+
+    def __init__(
+        self, *, properties: dict[str, Node] | None, items: Node | None,
+        additional: Node | None, type: str, list_type: str, map_keys: tuple[str, ...],
+        int_or_string: bool, preserve_unknown: bool, nullable: bool, embedded: bool,
+        default: tuple[Any, ...], rules: tuple[CrdRule, ...],
+    ) -> None:
+        self.properties = properties
+        self.items = items
+        self.additional = additional
+        self.type = type
+        self.list_type = list_type
+        self.map_keys = map_keys
+        self.int_or_string = int_or_string
+        self.preserve_unknown = preserve_unknown
+        self.nullable = nullable
+        #: An embedded resource (`x-kubernetes-embedded-resource`): its metadata is kept.
+        self.embedded = embedded
+        #: `(value,)` when the schema sets a default, else `()`.
+        self.default = default
+        self.rules = rules
+        children = [*(properties or {}).values(), items, additional]
+        #: Whether a rule is declared here or below.
+        self.ruled: bool = bool(rules) or any(child.ruled for child in children if child)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return _node, (self.properties, self.items, self.additional, self.type,
+                       self.list_type, self.map_keys, self.int_or_string,
+                       self.preserve_unknown, self.nullable, self.embedded, self.default,
+                       self.rules)
+
+    def child(self, key: str) -> Node | None:
+        if self.properties is not None and key in self.properties:
+            return self.properties[key]
+        return self.additional
+
+
+def _node(properties: dict[str, Node] | None, items: Node | None, additional: Node | None,
+          type: str, list_type: str, map_keys: tuple[str, ...], int_or_string: bool,
+          preserve_unknown: bool, nullable: bool, embedded: bool, default: tuple[Any, ...],
+          rules: tuple[CrdRule, ...]) -> Node:
+    return Node(properties=properties, items=items, additional=additional, type=type,
+                list_type=list_type, map_keys=map_keys, int_or_string=int_or_string,
+                preserve_unknown=preserve_unknown, nullable=nullable, embedded=embedded,
+                default=default, rules=rules)
+
+
+@dataclass(frozen=True)
+class Compiled:
+    #: (kind, release) → (root node, whether status is a subresource).
+    roots: dict[tuple[str, TrainerVersion], tuple[Node, bool]]
+    #: Each distinct rule's parsed CEL program (a pickled cel-python AST).
+    programs: tuple[bytes, ...]
+
+
+@cache
+def compiled() -> Compiled:
+    with COMPILED.open("rb") as file:
+        loaded: Compiled = pickle.load(file)
+    return loaded

@@ -1,0 +1,170 @@
+"""The CRDs' own validation rules (CEL `x-kubernetes-validations`), applied as the API server
+applies them.
+
+Each release's rules come from its CRDs (`crds/<release>.json`, compiled into `COMPILED` by
+`trainlint.model.crd`). Kubernetes semantics kept here:
+
+- a rule runs at the schema node that declares it, and only when the value is there;
+- before rules run, nulls and unknown fields are pruned and defaults are applied, in the
+  old object as in the new one;
+- a rule that reads `oldSelf` (a transition rule) runs only on an update, and only where
+  both the old and the new value exist: by key in objects and maps, by map keys in lists of
+  `x-kubernetes-list-type: map` (items of other lists have no old value);
+- on an update, a rule without `oldSelf` whose value did not change is ratcheted (its
+  failure ignored), as Kubernetes does from 1.30;
+- `status` of a kind with a status subresource is never validated from the object: the API
+  server drops it on create and keeps the stored one on update;
+- at the root, `self.metadata` holds only `name` and `generateName`.
+
+The CEL side (`trainlint.model.cel`, which imports cel-python) is imported only when a rule
+must really be evaluated.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from trainlint.document import Path as KeyPath
+from trainlint.model.crd_rules import CrdRule, Node, compiled
+from trainlint.rule import TrainerVersion
+
+#: The Kubernetes release from which unchanged values are ratcheted (KEP-4008, on by default).
+RATCHETING_SINCE = (1, 30)
+#: What an object keeps whatever its schema says.
+RESOURCE_KEYS = frozenset({"apiVersion", "kind", "metadata"})
+#: The rule every immutable field carries: true whenever the value did not change.
+IMMUTABLE = "self == oldSelf"
+
+
+@dataclass(frozen=True, slots=True)
+class Violation:
+    """A rule the object breaks, where the API server reports it."""
+
+    path: KeyPath
+    rule: CrdRule
+    #: What the API server says: the rule's message, or why evaluating it failed.
+    detail: str
+
+
+def violations(
+    kind: str, release: TrainerVersion, body: dict[str, Any], old: dict[str, Any] | None,
+    kubernetes: tuple[int, int],
+) -> list[Violation]:
+    """Every CRD rule of `kind` in `release` that `body` breaks (`old`: the stored object,
+    for an update)."""
+    entry = compiled().roots.get((kind, release))
+    if entry is None:
+        return []
+    root, status_subresource = entry
+    if status_subresource:
+        body = {key: value for key, value in body.items() if key != "status"}
+        old = None if old is None else {k: v for k, v in old.items() if k != "status"}
+    ratchet = kubernetes >= RATCHETING_SINCE
+    found = []
+    for path, rule, node, new_value, old_value in _applicable(root, body, old, (), False):
+        if rule.transition and old_value is _ABSENT:
+            continue
+        if old_value is not _ABSENT and _identical(new_value, old_value) and (
+                (not rule.transition and ratchet) or rule.expression == IMMUTABLE):
+            continue  # ratcheted, or an unchanged immutable value
+        from trainlint.model import cel
+
+        detail = cel.failure(rule, node, new_value, old_value, path == ())
+        if detail is not None:
+            found.append(Violation(path, rule, detail))
+    return found
+
+
+_ABSENT: Any = object()
+
+
+def _applicable(
+    node: Node, new: Any, old: Any, path: KeyPath, normalized: bool,
+) -> Iterator[tuple[KeyPath, CrdRule, Node, Any, Any]]:
+    """(path, rule, node, value, old value or _ABSENT) for every rule that applies."""
+    if new is None:
+        return
+    if node.rules and not normalized:  # the schema is whole from here down
+        resource = path == () or node.embedded
+        new = normalize(node, new, resource)
+        old = _ABSENT if old is _ABSENT or old is None else normalize(node, old, resource)
+        normalized = True
+    for rule in node.rules:
+        yield path, rule, node, new, old
+    if isinstance(new, dict):
+        for key, child, value in _children(node, new, normalized):
+            previous = _ABSENT
+            if isinstance(old, dict):
+                previous = next((item for name, _, item in _children(node, old, normalized)
+                                 if name == key), _ABSENT)
+            yield from _applicable(child, value, previous, (*path, key), normalized)
+    elif isinstance(new, list) and node.items is not None and node.items.ruled:
+        for index, item in enumerate(new):
+            previous = _correlated(node, item, old)
+            yield from _applicable(node.items, item, previous, (*path, index), normalized)
+
+
+def _children(node: Node, value: dict[str, Any], normalized: bool,
+              ) -> Iterator[tuple[str, Node, Any]]:
+    """The (key, schema node, value) of the fields under which a rule is declared; above
+    the first rule the data is not normalized yet, so defaults are applied here."""
+    for key, item in value.items():
+        child = node.child(key)
+        if child is not None and child.ruled:
+            yield key, child, item
+    if not normalized:
+        for key, child in (node.properties or {}).items():
+            if child.ruled and child.default and value.get(key) is None:
+                yield key, child, copy.deepcopy(child.default[0])
+
+
+def _correlated(node: Node, item: Any, old: Any) -> Any:
+    """The old item a list item is compared with: the one with the same map keys, in a list
+    of `x-kubernetes-list-type: map`; none in any other list."""
+    if node.list_type != "map" or not isinstance(old, list) or not isinstance(item, dict):
+        return _ABSENT
+    key = [item.get(name) for name in node.map_keys]
+    return next((candidate for candidate in old if isinstance(candidate, dict)
+                 and [candidate.get(name) for name in node.map_keys] == key), _ABSENT)
+
+
+def normalize(node: Node, value: Any, resource: bool = False) -> Any:
+    """The value as the API server validates it: nulls and unknown fields pruned, defaults
+    applied (on a copy; list items keep their positions). The `apiVersion`, `kind` and
+    `metadata` of an object (`resource`: the root, or an embedded resource) are kept as
+    they are: object metadata is not the schema's to prune."""
+    if isinstance(value, dict):
+        if node.preserve_unknown and node.properties is None and node.additional is None:
+            return value
+        result = {}
+        for key, item in value.items():
+            child = node.child(key)
+            if resource and key in RESOURCE_KEYS:
+                result[key] = item
+            elif child is not None and (item is not None or child.nullable):
+                result[key] = normalize(child, item, child.embedded)
+            elif child is None and node.preserve_unknown:
+                result[key] = item
+        for key, child in (node.properties or {}).items():
+            if key not in result and child.default:
+                result[key] = normalize(child, copy.deepcopy(child.default[0]), child.embedded)
+        return result
+    if isinstance(value, list) and node.items is not None:
+        return [normalize(node.items, item, node.items.embedded) for item in value]
+    return value
+
+
+def _identical(first: Any, second: Any) -> bool:
+    """The same data, types included (`1` is not `true`): then any comparison of the two
+    finds them equal."""
+    if type(first) is not type(second):
+        return False
+    if isinstance(first, dict):
+        return first.keys() == second.keys() and all(
+            _identical(value, second[key]) for key, value in first.items())
+    if isinstance(first, list):
+        return len(first) == len(second) and all(map(_identical, first, second))
+    return bool(first == second)

@@ -1,0 +1,28 @@
+"""The CRD rules an object breaks, worked out once per object for the two rules that report
+them: TL010 (rules of the object alone) and TL012 (transition rules, on an update)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from trainlint.document import Manifest
+
+if TYPE_CHECKING:
+    from trainlint.engine import Context
+    from trainlint.model.validations import Violation
+
+
+def crd_violations(manifest: Manifest, ctx: Context) -> list[Violation]:
+    """The CRD rules of the selected release that the object breaks, compared with its
+    previous state when there is one."""
+    key = ("crd-violations", id(manifest))
+    if key not in ctx.index.memo:
+        from trainlint.model.validations import violations
+
+        previous = ctx.previous(manifest)
+        ctx.index.memo[key] = violations(
+            manifest.kind, ctx.trainer_version, manifest.body,
+            previous.body if previous is not None else None, ctx.kubernetes_release,
+        )
+    found: list[Violation] = ctx.index.memo[key]
+    return found
