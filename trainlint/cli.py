@@ -14,7 +14,7 @@ from trainlint import __version__
 from trainlint.report import FORMATS
 
 if TYPE_CHECKING:
-    from trainlint.document import Loaded, Source, Span
+    from trainlint.document import Loaded, Manifest, Source, Span
     from trainlint.engine import Finding, Run, Settings
     from trainlint.rule import Rule
 
@@ -125,6 +125,14 @@ def _config_options(command: Callable[..., None]) -> Callable[..., None]:
     help="Exit 0 when the paths hold no Kubernetes object (a pre-commit hook given only "
     "other YAML files) instead of 2.",
 )
+@click.option(
+    "--base", "base", metavar="REV",
+    help="Check the change since this git revision (e.g. origin/main): objects are compared "
+    "with their state at REV, and only new or changed objects are reported.",
+)
+@click.option(
+    "--base-all", is_flag=True, help="With --base: report on every object, changed or not.",
+)
 def check(
     paths: tuple[str, ...], config_file: str | None, isolated: bool,
     trainer_version: str | None, kubernetes_version: str | None, select: str | None,
@@ -135,8 +143,13 @@ def check(
     no_cache: bool, cache_dir: Path | None, context_paths: tuple[str, ...],
     no_bundled_runtimes: bool, from_cluster: bool, kubeconfig: str | None,
     context_name: str | None, cluster_timeout: float, allow_empty: bool,
+    base: str | None, base_all: bool,
 ) -> None:
     """Check files and folders (recursively: *.yaml, *.yml, *.json); `-` reads stdin.
+
+    With `--base REV`, each object is paired with the object of the same apiVersion, kind,
+    namespace and name at REV (wherever its file was), so update rules see what the change
+    does to it; a PR check reports only the objects it adds or changes.
 
     Exit status: 0 clean, 1 findings at or above `fail-on` (with `--diff`: something to
     fix; with `--fix-only`: never), 2 usage or configuration error, or no Kubernetes
@@ -167,7 +180,7 @@ def check(
     chosen = _select(paths, config_file, isolated, overrides, stdin_filename)
     names, where = chosen.names, chosen.settings
     cluster = _from_cluster(kubeconfig, context_name, cluster_timeout) if from_cluster else []
-    fixing = fix or fix_only or diff
+    fixing = _fixing(fix or fix_only or diff, base, base_all)
     # Fixes edit the objects they were found on, so fixing stays in one process.
     processes = 1 if fixing or STDIN in paths else jobs or parallel.available_cores()
     read = partial(_read, stdin_filename=stdin_filename)
@@ -181,7 +194,7 @@ def check(
         return safe and settings_for(finding.source).may_fix(finding.code)
 
     report_err = False
-    if fixing or no_cache or STDIN in paths or cluster:
+    if fixing or no_cache or STDIN in paths or cluster or base is not None:
         context = [
             *(manifest for item in read_all(chosen.context, read) for manifest in item.manifests),
             *cluster,
@@ -198,11 +211,14 @@ def check(
             _tell(outcome, diff=diff, fix_only=fix_only)
             run = Run(inputs, settings_for=settings_for, context=context)
             report_err = STDIN in paths and output_file is None
+        elif base is not None:
+            run, findings, inputs = _check_change(
+                read_all(names, read), base, base_all, settings_for, context, processes)
         else:
             run = Run(read_all(names, read), settings_for=settings_for, context=context)
-            findings = parallel.lint_all(run, processes)
-        files = [item.source.name for item in run.inputs]
-        summary = _Summary.of(run)
+            findings, inputs = parallel.lint_all(run, processes), run.inputs
+        files = [item.source.name for item in inputs]
+        summary = _Summary.of(run, inputs)
     else:
         from trainlint.cache import Cache
         from trainlint.cache import check as cached_check
@@ -222,6 +238,48 @@ def check(
     sys.exit(1 if failed and not exit_zero else 0)
 
 
+def _fixing(fixing: bool, base: str | None, base_all: bool) -> bool:
+    """Whether the run fixes; a usage error for options that do not go together."""
+    if base_all and base is None:
+        raise click.UsageError("--base-all needs --base REV")
+    if base is not None and fixing:
+        raise click.UsageError("--base checks a change; it does not combine with fixing")
+    return fixing
+
+
+def _check_change(
+    inputs: list[Loaded], base: str, base_all: bool,
+    settings_for: Callable[[Source], Settings], context: list[Manifest], processes: int,
+) -> tuple[Run, list[Finding], list[Loaded]]:
+    """`--base REV`: the findings of the change, objects compared with their state at REV.
+    Files with neither a changed object nor a changed text are only looked up, like
+    `context` (a runtime that a changed TrainJob uses); of the files checked, only what is
+    on a changed object (or on no object: syntax, suppressions) is reported, unless
+    `base_all`. Runs of this kind are not cached: their findings depend on REV."""
+    from trainlint import parallel
+    from trainlint.engine import Run
+    from trainlint.revision import RevisionError, read
+
+    try:
+        revision = read(base, Path.cwd())
+    except RevisionError as error:
+        raise Failure(str(error)) from None
+    checked, looked_up, changed = [], [*context], set()
+    for item in inputs:
+        edited = {id(manifest) for manifest in item.manifests if revision.changed(manifest)}
+        changed |= edited
+        if base_all or edited or revision.changed_file(item.source.name, item.source.text):
+            checked.append(item)
+        else:
+            looked_up.extend(item.manifests)
+    run = Run(checked, settings_for=settings_for, context=looked_up, previous=revision.objects)
+    findings = parallel.lint_all(run, processes)
+    if not base_all:
+        findings = [finding for finding in findings
+                    if finding.manifest is None or id(finding.manifest) in changed]
+    return run, findings, inputs
+
+
 class _Summary(NamedTuple):
     """What a run says on standard error besides its findings."""
 
@@ -233,10 +291,11 @@ class _Summary(NamedTuple):
     unchecked: dict[str, int]
 
     @classmethod
-    def of(cls, run: Run) -> _Summary:
+    def of(cls, run: Run, inputs: list[Loaded]) -> _Summary:
+        """The summary of `run`, whose `inputs` were read (`--base` checks only some)."""
         return cls(
-            sum(len(item.manifests) for item in run.inputs),
-            [(item.source.name, span) for item in run.inputs for span in item.fragments],
+            sum(len(item.manifests) for item in inputs),
+            [(item.source.name, span) for item in inputs for span in item.fragments],
             run.unchecked(run.inputs),
         )
 

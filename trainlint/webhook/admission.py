@@ -196,7 +196,17 @@ def malformed(error: BadReview, mode: Mode) -> Decision:
 def request_manifest(review: Review) -> Manifest | None:
     """The object under review as a Manifest, namespace filled from the request; None if
     it is not an object at all. Positions are never asked for, so the text is left empty."""
-    body = review.object
+    return _manifest(review, review.object)
+
+
+def stored_manifest(review: Review) -> Manifest | None:
+    """On UPDATE, the stored object (`oldObject`) that update rules compare with; None when
+    it is no object rules can read."""
+    stored = _manifest(review, review.old_object) if review.operation == "UPDATE" else None
+    return stored if stored is not None and shallow(stored.body) else None
+
+
+def _manifest(review: Review, body: Any) -> Manifest | None:
     if not isinstance(body, dict):
         return None
     metadata = body.get("metadata")
@@ -223,9 +233,10 @@ def decide(
         return too_deep(review, mode)
     # Cluster objects are looked up, not checked: their own findings were reported when
     # they were admitted, and running their rules again would double the cost of a request.
+    stored = stored_manifest(review)
     findings = lint(
         [Loaded(manifest.source, [manifest], [])], settings, context=context(manifest),
-        where=CLUSTER,
+        where=CLUSTER, previous=[stored] if stored is not None else [],
     )
     return judge(findings, mode)
 

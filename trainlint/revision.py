@@ -1,0 +1,124 @@
+"""The objects as they were at a git revision, for `trainlint check --base REV`.
+
+Every YAML and JSON file that git lists at REV is read (one `git ls-tree`, one `git
+cat-file --batch`) and loaded with the project's loader, so an object still pairs with its
+previous state after its file was renamed or split. Nothing is written, and no work tree
+is touched.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from trainlint.document import Loaded, Manifest, decode
+from trainlint.engine import Index
+
+#: What git lists that trainlint reads (as `trainlint check` finds files in folders).
+EXTENSIONS = (".yaml", ".yml", ".json")
+#: A blob larger than this is no manifest (a vendored data file): it is not read.
+MAX_BLOB = 16 * 1024 * 1024
+
+
+class RevisionError(Exception):
+    """No git repository, no git, or no such revision: a usage error (exit 2)."""
+
+
+@dataclass(frozen=True)
+class Revision:
+    """The files and objects of a repository at one revision."""
+
+    name: str
+    #: The repository's top folder.
+    top: Path
+    #: Text of each YAML/JSON file at the revision, by path from the top.
+    texts: dict[str, str]
+    objects: list[Manifest]
+    _paired: Index = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_paired", Index((), previous=self.objects))
+
+    def changed(self, manifest: Manifest) -> bool:
+        """Whether the object is new, or differs from its state at the revision."""
+        before = self._paired.previous(manifest)
+        return before is None or before.body != manifest.body
+
+    def changed_file(self, name: str, text: str) -> bool:
+        """Whether a checked file (`name` as given) differs from the file at the same path
+        at the revision, or is new."""
+        path = os.path.relpath(os.path.abspath(name), self.top)  # noqa: PTH100 - strings
+        return self.texts.get(Path(path).as_posix()) != text
+
+
+def _git(args: list[str], cwd: Path, data: bytes | None = None) -> bytes:
+    try:
+        done = subprocess.run(
+            ["git", *args], cwd=cwd, input=data, capture_output=True, check=False,
+        )
+    except OSError as error:
+        raise RevisionError(f"--base needs git: {error.strerror}") from None
+    if done.returncode != 0:
+        raise RevisionError(done.stderr.decode(errors="replace").strip() or "git failed")
+    return done.stdout
+
+
+def read(name: str, cwd: Path) -> Revision:
+    """The YAML and JSON files at revision `name` of the repository around `cwd`."""
+    try:
+        top = Path(_git(["rev-parse", "--show-toplevel"], cwd).decode().strip())
+    except RevisionError:
+        raise RevisionError(f"--base {name}: {cwd} is not in a git repository") from None
+    try:
+        commit = _git(["rev-parse", "--verify", "--quiet", "--end-of-options",
+                       f"{name}^{{commit}}"], top).decode().strip()
+    except RevisionError:
+        raise RevisionError(
+            f"--base {name}: no such revision in {top} (a remote branch needs `git fetch`)"
+        ) from None
+    listed = _blobs(_git(["ls-tree", "-r", "-z", "--full-tree", "-l", commit], top))
+    texts: dict[str, str] = {}
+    objects: list[Manifest] = []
+    request = "".join(f"{blob}\n" for blob, _ in listed).encode()
+    contents = _batch(_git(["cat-file", "--batch"], top, request)) if listed else []
+    for (_, path), data in zip(listed, contents, strict=True):
+        loaded = _load(data, f"{name}:{path}")
+        texts[path] = loaded.source.text
+        objects.extend(loaded.manifests)
+    return Revision(name, top, texts, objects)
+
+
+def _blobs(listing: bytes) -> list[tuple[str, str]]:
+    """(blob id, path) of the manifests `git ls-tree -r -z -l` lists."""
+    found = []
+    for entry in listing.split(b"\0"):
+        if not entry:
+            continue
+        info, _, raw_path = entry.partition(b"\t")
+        _, kind, blob, size = info.split()
+        path = raw_path.decode(errors="surrogateescape")
+        if (kind == b"blob" and path.lower().endswith(EXTENSIONS)
+                and size.isdigit() and int(size) <= MAX_BLOB):
+            found.append((blob.decode(), path))
+    return found
+
+
+def _batch(output: bytes) -> list[bytes]:
+    """The contents `git cat-file --batch` printed, in order."""
+    contents, position = [], 0
+    while position < len(output):
+        header_end = output.index(b"\n", position)
+        size = int(output[position:header_end].split()[2])
+        start = header_end + 1
+        contents.append(output[start : start + size])
+        position = start + size + 1  # the newline after each content
+    return contents
+
+
+def _load(data: bytes, name: str) -> Loaded:
+    from trainlint.loader import load
+
+    text, problems = decode(data, name)
+    return load(text, name, problems)
