@@ -1,0 +1,129 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from trainlint.change import overrides, overrides_field, suspended
+from trainlint.document import Manifest, dig, mappings, string
+from trainlint.engine import Context
+from trainlint.rule import Problem, Severity, rule
+
+
+@rule(
+    "TL219", "overrides-changed-while-running", kinds={"TrainJob"}, severity=Severity.ERROR,
+    fix="Suspend the TrainJob (`spec.suspend: true`) in the same or an earlier update, then "
+        "change its overrides or patches.",
+)
+def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
+    """## What it does
+    On an update (`--base`, or the webhook's UPDATE requests), flags a change of
+    `podSpecOverrides` (v2.0), `podTemplateOverrides` (v2.1) or `runtimePatches` (v2.2+)
+    while the TrainJob runs: suspended neither before nor after the update (v2.2+; in
+    v2.0–v2.1 the updated TrainJob must be suspended; in v2.2.0, too, while v2.2.1 accepts
+    either), or while the stored TrainJob's status still counts active jobs. Entries
+    compare as the webhook compares them: unset, null and empty are the same, and a
+    patch's `time` stamp does not count.
+
+    ## Why is this bad?
+    The Trainer webhook denies the update: "RuntimePatches can only be modified when the
+    TrainJob is suspended before or after the update" (the field's name in each release),
+    and, while the JobSet still has active jobs, "RuntimePatches cannot be modified when
+    the JobSet's ReplicatedJob <name> is still active". The pods of a running job cannot
+    take the change.
+
+    ## Example
+    Before the change:
+    ```yaml
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: TrainJob
+    metadata:
+      name: sft-run-1
+    spec:
+      runtimeRef:
+        name: torch-distributed
+      runtimePatches:
+        - manager: acme.io/platform
+          trainingRuntimeSpec:
+            template:
+              spec:
+                replicatedJobs:
+                  - name: node
+                    template:
+                      spec:
+                        template:
+                          spec:
+                            nodeSelector:
+                              pool: a100
+    ```
+    After:
+    ```yaml
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: TrainJob
+    metadata:
+      name: sft-run-1
+    spec:
+      runtimeRef:
+        name: torch-distributed
+      runtimePatches:
+        - manager: acme.io/platform
+          trainingRuntimeSpec:
+            template:
+              spec:
+                replicatedJobs:
+                  - name: node
+                    template:
+                      spec:
+                        template:
+                          spec:
+                            nodeSelector:
+                              pool: h100
+    ```
+
+    Use instead:
+    ```yaml
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: TrainJob
+    metadata:
+      name: sft-run-1
+    spec:
+      runtimeRef:
+        name: torch-distributed
+      suspend: true
+      runtimePatches:
+        - manager: acme.io/platform
+          trainingRuntimeSpec:
+            template:
+              spec:
+                replicatedJobs:
+                  - name: node
+                    template:
+                      spec:
+                        template:
+                          spec:
+                            nodeSelector:
+                              pool: h100
+    ```
+    """
+    stored = ctx.previous(job)
+    release = ctx.trainer_version
+    if stored is None or overrides(stored, release) == overrides(job, release):
+        return
+    field, name = overrides_field(release)
+    path = ("spec", field)
+    if release >= (2, 2):
+        paused, when = suspended(stored) or suspended(job), "suspended before or after the update"
+    else:
+        paused, when = suspended(job), "suspended"
+    if not paused:
+        yield Problem(path, f"`spec.{field}` changed while the TrainJob runs: the Trainer webhook "
+                            f'denies the update ("{name} can only be modified when the TrainJob '
+                            f'is {when}"); set `spec.suspend: true` first')
+        return
+    for _, status in mappings(dig(stored.body, "status", "jobsStatus")):
+        active = status.get("active")
+        if isinstance(active, int) and not isinstance(active, bool) and active > 0:
+            replicated = string(status.get("name"))
+            yield Problem(path, f"`spec.{field}` changed while the stored TrainJob's status "
+                                f"counts {active} active job(s) of `{replicated}`: the Trainer "
+                                f'webhook denies the update ("{name} cannot be modified when '
+                                f"the JobSet's ReplicatedJob {replicated} is still active\"); "
+                                "wait until the suspended jobs have stopped")
