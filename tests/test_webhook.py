@@ -337,7 +337,36 @@ def test_requests_trainlint_cannot_classify_are_not_allowed_unchecked(
 def test_update_keeps_the_old_object() -> None:
     review = admission.parse((FIXTURES / "trainjob-update-rwo-multi-node.json").read_bytes())
     assert review.operation == "UPDATE"
-    assert review.old_object["spec"]["trainer"]["numNodes"] == 1
+    assert review.old_object["metadata"]["labels"] == {"team": "vision"}
+    stored = admission.stored_manifest(review)
+    assert stored is not None and stored.namespace == "team-a"
+    review = admission.parse((FIXTURES / "trainjob-create-clean.json").read_bytes())
+    assert admission.stored_manifest(review) is None  # a CREATE has nothing stored
+
+
+def test_update_of_an_immutable_field_is_denied_with_the_crd_message(
+    servers: dict[Mode, Server], certs: tls.SelfSigned
+) -> None:
+    """An UPDATE over TLS that changes `spec.trainer` (immutable from v2.2): enforce denies
+    it with the CRD's own message; advise warns; the same object as a CREATE passes."""
+    review = json.loads((FIXTURES / "trainjob-update-immutable-trainer.json").read_text())
+    answers = {}
+    for mode, server in servers.items():
+        status, reply = ask(server, certs.ca, json.dumps(review).encode())
+        assert status == 200
+        answers[mode] = verify_admission_response(review["request"]["uid"], json.loads(reply))
+    denied = answers[Mode.ENFORCE]
+    assert denied["allowed"] is False and denied["status"]["code"] == 403
+    assert denied["status"]["message"].startswith(
+        "TL012: `spec.trainer` changed: the API server rejects the update of the TrainJob "
+        'with "field is immutable" (CRD rule `self == oldSelf`)'
+    )
+    assert denied["status"]["message"].endswith("(at spec.trainer)")
+    assert answers[Mode.ADVISE]["allowed"] is True
+    assert answers[Mode.ADVISE]["warnings"][0].startswith("TL012: `spec.trainer` changed")
+    review["request"]["operation"] = "CREATE"
+    status, reply = ask(servers[Mode.ENFORCE], certs.ca, json.dumps(review).encode())
+    assert json.loads(reply)["response"]["allowed"] is True
 
 
 def test_runtime_from_context_is_used_and_its_own_findings_are_not_charged() -> None:

@@ -1,0 +1,153 @@
+"""`trainlint check --base REV` in a repository made with real git commits, through the
+console script: objects pair with their state at REV wherever their file was, and only the
+changed ones are reported."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+RUNTIME = """\
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata:
+  name: torch-custom
+spec:
+  mlPolicy:
+    numNodes: 1
+    torch: {}
+  template:
+    spec:
+      replicatedJobs:
+        - name: node
+          template:
+            metadata:
+              labels:
+                trainer.kubeflow.org/trainjob-ancestor-step: trainer
+            spec:
+              backoffLimit: 0
+              template:
+                spec:
+                  containers:
+                    - name: node
+                      image: ghcr.io/acme/torch:2.5
+"""
+JOB = """\
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata:
+  name: sft
+  namespace: ml
+spec:
+  runtimeRef:
+    name: torch-custom
+  trainer:
+    numNodes: 2
+"""
+#: A TrainJob the change leaves alone, with a finding of its own (its runtime is elsewhere).
+UNTOUCHED = """\
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata:
+  name: eval
+  namespace: ml
+spec:
+  runtimeRef:
+    name: torch-elsewhere
+"""
+
+
+def git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """Commit 1: runtime, TrainJob and an untouched TrainJob. Commit 2: the TrainJob's file
+    renamed and its `numNodes` changed (immutable from v2.2)."""
+    git(tmp_path, "init", "-q", "-b", "main")
+    git(tmp_path, "config", "user.email", "ci@example.com")
+    git(tmp_path, "config", "user.name", "CI")
+    (tmp_path / "runtimes").mkdir()
+    (tmp_path / "runtimes" / "torch.yaml").write_text(RUNTIME)
+    (tmp_path / "jobs").mkdir()
+    (tmp_path / "jobs" / "sft.yaml").write_text(JOB)
+    (tmp_path / "jobs" / "eval.yaml").write_text(UNTOUCHED)
+    git(tmp_path, "add", ".")
+    git(tmp_path, "commit", "-q", "-m", "first")
+    git(tmp_path, "mv", "jobs/sft.yaml", "jobs/sft-run.yaml")
+    (tmp_path / "jobs" / "sft-run.yaml").write_text(JOB.replace("numNodes: 2", "numNodes: 4"))
+    git(tmp_path, "commit", "-q", "-am", "second")
+    return tmp_path
+
+
+def check(repo: Path, *args: str, cwd: Path | None = None) -> tuple[int, str, str]:
+    done = subprocess.run(
+        ["trainlint", "check", "--isolated", "--output-format", "json", *args],
+        cwd=cwd or repo, capture_output=True, text=True, env={**os.environ, "NO_COLOR": "1"},
+        timeout=60, check=False,
+    )
+    return done.returncode, done.stdout, done.stderr
+
+
+def findings(stdout: str) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = json.loads(stdout)
+    return found
+
+
+def test_the_immutable_edit_of_a_renamed_file_is_reported(repo: Path) -> None:
+    status, stdout, _ = check(repo, "--base", "HEAD~1", ".")
+    assert status == 1
+    got = [(f["code"], f["file"], f["line"], f["message"]) for f in findings(stdout)]
+    assert got == [(
+        "TL012", "jobs/sft-run.yaml", 9,
+        '`spec.trainer` changed: the API server rejects the update of the TrainJob with '
+        '"field is immutable" (CRD rule `self == oldSelf`); keep the stored value, or delete '
+        "the TrainJob and create it again (under a new name, to keep the old run's history)",
+    )]
+
+
+def test_base_all_reports_every_object_and_plain_check_no_update(repo: Path) -> None:
+    _, stdout, _ = check(repo, "--base", "HEAD~1", "--base-all", ".")
+    assert sorted((f["code"], f["file"]) for f in findings(stdout)) == [
+        ("TL012", "jobs/sft-run.yaml"), ("TL102", "jobs/eval.yaml"),
+    ]
+    _, stdout, _ = check(repo, ".")  # without --base there is no previous object
+    assert [(f["code"], f["file"]) for f in findings(stdout)] == [("TL102", "jobs/eval.yaml")]
+
+
+def test_the_release_decides_what_is_immutable(repo: Path) -> None:
+    """`spec.trainer` is mutable in the v2.1 CRD; the JobSet then refuses the change when
+    the TrainJob is next suspended (TL220)."""
+    _, stdout, _ = check(repo, "--base", "HEAD~1", "--trainer-version", "2.1", ".")
+    assert [(f["code"], f["line"]) for f in findings(stdout)] == [("TL220", 10)]
+
+
+def test_a_new_object_has_nothing_to_compare(repo: Path) -> None:
+    (repo / "jobs" / "new.yaml").write_text(JOB.replace("name: sft", "name: fresh"))
+    _, stdout, _ = check(repo, "--base", "HEAD", ".")
+    assert [(f["code"], f["file"]) for f in findings(stdout)] == []
+    # The runtime's file did not change: it is only looked up, and the TrainJobs find it.
+    _, stdout, _ = check(repo, "--base", "HEAD~1", "jobs/new.yaml", "jobs/sft-run.yaml",
+                         "runtimes/torch.yaml")
+    assert [(f["code"], f["file"]) for f in findings(stdout)] == [("TL012", "jobs/sft-run.yaml")]
+
+
+def test_no_repository_or_unknown_revision_is_a_usage_error(repo: Path, tmp_path: Path) -> None:
+    outside = tmp_path.parent / f"{tmp_path.name}-outside"
+    outside.mkdir()
+    (outside / "job.yaml").write_text(JOB)
+    status, stdout, stderr = check(repo, "--base", "HEAD", "job.yaml", cwd=outside)
+    assert (status, stdout) == (2, "")
+    assert stderr == f"Error: --base HEAD: {outside} is not in a git repository\n"
+    status, stdout, stderr = check(repo, "--base", "origin/main", ".")
+    assert (status, stdout) == (2, "")
+    assert stderr == (f"Error: --base origin/main: no such revision in {repo} "
+                      "(a remote branch needs `git fetch`)\n")
+    status, _, stderr = check(repo, "--base-all", ".")
+    assert status == 2 and "--base-all needs --base REV" in stderr
