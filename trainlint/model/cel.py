@@ -152,10 +152,10 @@ def _visible(rule: CrdRule, value: Any, root: bool) -> Any:
 def failure(rule: CrdRule, node: Node, value: Any, old: Any, root: bool) -> str | None:
     """What the API server says when `value` (and `old`, for a transition rule) breaks the
     rule; None when it holds or when its verdict is unknown."""
-    variables = {"self": to_cel(node, _visible(rule, value, root))}
-    if rule.transition:
-        variables["oldSelf"] = to_cel(node, _visible(rule, old, root))
     try:
+        variables = {"self": to_cel(node, _visible(rule, value, root))}
+        if rule.transition:
+            variables["oldSelf"] = to_cel(node, _visible(rule, old, root))
         result = Evaluator(ast=program(rule.program), activation=_activation()).evaluate(
             variables)
     except CELEvalError as error:

@@ -134,7 +134,9 @@ class _Compiler:
     def __init__(self) -> None:
         import celpy
 
+        limit = sys.getrecursionlimit()
         self._environment = celpy.Environment()
+        sys.setrecursionlimit(limit)  # celpy raises it for itself: the loader counts on ours
         self.programs: list[bytes] = []
         self._rules: dict[tuple[str, str, bool], CrdRule] = {}
         self._nodes: dict[str, Node] = {}
