@@ -31,8 +31,6 @@ from celpy.evaluation import Activation, CELEvalError, Evaluator
 from trainlint.model.crd_rules import CompiledProgram, CrdRule, Node, compiled
 
 NUMBERS = (celtypes.IntType, celtypes.UintType, celtypes.DoubleType)
-#: Only these fields of the root's `metadata` are visible to rules.
-ROOT_METADATA = ("name", "generateName")
 
 
 class UnorderedList(celtypes.ListType):
@@ -134,28 +132,41 @@ def _activation() -> Activation:
     return Activation(annotations=celpy.googleapis, functions=KUBERNETES_OPERATORS)
 
 
-def _visible(rule: CrdRule, value: Any, root: bool) -> Any:
-    """What the rule can read of `value`: at the root, `metadata` holds only the name; a
-    rule that reads `self` only through some fields gets only those (the rest would be
-    converted for nothing)."""
-    if not isinstance(value, dict):
-        return value
-    if rule.fields is not None:
-        value = {key: item for key, item in value.items() if key in rule.fields}
-    if root and isinstance(value.get("metadata"), dict):
-        metadata = value["metadata"]
-        value = {**value, "metadata": {key: metadata[key] for key in ROOT_METADATA
-                                       if key in metadata}}
-    return value
-
-
-def failure(rule: CrdRule, node: Node, value: Any, old: Any, root: bool) -> str | None:
-    """What the API server says when `value` (and `old`, for a transition rule) breaks the
-    rule; None when it holds or when its verdict is unknown."""
+def failure(rule: CrdRule, node: Node, seen: Any, before: Any) -> str | None:
+    """What the API server says when the value `seen` (and `before`, for a transition rule)
+    breaks the rule; None when it holds or when its verdict is unknown. Verdicts are
+    remembered by value: many objects of a run share them (a defaulted `managedBy`, a
+    runtime's policy)."""
     try:
-        variables = {"self": to_cel(node, _visible(rule, value, root))}
+        key = (id(rule), id(node), _frozen(seen), _frozen(before))  # both live as long
+    except TypeError:  # not plain data: no verdict to share
+        return _verdict(rule, node, seen, before)
+    if key not in VERDICTS:
+        if len(VERDICTS) >= MAXVERDICTS:
+            VERDICTS.clear()
+        VERDICTS[key] = _verdict(rule, node, seen, before)
+    return VERDICTS[key]
+
+
+#: Verdicts by rule, schema node and values (cleared when full: a run's values repeat).
+VERDICTS: dict[tuple[Any, ...], str | None] = {}
+MAXVERDICTS = 4096
+
+
+def _frozen(value: Any) -> Any:
+    """A hashable image of plain data that tells `1` from `1.0` and `true`."""
+    if isinstance(value, dict):
+        return ("{", *sorted((key, _frozen(item)) for key, item in value.items()))
+    if isinstance(value, list):
+        return ("[", *map(_frozen, value))
+    return type(value).__name__, value
+
+
+def _verdict(rule: CrdRule, node: Node, value: Any, old: Any) -> str | None:
+    try:
+        variables = {"self": to_cel(node, value)}
         if rule.transition:
-            variables["oldSelf"] = to_cel(node, _visible(rule, old, root))
+            variables["oldSelf"] = to_cel(node, old)
         result = Evaluator(ast=program(rule.program), activation=_activation()).evaluate(
             variables)
     except CELEvalError as error:

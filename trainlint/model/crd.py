@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from trainlint.model.crd_rules import COMPILED, CRDS, Compiled, CrdRule, Node
+from trainlint.model.crd_rules import COMPILED, CRDS, ITEMS, Compiled, CrdRule, Node, Reads
 from trainlint.rule import RELEASES, TrainerVersion, format_version
 
 REPOSITORY = "kubeflow/trainer"
@@ -177,10 +177,9 @@ class _Compiler:
         key = (expression, message, transition)
         if key not in self._rules:
             self.programs.append(pickle.dumps(ast, protocol=pickle.HIGHEST_PROTOCOL))
-            fields = fields_read(ast)
+            found = reads(ast)
             self._rules[key] = CrdRule(
-                expression, message, transition, len(self.programs) - 1, fields,
-                anchor(ast) if fields is not None else (),
+                expression, message, transition, len(self.programs) - 1, found, anchor(found),
             )
         return self._rules[key]
 
@@ -192,61 +191,106 @@ def _identifiers(ast: Any) -> set[str]:
         lambda value: isinstance(value, lark.Token) and value.type == "IDENT")}
 
 
-def fields_read(ast: Any) -> tuple[str, ...] | None:
-    """The fields a rule reads of `self`, when it reads `self` only as `self.<field>`
-    (`has(self.x)` included); None when it reads `self` whole (`self == oldSelf`)."""
+#: The macros whose first argument names a variable bound to each item of the receiver.
+ITERATING = frozenset({"all", "exists", "exists_one", "filter", "map"})
+
+
+def reads(ast: Any) -> Reads | None:
+    """What of `self` a rule reads: a tree of the fields it selects (`ITEMS`: every item
+    of a list, or value of a map; None: the value there, whole), or None when it reads
+    `self` whole (`self == oldSelf`). What this analysis does not follow counts as read
+    whole, so the projection it allows can only keep too much."""
+    found: Reads = {}
+    return None if _read(ast, {"self": ()}, found) else found
+
+
+def _read(tree: Any, bound: dict[str, tuple[str, ...]], found: Reads) -> bool:
+    """Record into `found` what `tree` reads of the bound names; True when it reads
+    `self` whole."""
     import lark
 
-    uses = sum(1 for token in ast.scan_values(lambda value: isinstance(value, lark.Token))
-               if token.type == "IDENT" and token == "self")
-    selected = [str(tree.children[1]) for tree in ast.iter_subtrees()
-                if tree.data == "member_dot" and _is_self(tree.children[0])]
-    return tuple(sorted(set(selected))) if selected and len(selected) == uses else None
+    if not isinstance(tree, lark.Tree):
+        return False
+    path = _chain(tree, bound)
+    if path is not None:
+        return _record(found, path)
+    if tree.data == "member_dot_arg":
+        receiver, method = tree.children[0], str(tree.children[1])
+        arguments = tree.children[2] if len(tree.children) > 2 else None
+        expressions = list(arguments.children) if isinstance(arguments, lark.Tree) else []
+        path = _chain(receiver, bound)
+        variable = _variable(expressions[0]) if expressions else None
+        if path is not None and method in ITERATING and variable is not None:
+            inner = {**bound, variable: (*path, ITEMS)}
+            # every part is read (no short cut): each records what it reads
+            wholes = [_read(part, inner, found) for part in expressions[1:]]
+            _touch(found, (*path, ITEMS))  # iterating needs every item, if nothing of it
+            return any(wholes)
+    wholes = [_read(child, bound, found) for child in tree.children]
+    return any(wholes)
 
 
-def anchor(ast: Any) -> tuple[str, ...]:
-    """The path that every `self.a.b...` of a rule starts with (call it only for a rule
-    that reads `self` through fields alone)."""
+def _chain(tree: Any, bound: dict[str, tuple[str, ...]]) -> tuple[str, ...] | None:
+    """The path that `self.a.b` (or `x.dependsOn`, `x` bound by a macro) denotes: an
+    expression that starts at a bound name and only selects fields."""
     import lark
 
-    chains: list[tuple[str, ...]] = []
-    inner: set[int] = set()
-    for tree in ast.iter_subtrees_topdown():
-        if tree.data != "member_dot" or id(tree) in inner:
-            continue
-        chain: list[str] = []
-        step = tree
-        while True:
-            chain.append(str(step.children[1]))
-            receiver = step.children[0]
-            if _is_self(receiver):
-                chains.append(tuple(reversed(chain)))
-                break
-            inside = receiver.children[0] if len(receiver.children) == 1 else None
-            if not (isinstance(inside, lark.Tree) and inside.data == "member_dot"):
-                break
-            inner.add(id(inside))
-            step = inside
-    common: tuple[str, ...] = chains[0] if chains else ()
-    for found in chains[1:]:
-        shared = 0
-        while shared < min(len(common), len(found)) and common[shared] == found[shared]:
-            shared += 1
-        common = common[:shared]
-    return common
+    fields: list[str] = []
+    while isinstance(tree, lark.Tree):
+        if tree.data == "member_dot":
+            fields.append(str(tree.children[1]))
+            tree = tree.children[0]
+        elif tree.data in ("member", "primary") and len(tree.children) == 1:
+            tree = tree.children[0]
+        elif tree.data == "ident":
+            name = str(tree.children[0])
+            return (*bound[name], *reversed(fields)) if name in bound else None
+        else:
+            return None
+    return None
 
 
-def _is_self(tree: Any) -> bool:
-    """`member → primary → ident self`."""
+def _variable(tree: Any) -> str | None:
+    """The name an expression is made of alone (a macro's variable)."""
     import lark
 
-    while isinstance(tree, lark.Tree) and tree.data in ("member", "primary", "ident"):
-        if tree.data == "ident":
-            return str(tree.children[0]) == "self"
-        if len(tree.children) != 1:
-            return False
-        tree = tree.children[0]
+    tokens = list(tree.scan_values(lambda value: isinstance(value, lark.Token)))
+    return str(tokens[0]) if len(tokens) == 1 and tokens[0].type == "IDENT" else None
+
+
+def _record(found: Reads, path: tuple[str, ...]) -> bool:
+    """Mark the value at `path` read whole; True when that is `self`."""
+    if not path:
+        return True
+    parent = _touch(found, path[:-1])
+    if parent is not None:
+        parent[path[-1]] = None
     return False
+
+
+def _touch(found: Reads, path: tuple[str, ...]) -> Reads | None:
+    """The tree at `path`, made where missing; None when a value on the way is read whole."""
+    node = found
+    for step in path:
+        if step in node and node[step] is None:
+            return None
+        child = node.setdefault(step, {})
+        assert child is not None
+        node = child
+    return node
+
+
+def anchor(found: Reads | None) -> tuple[str, ...]:
+    """The path every field the rule reads starts with (`("metadata", "name")` for the
+    name rules of the root): findings point there."""
+    path: list[str] = []
+    tree = found
+    while tree is not None and len(tree) == 1:
+        ((step, tree),) = tree.items()
+        if step == ITEMS:
+            break
+        path.append(step)
+    return tuple(path)
 
 
 def compile_all() -> Compiled:

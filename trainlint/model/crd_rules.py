@@ -16,6 +16,10 @@ CRDS = Path(__file__).with_name("crds")
 COMPILED = Path(__file__).with_name("validations.pickle")
 #: A rule's parsed program: a cel-python AST (a `lark.Tree`), opaque here.
 CompiledProgram = Any
+#: What a rule reads of a value: field → what it reads of that field (None: all of it);
+#: `ITEMS` stands for every item of a list (or value of a map).
+Reads = dict[str, "Reads | None"]
+ITEMS = "[]"
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,11 +32,11 @@ class CrdRule:
     transition: bool
     #: Its compiled program in `Compiled.programs`.
     program: int
-    #: The fields of `self` the rule reads, when it reads `self` only as `self.<field>`
-    #: (then only those are converted for CEL); None when it reads `self` whole.
-    fields: tuple[str, ...] | None
-    #: Where below its node a finding points: the path every `self.a.b` of the rule
-    #: shares (`("metadata", "name")` for the name rules of the root), else `()`.
+    #: What the rule reads of `self` (only that is normalized and converted for CEL);
+    #: None when it reads `self` whole.
+    reads: Reads | None
+    #: Where below its node a finding points: the path all it reads shares
+    #: (`("metadata", "name")` for the name rules of the root), else `()`.
     anchor: tuple[str, ...] = ()
 
 

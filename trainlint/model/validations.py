@@ -28,13 +28,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from trainlint.document import Path as KeyPath
-from trainlint.model.crd_rules import CrdRule, Node, compiled
+from trainlint.model.crd_rules import ITEMS, CrdRule, Node, Reads, compiled
 from trainlint.rule import TrainerVersion
 
 #: The Kubernetes release from which unchanged values are ratcheted (KEP-4008, on by default).
 RATCHETING_SINCE = (1, 30)
 #: What an object keeps whatever its schema says.
 RESOURCE_KEYS = frozenset({"apiVersion", "kind", "metadata"})
+#: Only these fields of the root's `metadata` are visible to rules.
+ROOT_METADATA = ("name", "generateName")
 #: The rule every immutable field carries: true whenever the value did not change.
 IMMUTABLE = "self == oldSelf"
 
@@ -64,61 +66,88 @@ def violations(
         old = None if old is None else {k: v for k, v in old.items() if k != "status"}
     ratchet = kubernetes >= RATCHETING_SINCE
     found = []
-    for path, rule, node, new_value, old_value in _applicable(root, body, old, (), False):
-        if rule.transition and old_value is _ABSENT:
-            continue
-        if old_value is not _ABSENT and _identical(new_value, old_value) and (
-                (not rule.transition and ratchet) or rule.expression == IMMUTABLE):
-            continue  # ratcheted, or an unchanged immutable value
-        from trainlint.model import cel
+    for path, node, new_value, old_value in _declaring(root, body, _ABSENT if old is None else old,
+                                                       ()):
+        resource = path == () or node.embedded
+        unchanged = old_value is not _ABSENT and _identical(
+            normalize(node, new_value, resource), normalize(node, old_value, resource))
+        for rule in node.rules:
+            if rule.transition and old_value is _ABSENT:
+                continue
+            if unchanged and ((not rule.transition and ratchet) or rule.expression == IMMUTABLE):
+                continue  # ratcheted, or an unchanged immutable value
+            from trainlint.model import cel
 
-        detail = cel.failure(rule, node, new_value, old_value, path == ())
-        if detail is not None:
-            found.append(Violation(path, rule, detail))
+            detail = cel.failure(rule, node, _prepared(rule, node, new_value, resource),
+                                 _prepared(rule, node, old_value, resource)
+                                 if rule.transition else None)
+            if detail is not None:
+                found.append(Violation(path, rule, detail))
     return found
 
 
 _ABSENT: Any = object()
 
 
-def _applicable(
-    node: Node, new: Any, old: Any, path: KeyPath, normalized: bool,
-) -> Iterator[tuple[KeyPath, CrdRule, Node, Any, Any]]:
-    """(path, rule, node, value, old value or _ABSENT) for every rule that applies."""
+def _declaring(
+    node: Node, new: Any, old: Any, path: KeyPath,
+) -> Iterator[tuple[KeyPath, Node, Any, Any]]:
+    """(path, node, value, old value or _ABSENT) for every node with rules whose value is
+    there (as written: each rule normalizes what it reads)."""
     if new is None:
         return
-    if node.rules and not normalized:  # the schema is whole from here down
-        resource = path == () or node.embedded
-        new = normalize(node, new, resource)
-        old = _ABSENT if old is _ABSENT or old is None else normalize(node, old, resource)
-        normalized = True
-    for rule in node.rules:
-        yield path, rule, node, new, old
+    if node.rules:
+        yield path, node, new, old
     if isinstance(new, dict):
-        for key, child, value in _children(node, new, normalized):
+        for key, child, value in _children(node, new):
             previous = _ABSENT
             if isinstance(old, dict):
-                previous = next((item for name, _, item in _children(node, old, normalized)
-                                 if name == key), _ABSENT)
-            yield from _applicable(child, value, previous, (*path, key), normalized)
+                previous = next((item for name, _, item in _children(node, old) if name == key),
+                                _ABSENT)
+            yield from _declaring(child, value, previous, (*path, key))
     elif isinstance(new, list) and node.items is not None and node.items.ruled:
         for index, item in enumerate(new):
-            previous = _correlated(node, item, old)
-            yield from _applicable(node.items, item, previous, (*path, index), normalized)
+            yield from _declaring(node.items, item, _correlated(node, item, old), (*path, index))
 
 
-def _children(node: Node, value: dict[str, Any], normalized: bool,
-              ) -> Iterator[tuple[str, Node, Any]]:
-    """The (key, schema node, value) of the fields under which a rule is declared; above
-    the first rule the data is not normalized yet, so defaults are applied here."""
+def _children(node: Node, value: dict[str, Any]) -> Iterator[tuple[str, Node, Any]]:
+    """The (key, schema node, value) of the fields under which a rule is declared, with
+    the defaults the API server applies."""
     for key, item in value.items():
         child = node.child(key)
         if child is not None and child.ruled:
             yield key, child, item
-    if not normalized:
-        for key, child in (node.properties or {}).items():
-            if child.ruled and child.default and value.get(key) is None:
-                yield key, child, copy.deepcopy(child.default[0])
+    for key, child in (node.properties or {}).items():
+        if child.ruled and child.default and value.get(key) is None:
+            yield key, child, copy.deepcopy(child.default[0])
+
+
+def _prepared(rule: CrdRule, node: Node, value: Any, resource: bool) -> Any:
+    """What the rule sees of the value: what it reads, normalized; at the root,
+    `metadata` holds only `name` and `generateName`."""
+    if value is _ABSENT:
+        return None
+    if resource and isinstance(value, dict) and isinstance(value.get("metadata"), dict):
+        metadata = value["metadata"]
+        value = {**value, "metadata": {key: metadata[key] for key in ROOT_METADATA
+                                       if key in metadata}}
+    return normalize(node, project(value, rule.reads), resource)
+
+
+def project(value: Any, reads: Reads | None) -> Any:
+    """The parts of `value` that `reads` names (all of it for None)."""
+    if reads is None:
+        return value
+    if isinstance(value, dict):
+        kept = {key: project(value[key], inner) for key, inner in reads.items()
+                if key != ITEMS and key in value}
+        if ITEMS in reads:  # every value of a map
+            kept.update({key: project(item, reads[ITEMS]) for key, item in value.items()
+                         if key not in kept})
+        return kept
+    if isinstance(value, list) and ITEMS in reads:
+        return [project(item, reads[ITEMS]) for item in value]
+    return value
 
 
 def _correlated(node: Node, item: Any, old: Any) -> Any:
