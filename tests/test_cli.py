@@ -256,11 +256,35 @@ def test_check_without_configuration_imports_no_validation_library(tmp_path: Pat
     assert any("TL206" in line for line in output)
 
 
+def test_cel_python_is_imported_only_for_a_rule_to_evaluate(tmp_path: Path) -> None:
+    """cel-python (and lark, its parser's library) is imported when an object has a CRD
+    rule to evaluate, not to check other objects."""
+    (tmp_path / "claim.yaml").write_text(
+        "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: ckpt\n"
+        "spec:\n  accessModes: [ReadWriteMany]\n"
+        "  resources:\n    requests:\n      storage: 10Gi\n"
+    )
+    (tmp_path / "job.yaml").write_text(
+        "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata:\n  name: A\n"
+        "spec:\n  runtimeRef:\n    name: torch-distributed\n"
+    )
+    watched = ("celpy", "lark")
+    *_, status, loaded = _imported_by(["check", "--no-cache", "claim.yaml"], watched, tmp_path)
+    assert (status, loaded) == ("0", "[]")
+    arguments = ["check", "--no-cache", "--ignore", "TL010,TL012", "job.yaml"]
+    *_, status, loaded = _imported_by(arguments, watched, tmp_path)
+    assert (status, loaded) == ("1", "[]")
+    *output, status, loaded = _imported_by(["check", "--no-cache", "job.yaml"], watched, tmp_path)
+    assert status == "1" and "'celpy.evaluation'" in loaded
+    assert any("TL010" in line and "RFC 1035" in line for line in output)
+
+
 def test_action_is_a_composite_action_with_the_documented_inputs() -> None:
     root = Path(__file__).resolve().parent.parent
     action = yaml.safe_load((root / "action.yml").read_text())
     inputs = action["inputs"]
-    assert list(inputs) == ["paths", "args", "sarif-file", "upload-sarif", "python-version"]
+    assert list(inputs) == ["paths", "args", "base", "sarif-file", "upload-sarif",
+                            "python-version"]
     assert all(spec["description"] and "default" in spec for spec in inputs.values())
     assert action["runs"]["using"] == "composite"
     text = (root / "action.yml").read_text()
