@@ -32,8 +32,11 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     only when the platform team applies it; for a TrainJob, only at submission.
 
     ## When it stays silent
-    On objects that are not `trainer.kubeflow.org/v1alpha1`, and on rules whose inputs
-    are missing or of the wrong type (the schema rules report those).
+    On objects that are not `trainer.kubeflow.org/v1alpha1`; on a rule whose field is
+    absent (after defaults) or whose evaluation fails for a reason the API server would
+    not report as this rule (a missing key, such as a name left to `generateName`); on
+    `status`, which the API server never takes from the object; and, on an update, on a
+    rule whose value did not change (ratcheted from Kubernetes 1.30).
 
     ## Example
     ```yaml

@@ -42,6 +42,13 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     request that edits the field merges green, then `kubectl apply` or the GitOps sync
     fails, and the live object keeps its old value.
 
+    ## When it stays silent
+    On a new object (nothing to compare with); on a field absent before or after the
+    update (the CRD rule runs only where both exist: removing an immutable field without a
+    default is accepted); on values equal once defaults are applied and unknown fields and
+    nulls pruned; on list items that cannot be paired (only `x-kubernetes-list-type: map`
+    items pair, by their keys); and in releases whose CRD does not make the field immutable.
+
     ## Example
     Before the change:
     ```yaml

@@ -30,6 +30,13 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     the JobSet's ReplicatedJob <name> is still active". The pods of a running job cannot
     take the change.
 
+    ## When it stays silent
+    On a new TrainJob; when the overrides or patches compare equal (unset, null and empty
+    alike; a patch's `time` aside); when the TrainJob is suspended as the release requires
+    and the stored status shows no active job (a file usually has no status: then only the
+    first check is made); and on a JobSet the webhook cannot read (J14), which nothing in
+    the objects foretells.
+
     ## Example
     Before the change:
     ```yaml

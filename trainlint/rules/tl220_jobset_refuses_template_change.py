@@ -6,6 +6,7 @@ from trainlint.change import job_template_effects, overrides_field, settled, sus
 from trainlint.document import Manifest, Path, dig, mapping
 from trainlint.engine import Context
 from trainlint.rule import Problem, Severity, rule
+from trainlint.trainer import TRAINER, ancestor, replicated_jobs
 
 #: The TrainJob settings that feed the JobSet's jobs, mutable in the CRD before v2.2.
 JOB_SETTINGS = ("trainer", "initializer")
@@ -37,6 +38,14 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     the failure is only an event. A change to a running TrainJob (v2.0–v2.1 trainer
     settings) is not applied at all; the next suspension (Kueue preemption) then fails in
     the same way.
+
+    ## When it stays silent
+    On a new TrainJob; on changes of pod template labels, annotations, `nodeSelector`,
+    `tolerations` and `schedulingGates`, of fields the schema does not know, and of
+    JobSet metadata; on a running TrainJob's changed overrides (the Trainer webhook denies
+    them first: TL219) and, from v2.2, on what the CRD makes immutable (TL012); and on
+    `spec.trainer` when the runtime is known and has no job labelled as the trainer's (its
+    JobSet takes nothing from it). It compares TrainJob fields, not rendered JobSets.
 
     ## Example
     Before the change:
@@ -111,7 +120,12 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     applied = suspended(stored) or suspended(job)
     changes: list[tuple[Path, str]] = []
     if release < (2, 2):
+        runtime = ctx.runtime_for(job)
+        dropped = runtime is not None and not any(
+            ancestor(replicated) == TRAINER for _, replicated in replicated_jobs(runtime))
         for setting in JOB_SETTINGS:
+            if setting == "trainer" and dropped:
+                continue  # the runtime's jobs take nothing from `spec.trainer` (TL201)
             before, after = (settled(mapping(dig(one.body, "spec", setting)))
                              for one in (stored, job))
             changes.extend((("spec", setting, key), f"`spec.{setting}.{key}`")

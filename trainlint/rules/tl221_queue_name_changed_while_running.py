@@ -24,6 +24,12 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     Invalid value: "<new queue>": field is immutable`. An admitted job's quota was taken
     from its queue; it can move only while suspended (waiting, or preempted).
 
+    ## When it stays silent
+    On a new TrainJob; when the stored TrainJob has no queue label (Kueue did not manage
+    it, or it was not queued); when the updated TrainJob is suspended; and on Kueue's other
+    update check (an emptied queue name in a namespace with a default LocalQueue), which
+    needs the cluster's queues.
+
     ## Example
     Before the change:
     ```yaml
