@@ -57,14 +57,21 @@ def suspended(job: Manifest) -> bool:
 
 
 def settled(value: Any) -> Any:
-    """The value as Go's semantic equality compares typed API objects: nulls, empty lists
-    and empty maps count as unset."""
+    """The value as Go's semantic equality compares typed API objects, at worst as equal
+    where it tells them apart: a field set to null, an empty list or map, `""`, `0` or
+    `false` counts as unset (so is a field without a pointer in Go; a field with one
+    differs, and a change to it is then missed rather than made up)."""
     if isinstance(value, dict):
         kept = {key: settled(item) for key, item in value.items()}
-        return {key: item for key, item in kept.items() if item not in (None, [], {})}
+        return {key: item for key, item in kept.items() if not _unset(item)}
     if isinstance(value, list):
         return [settled(item) for item in value]
     return value
+
+
+def _unset(value: Any) -> bool:
+    return value is None or (not isinstance(value, bool) and value in ("", 0, [], {})) or (
+        value is False)
 
 
 def overrides(job: Manifest, release: TrainerVersion) -> list[Any]:

@@ -20,8 +20,8 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     while the TrainJob runs: suspended neither before nor after the update (v2.2+; in
     v2.0–v2.1 the updated TrainJob must be suspended; in v2.2.0, too, while v2.2.1 accepts
     either), or while the stored TrainJob's status still counts active jobs. Entries
-    compare as the webhook compares them: unset, null and empty are the same, and a
-    patch's `time` stamp does not count.
+    compare as the webhook compares them, a patch's `time` stamp aside; where that needs
+    the Go types (is an empty value unset?), trainlint takes them as unchanged.
 
     ## Why is this bad?
     The Trainer webhook denies the update: "RuntimePatches can only be modified when the
@@ -49,17 +49,8 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
         name: torch-distributed
       runtimePatches:
         - manager: acme.io/platform
-          trainingRuntimeSpec:
-            template:
-              spec:
-                replicatedJobs:
-                  - name: node
-                    template:
-                      spec:
-                        template:
-                          spec:
-                            nodeSelector:
-                              pool: a100
+          trainingRuntimeSpec: {template: {spec: {replicatedJobs: [
+            {name: node, template: {spec: {template: {spec: {nodeSelector: {pool: a100}}}}}}]}}}
     ```
     After:
     ```yaml
@@ -72,42 +63,22 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
         name: torch-distributed
       runtimePatches:
         - manager: acme.io/platform
-          trainingRuntimeSpec:
-            template:
-              spec:
-                replicatedJobs:
-                  - name: node
-                    template:
-                      spec:
-                        template:
-                          spec:
-                            nodeSelector:
-                              pool: h100
+          trainingRuntimeSpec: {template: {spec: {replicatedJobs: [
+            {name: node, template: {spec: {template: {spec: {nodeSelector: {pool: h100}}}}}}]}}}
     ```
 
-    Use instead:
+    Use instead: (suspended before the change, or in it)
     ```yaml
     apiVersion: trainer.kubeflow.org/v1alpha1
     kind: TrainJob
-    metadata:
-      name: sft-run-1
+    metadata: {name: sft-run-1}
     spec:
-      runtimeRef:
-        name: torch-distributed
+      runtimeRef: {name: torch-distributed}
       suspend: true
       runtimePatches:
         - manager: acme.io/platform
-          trainingRuntimeSpec:
-            template:
-              spec:
-                replicatedJobs:
-                  - name: node
-                    template:
-                      spec:
-                        template:
-                          spec:
-                            nodeSelector:
-                              pool: h100
+          trainingRuntimeSpec: {template: {spec: {replicatedJobs: [
+            {name: node, template: {spec: {template: {spec: {nodeSelector: {pool: h100}}}}}}]}}}
     ```
     """
     stored = ctx.previous(job)

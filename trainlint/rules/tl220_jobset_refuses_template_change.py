@@ -59,7 +59,7 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
         name: torch-distributed
       suspend: true
     ```
-    After:
+    After: (an affinity patched in while queued)
     ```yaml
     apiVersion: trainer.kubeflow.org/v1alpha1
     kind: TrainJob
@@ -71,46 +71,23 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
       suspend: true
       runtimePatches:
         - manager: acme.io/platform
-          trainingRuntimeSpec:
-            template:
-              spec:
-                replicatedJobs:
-                  - name: node
-                    template:
-                      spec:
-                        template:
-                          spec:
-                            affinity:
-                              nodeAffinity:
-                                requiredDuringSchedulingIgnoredDuringExecution:
-                                  nodeSelectorTerms:
-                                    - matchExpressions:
-                                        - {key: pool, operator: In, values: [h100]}
+          trainingRuntimeSpec: {template: {spec: {replicatedJobs: [{name: node, template: {
+            spec: {template: {spec: {affinity: {podAntiAffinity: {
+              requiredDuringSchedulingIgnoredDuringExecution: [{topologyKey: zone}]}}}}}}}]}}}
     ```
 
-    Use instead:
+    Use instead: (a node selector, which a suspended JobSet takes)
     ```yaml
     apiVersion: trainer.kubeflow.org/v1alpha1
     kind: TrainJob
-    metadata:
-      name: sft-run-1
+    metadata: {name: sft-run-1}
     spec:
-      runtimeRef:
-        name: torch-distributed
+      runtimeRef: {name: torch-distributed}
       suspend: true
       runtimePatches:
         - manager: acme.io/platform
-          trainingRuntimeSpec:
-            template:
-              spec:
-                replicatedJobs:
-                  - name: node
-                    template:
-                      spec:
-                        template:
-                          spec:
-                            nodeSelector:
-                              pool: h100
+          trainingRuntimeSpec: {template: {spec: {replicatedJobs: [{name: node, template: {
+            spec: {template: {spec: {nodeSelector: {pool: h100}}}}}}]}}}
     ```
     """
     stored = ctx.previous(job)
