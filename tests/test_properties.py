@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import ROOT, lint_text
-from trainlint.engine import Settings
+from trainlint.engine import Settings, lint
 from trainlint.loader import load
 from trainlint.model.check import QUANTITY_PATTERN, quantity_guess
 from trainlint.rule import RELEASES
@@ -76,6 +76,22 @@ def test_mutated_realistic_manifests_never_crash_a_rule(data: st.DataObject, ver
     text = yaml.safe_dump_all(documents)
     for finding in lint_text(text, Settings(trainer_version=version)):
         assert 1 <= finding.span.line <= text.count("\n") + 1
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data(), versions)
+def test_an_update_to_any_value_never_crashes_a_rule(data: st.DataObject, version: Any) -> None:
+    """Update rules compare with the stored object: a mutated object against the realistic
+    one it replaces, and the realistic one against the mutated one, raise nothing."""
+    realistic = load(yaml.safe_dump_all(EXAMPLES), "before.yaml").manifests
+    documents = []
+    for document in EXAMPLES:
+        path = data.draw(st.sampled_from(_paths(document)))
+        documents.append(_replace(document, path, data.draw(json_values)))
+    mutated = load(yaml.safe_dump_all(documents), "after.yaml")
+    lint([mutated], Settings(trainer_version=version), previous=realistic)
+    lint([load(yaml.safe_dump_all(EXAMPLES), "case.yaml")], Settings(trainer_version=version),
+         previous=mutated.manifests)
 
 
 @settings(max_examples=100, deadline=None)
