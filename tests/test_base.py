@@ -49,7 +49,7 @@ spec:
   trainer:
     numNodes: 2
 """
-#: A TrainJob the change leaves alone, with a finding of its own (its runtime is elsewhere).
+#: A TrainJob the change leaves alone, with a finding of its own (no runtime kind).
 UNTOUCHED = """\
 apiVersion: trainer.kubeflow.org/v1alpha1
 kind: TrainJob
@@ -58,7 +58,8 @@ metadata:
   namespace: ml
 spec:
   runtimeRef:
-    name: torch-elsewhere
+    name: torch-custom
+    kind: Deployment
 """
 
 
@@ -115,10 +116,10 @@ def test_the_immutable_edit_of_a_renamed_file_is_reported(repo: Path) -> None:
 def test_base_all_reports_every_object_and_plain_check_no_update(repo: Path) -> None:
     _, stdout, _ = check(repo, "--base", "HEAD~1", "--base-all", ".")
     assert sorted((f["code"], f["file"]) for f in findings(stdout)) == [
-        ("TL012", "jobs/sft-run.yaml"), ("TL102", "jobs/eval.yaml"),
+        ("TL012", "jobs/sft-run.yaml"), ("TL101", "jobs/eval.yaml"),
     ]
     _, stdout, _ = check(repo, ".")  # without --base there is no previous object
-    assert [(f["code"], f["file"]) for f in findings(stdout)] == [("TL102", "jobs/eval.yaml")]
+    assert [(f["code"], f["file"]) for f in findings(stdout)] == [("TL101", "jobs/eval.yaml")]
 
 
 def test_the_release_decides_what_is_immutable(repo: Path) -> None:
