@@ -89,6 +89,15 @@ def violations(
 _ABSENT: Any = object()
 
 
+def prepare() -> None:
+    """Load the compiled rules, cel-python and every program now: a server's first request
+    must not pay for them (about 50 ms, longer than its budget for one decision)."""
+    from trainlint.model import cel
+
+    for index in range(len(compiled().programs)):
+        cel.program(index)
+
+
 def _declaring(
     node: Node, new: Any, old: Any, path: KeyPath,
 ) -> Iterator[tuple[KeyPath, Node, Any, Any]]:

@@ -26,6 +26,7 @@ from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from trainlint.engine import Settings
+from trainlint.model import validations
 from trainlint.rule import all_rules
 from trainlint.webhook import admission, tls
 from trainlint.webhook.admission import BadReview, Decision, Mode, Review, printable
@@ -424,6 +425,7 @@ class Server:
         self.source = source
         self.metrics = Metrics()
         all_rules()  # import every rule now, not on the first request
+        validations.prepare()  # and the CEL engine that the CRD rules run on
         self.store = Store()
         self.webhook = Webhook(options, self.store, self.metrics)
         if options.tls_cert is None or options.tls_key is None:
