@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import trainlint
-from trainlint.document import Loaded, Manifest, Source, Span, dig, read_bytes
+from trainlint.document import Loaded, Manifest, Source, Span, dig
 from trainlint.engine import (
     DEPENDENCY_SEPARATOR,
     LOOKED_UP_KINDS,
@@ -42,6 +42,7 @@ from trainlint.engine import (
     in_order,
     object_kind,
 )
+from trainlint.files import read_bytes
 from trainlint.packed import Packed, Texts, texts, unpack
 
 #: The kinds the index holds, whose changes other files' findings may depend on.

@@ -167,6 +167,7 @@ def check(
     chosen = _select(paths, config_file, isolated, overrides, stdin_filename)
     names, where = chosen.names, chosen.settings
     cluster = _from_cluster(kubeconfig, context_name, cluster_timeout) if from_cluster else []
+    quotable = _quotable(paths, stdin_filename)
     fixing = fix or fix_only or diff
     # Fixes edit the objects they were found on, so fixing stays in one process.
     processes = 1 if fixing or STDIN in paths else jobs or parallel.available_cores()
@@ -216,7 +217,7 @@ def check(
         summary = _Summary(result.objects, result.fragments, result.unchecked)
     if not (summary.objects or findings):
         summary.nothing_checked(files, allow_empty=allow_empty)
-    _report(findings, files, output_format, output_file, statistics, can_fix, report_err)
+    _report(findings, files, output_format, output_file, statistics, can_fix, quotable, report_err)
     summary.tell()
     failed = any(settings_for(finding.source).fails([finding]) for finding in findings)
     sys.exit(1 if failed and not exit_zero else 0)
@@ -301,6 +302,15 @@ def _from_cluster(kubeconfig: str | None, context_name: str | None, timeout: flo
         raise Failure(f"--from-cluster: {error}") from None
 
 
+def _quotable(paths: tuple[str, ...], stdin_filename: str) -> Callable[[str], bool]:
+    """Whether a file's text may be shown: stdin's, or a file inside the folders checked
+    (`trainlint.files.Tree`)."""
+    from trainlint.files import Tree
+
+    tree = Tree(name for name in paths or (".",) if name != STDIN)
+    return lambda file: (STDIN in paths and file == stdin_filename) or tree.holds(file)
+
+
 def _collect_again() -> None:
     """Collect cycles again, the run's objects counted as old: re-enabled with them all
     still young, the collector would first go through every one (a twentieth of a large
@@ -372,7 +382,7 @@ def _tell(outcome: Any, *, diff: bool, fix_only: bool) -> None:
 def _report(
     findings: list[Finding], files: list[str], output_format: str | None,
     output_file: Path | None, statistics: bool, can_fix: Callable[[Finding], bool],
-    to_stderr: bool,
+    quotable: Callable[[str], bool], to_stderr: bool,
 ) -> None:
     from trainlint.report import Report, renderer
 
@@ -382,7 +392,7 @@ def _report(
     )
     report = Report(
         findings, files, color=_color(output_file is None and sys.stdout.isatty()),
-        can_fix=can_fix,
+        can_fix=can_fix, quotable=quotable,
     )
     if statistics:
         from trainlint.report.statistics import render
@@ -498,14 +508,15 @@ def _rule_entry(rule: Rule) -> dict[str, str | bool]:
 
 
 def _read(name: str, stdin_filename: str) -> Loaded:
-    from trainlint.document import read_bytes
+    from trainlint.files import read_bytes, read_stream
     from trainlint.loader import load_bytes, unreadable
 
+    shown = stdin_filename if name == STDIN else name
     try:
-        data = sys.stdin.buffer.read() if name == STDIN else read_bytes(name)
+        data = read_stream(sys.stdin.buffer) if name == STDIN else read_bytes(name)
     except OSError as error:
-        return unreadable(name, error)
-    return load_bytes(data, stdin_filename if name == STDIN else name)
+        return unreadable(shown, error)
+    return load_bytes(data, shown)
 
 
 def run() -> None:

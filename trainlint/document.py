@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from functools import wraps
 from typing import Any, NamedTuple, TypeVar
 
+from trainlint.files import read_bytes
+
 Path = tuple[str | int, ...]
 T = TypeVar("T")
 
@@ -102,7 +104,7 @@ class Source:
         if self._text is None:
             try:
                 data = read_bytes(self.name)
-            except OSError:
+            except OSError:  # a FIFO, a device... is never read, nor quoted
                 data = b""
             self._text = decode(data, self.name)[0]
         return self._text
@@ -230,13 +232,6 @@ def string(value: object) -> str:
 
 
 # --- loading ---
-
-
-def read_bytes(name: str) -> bytes:
-    """A file's bytes in one unbuffered read: for a small file, making a `Path` and a
-    buffer costs as much as the read itself."""
-    with open(name, "rb", buffering=0) as file:  # noqa: PTH123 - see above
-        return file.read()
 
 
 def decode(data: bytes, name: str) -> tuple[str, list[LoadProblem]]:

@@ -28,6 +28,7 @@ from trainlint.document import (
     locate,
     mapping,
 )
+from trainlint.files import TooLarge
 
 #: Deepest nesting a Kubernetes object plausibly has; deeper documents are refused.
 MAX_DEPTH = 200
@@ -96,8 +97,13 @@ def load_bytes(data: bytes, name: str) -> Loaded:
 
 
 def unreadable(name: str, error: OSError) -> Loaded:
-    """A file that could not be read: nothing but a TL001 finding."""
-    problem = LoadProblem("TL001", f"cannot read the file: {error.strerror}", UNKNOWN_SPAN)
+    """A file that was not read: nothing but a finding (TL003 when it is too large)."""
+    if isinstance(error, TooLarge):
+        problem = LoadProblem(
+            "TL003", f"the file is {error.strerror}: it is not read, nor checked", UNKNOWN_SPAN
+        )
+    else:
+        problem = LoadProblem("TL001", f"cannot read the file: {error.strerror}", UNKNOWN_SPAN)
     return Loaded(Source(name, ""), [], [problem])
 
 
