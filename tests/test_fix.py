@@ -191,3 +191,57 @@ def test_crlf_and_unparsable_input() -> None:
     assert applied and "\r\n" in fixed and "\n" not in fixed.replace("\r\n", "")
     with pytest.raises(fix.Unfixable, match="round-trip parser"):
         fix.apply("a: [\n", findings)
+
+
+# --- what `--fix` must never do: change an untouched byte, or take unbounded time ---
+
+#: The lines of the golden manifest that its fix changes (see `test_only_fixed_lines_change`).
+CHANGED_LINES = 6
+
+
+def bomb(levels: int) -> str:
+    """A document of `levels` lists of ten aliases of the list before: 10**levels nodes."""
+    rows = ["l0: &l0 [x, x, x, x, x, x, x, x, x, x]"]
+    rows += [f"l{n}: &l{n} [{', '.join([f'*l{n - 1}'] * 10)}]" for n in range(1, levels)]
+    return "\n".join(rows) + "\n"
+
+
+def test_an_alias_bomb_in_another_document_does_not_stall_the_fix(manifest: Path) -> None:
+    """The check that the spliced text loads to the fixed data compares each pair of
+    shared containers once: `==` walked all 10**12 expansions of the bomb (hours)."""
+    manifest.write_text(manifest.read_text() + "---\n" + bomb(12))
+    result = run("--diff", manifest.name, cwd=manifest.parent)
+    assert result.returncode == 1, result.stderr
+    assert "+              backoffLimit: 0\n" in result.stdout
+    assert "l11" not in result.stdout  # the bomb is not touched
+    assert "TL003" not in result.stderr  # (the report goes to stdout with --diff)
+
+
+@pytest.mark.parametrize("ending", ["\r\n", "\r"])
+def test_line_endings_are_kept_line_by_line(manifest: Path, ending: str) -> None:
+    """In a file of mixed endings (here every other line), untouched lines keep their own
+    and new lines take the most common one; a file of `\\r` alone keeps `\\r`."""
+    lines = manifest.read_text().splitlines(keepends=True)
+    if ending == "\r\n":  # mixed: CRLF on even lines, LF on odd ones, CRLF the most
+        lines = [line.replace("\n", "\r\n") if n % 2 == 0 else line for n, line in enumerate(lines)]
+        lines[1] = lines[1].replace("\n", "\r\n")
+    else:
+        lines = [line.replace("\n", "\r") for line in lines]
+    manifest.write_bytes("".join(lines).encode())
+    run("--fix", manifest.name, cwd=manifest.parent)
+    fixed = manifest.read_bytes().decode()
+    fixed_lines = fixed.splitlines(keepends=True)
+    assert len([line for line in lines if line not in fixed_lines]) == CHANGED_LINES
+    added = [line for line in fixed_lines if line not in lines]
+    assert added and all(line.endswith(ending) and "\n" not in line[:-2] for line in added)
+    expected = (GOLDEN / "finetune.fixed.yaml").read_text()
+    assert fixed.replace("\r\n", "\n").replace("\r", "\n") == expected
+
+
+def test_stdin_keeps_its_byte_order_mark(manifest: Path) -> None:
+    result = subprocess.run(
+        [TRAINLINT, "check", "--isolated", "--fix", "-", "--stdin-filename", "finetune.yaml"],
+        cwd=manifest.parent, input=b"\xef\xbb\xbf" + manifest.read_bytes(),
+        capture_output=True, timeout=120, check=False,
+    )
+    assert result.stdout == b"\xef\xbb\xbf" + (GOLDEN / "finetune.fixed.yaml").read_bytes()

@@ -98,6 +98,9 @@ class Source:
 
     name: str
     _text: str | None = field(default=None, repr=False)
+    #: Whether the bytes began with a UTF-8 byte order mark (not part of the text), so a
+    #: fix writes it back.
+    bom: bool = False
 
     @property
     def text(self) -> str:
@@ -232,6 +235,10 @@ def string(value: object) -> str:
 
 
 # --- loading ---
+
+
+#: The UTF-8 byte order mark some editors write first; it is no part of the text.
+BOM = b"\xef\xbb\xbf"
 
 
 def decode(data: bytes, name: str) -> tuple[str, list[LoadProblem]]:

@@ -39,6 +39,10 @@ from trainlint.loader import load
 MAX_PASSES = 5
 #: Template syntax (Helm, Jinja, Go templates): such files are never rewritten.
 TEMPLATE = "{{"
+#: A line break other than `\n`: `\r\n`, or `\r` alone.
+_LINE_BREAK = re.compile(r"\r\n?")
+#: A line and its ending (none for the last one, maybe).
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 _KEY_LINE = re.compile(r"^(?P<indent>[ -]*)(?P<key>[^\s#-][^#]*?):\s*(?:#.*)?$")
 
 
@@ -57,6 +61,8 @@ class FileFix:
     applied: list[Finding] = field(default_factory=list)
     #: Why the file (or some of its fixes) was not fixed.
     notes: list[str] = field(default_factory=list)
+    #: The bytes began with a byte order mark (`Source.bom`), which the fixed bytes keep.
+    bom: bool = False
 
     @property
     def changed(self) -> bool:
@@ -70,6 +76,11 @@ class FileFix:
                 f"a/{self.name}", f"b/{self.name}",
             )
         )
+
+
+def with_bom(text: str, bom: bool) -> str:
+    """`text`, after a byte order mark if its bytes began with one."""
+    return "\ufeff" + text if bom else text
 
 
 Relint = Callable[[list[Loaded]], list[Finding]]
@@ -91,7 +102,9 @@ def fix_all(
             name = item.source.name
             if name not in todo:
                 continue
-            entry = files.setdefault(name, FileFix(name, item.source.text, item.source.text))
+            entry = files.setdefault(
+                name, FileFix(name, item.source.text, item.source.text, bom=item.source.bom)
+            )
             try:
                 broken = any(problem.code == "TL001" for problem in item.problems)
                 if broken and TEMPLATE not in item.source.text:
@@ -103,7 +116,7 @@ def fix_all(
                 continue
             entry.applied.extend(applied)
             if text != item.source.text:
-                loaded[position] = load(text, name)
+                loaded[position] = load(text, name, bom=item.source.bom)
                 entry.text = text
                 changed = True
         if not changed:
@@ -135,8 +148,7 @@ def apply(text: str, findings: Sequence[Finding]) -> tuple[str, list[Finding]]:
         raise Unfixable(
             "it contains template syntax (`{{ ... }}`), which a YAML rewrite would break"
         )
-    newline = "\r\n" if "\r\n" in text else "\n"
-    work = text.replace("\r\n", "\n")
+    work = _LINE_BREAK.sub("\n", text)  # the round trip reads and writes `\n` alone
     parser = _round_trip(work)
     try:
         documents = list(parser.load_all(work))
@@ -156,12 +168,12 @@ def apply(text: str, findings: Sequence[Finding]) -> tuple[str, list[Finding]]:
     after = _dump(parser, documents)
     if after == before:
         return text, []
-    merged = "".join(
-        merge(work.splitlines(True), before.splitlines(True), after.splitlines(True))
-    )
-    if _data(after) is None or _data(merged) != _data(after):
+    merged = "".join(merge(lines(text), lines(before), lines(after)))
+    expected = _data(after)
+    # A node takes a character at the least: both texts' length never cuts a file short.
+    if expected is None or not same_data(_data(merged), expected, len(merged) + len(after)):
         raise Unfixable("its layout could not be kept around the fixed lines")
-    return merged.replace("\n", newline), applied
+    return merged, applied
 
 
 def merge(original: list[str], before: list[str], after: list[str]) -> list[str]:
@@ -170,11 +182,14 @@ def merge(original: list[str], before: list[str], after: list[str]) -> list[str]
     `before` is `original` as a dump lays it out: lines equal in both are anchors. Each
     edit replaces the original lines between its anchors; an edit with no anchor at an
     end grows over its unanchored neighbours, so only lines of (or right beside) edited
-    nodes take the dump's layout.
+    nodes take the dump's layout. Original lines are kept as written, line ending
+    included; the dump's lines (which end in `\n`) take the ending most of the file has.
     """
     if original == before:
         return after
-    anchors = _equal_lines(before, original)
+    endings = Counter(line[len(line.rstrip("\r\n")) :] for line in original)
+    newline = max(("\n", "\r\n", "\r"), key=lambda ending: endings[ending])
+    anchors = _equal_lines(before, [_LINE_BREAK.sub("\n", line) for line in original])
     hunks: list[list[int]] = []
     for tag, low, high, new_low, new_high in difflib.SequenceMatcher(
         None, before, after, autojunk=False
@@ -205,7 +220,9 @@ def merge(original: list[str], before: list[str], after: list[str]) -> list[str]
         first = _start(anchors, low, high)
         last = _end(anchors, low, high, len(before), len(original))
         assert first is not None and last is not None
-        result += original[done:first] + after[new_low:new_high]
+        result += original[done:first]
+        result += [line[:-1] + newline if line.endswith("\n") else line
+                   for line in after[new_low:new_high]]
         done = last
     return result + original[done:]
 
@@ -241,6 +258,40 @@ def _equal_lines(left: list[str], right: list[str]) -> dict[int, int]:
         if tag == "equal":
             pairs.update({start + offset: other + offset for offset in range(end - start)})
     return pairs
+
+
+def lines(text: str) -> list[str]:
+    """The lines of `text`, each with its ending, broken where YAML breaks them (`\r\n`,
+    `\r` or `\n`; not at the form feeds and other separators `str.splitlines` knows)."""
+    return _LINE.findall(text)
+
+
+def same_data(left: object, right: object, budget: int) -> bool:
+    """Whether two loaded texts hold the same data, in at most `budget` steps (Unfixable
+    beyond). Each pair of containers is compared once: an alias bomb shares its
+    containers, and `==` would walk every expansion of them (a ten-level bomb in another
+    document of the file took half a minute)."""
+    seen: set[tuple[int, int]] = set()
+    pending = [(left, right)]
+    while pending:
+        budget -= 1
+        if budget < 0:
+            raise Unfixable("it is too large to check that its layout was kept")
+        first, second = pending.pop()
+        if not isinstance(first, dict | list) or not isinstance(second, dict | list):
+            if first != second:  # two scalars, or a scalar and a container
+                return False
+            continue
+        if (id(first), id(second)) in seen:
+            continue
+        seen.add((id(first), id(second)))
+        if isinstance(first, dict) and isinstance(second, dict) and first.keys() == second.keys():
+            pending.extend((value, second[key]) for key, value in first.items())
+        elif isinstance(first, list) and isinstance(second, list) and len(first) == len(second):
+            pending.extend(zip(first, second, strict=True))
+        else:
+            return False
+    return True
 
 
 def _data(text: str) -> list[Any] | None:
@@ -373,7 +424,7 @@ def run(
         if request.diff:
             outcome.stdout += entry.diff()
         elif name == stdin:
-            outcome.stdout += entry.text
+            outcome.stdout += with_bom(entry.text, entry.bom)
         else:
             try:
                 write(Path(name), entry.original, entry.text)
@@ -389,7 +440,8 @@ def run(
         ]
         findings = relint(loaded)
     if stdin is not None and not request.diff and stdin not in files:
-        outcome.stdout += next(item.source.text for item in inputs if item.source.name == stdin)
+        source = next(item.source for item in inputs if item.source.name == stdin)
+        outcome.stdout += with_bom(source.text, source.bom)
     if request.show:
         outcome.notes[:0] = list(_shown(outcome.changed, findings, request))
     return loaded, findings, outcome

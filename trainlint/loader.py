@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 import yaml
 
 from trainlint.document import (
+    BOM,
     ENTRY,
     UNKNOWN_SPAN,
     Loaded,
@@ -144,8 +145,9 @@ class _GuardedLoader(_Resolver):
 def load_bytes(data: bytes, name: str) -> Loaded:
     """Parse the bytes of a file: invalid UTF-8 is reported and replaced, then `load`."""
     text, problems = decode(data, name)
+    bom = data.startswith(BOM)
     del data  # parsing copies the text once more: a long file must not be held three times
-    return load(text, name, problems)
+    return load(text, name, problems, bom=bom)
 
 
 def unreadable(name: str, error: OSError) -> Loaded:
@@ -159,9 +161,12 @@ def unreadable(name: str, error: OSError) -> Loaded:
     return Loaded(Source(name, ""), [], [problem])
 
 
-def load(text: str, name: str, problems: list[LoadProblem] | None = None) -> Loaded:
-    """Parse every document of `text` into Manifests; text-level problems become LoadProblems."""
-    source = Source(name, text)
+def load(
+    text: str, name: str, problems: list[LoadProblem] | None = None, *, bom: bool = False
+) -> Loaded:
+    """Parse every document of `text` into Manifests; text-level problems become LoadProblems.
+    `bom`: the bytes began with a byte order mark (see `Source.bom`)."""
+    source = Source(name, text, bom)
     found = list(problems or [])
     manifests: list[Manifest] = []
     fragments: list[Span] = []
