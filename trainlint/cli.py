@@ -84,6 +84,10 @@ def _config_options(command: Callable[..., None]) -> Callable[..., None]:
 @click.option("--show-fixes", is_flag=True, help="List the fixes applied, by file and rule.")
 @click.option("--fix-only", is_flag=True, help="Apply fixes without reporting what is left.")
 @click.option(
+    "--write-outside-tree", is_flag=True,
+    help="Let fixes write files that symbolic links lead to outside the folders checked.",
+)
+@click.option(
     "--jobs", "-j", type=click.IntRange(min=0), default=0, metavar="N",
     help="Processes to read and check with [default: 0, one per available core].",
 )
@@ -131,10 +135,11 @@ def check(
     extend_select: str | None, ignore: str | None, preview: bool | None,
     output_format: str | None,
     output_file: Path | None, statistics: bool, exit_zero: bool, stdin_filename: str,
-    fix: bool, unsafe_fixes: bool, diff: bool, show_fixes: bool, fix_only: bool, jobs: int,
-    no_cache: bool, cache_dir: Path | None, context_paths: tuple[str, ...],
-    no_bundled_runtimes: bool, from_cluster: bool, kubeconfig: str | None,
-    context_name: str | None, cluster_timeout: float, allow_empty: bool,
+    fix: bool, unsafe_fixes: bool, diff: bool, show_fixes: bool, fix_only: bool,
+    write_outside_tree: bool, jobs: int, no_cache: bool, cache_dir: Path | None,
+    context_paths: tuple[str, ...], no_bundled_runtimes: bool, from_cluster: bool,
+    kubeconfig: str | None, context_name: str | None, cluster_timeout: float,
+    allow_empty: bool,
 ) -> None:
     """Check files and folders (recursively: *.yaml, *.yml, *.json); `-` reads stdin.
 
@@ -190,7 +195,10 @@ def check(
         if fixing:
             from trainlint import fix as fixer
 
-            request = fixer.Request(unsafe=unsafe_fixes, diff=diff, show=show_fixes)
+            request = fixer.Request(
+                unsafe=unsafe_fixes, diff=diff, show=show_fixes,
+                writable=(lambda _: True) if write_outside_tree else quotable,
+            )
             inputs, findings, outcome = fixer.run(
                 read_all(names, read),
                 lambda items: lint(items, settings_for=settings_for, context=context),
@@ -303,7 +311,8 @@ def _from_cluster(kubeconfig: str | None, context_name: str | None, timeout: flo
 
 
 def _quotable(paths: tuple[str, ...], stdin_filename: str) -> Callable[[str], bool]:
-    """Whether a file's text may be shown: stdin's, or a file inside the folders checked
+    """Whether a file's text may be shown (or written by a fix, unless
+    `--write-outside-tree`): stdin's, or a file inside the folders checked
     (`trainlint.files.Tree`)."""
     from trainlint.files import Tree
 

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import errno
+import functools
 import io
 import itertools
 import os
@@ -33,6 +35,7 @@ import yaml
 from trainlint import fixes
 from trainlint.document import Loaded
 from trainlint.engine import Finding
+from trainlint.files import read_bytes
 from trainlint.loader import load
 
 #: Passes of fix-then-check before giving up on convergence.
@@ -67,6 +70,10 @@ class FileFix:
     @property
     def changed(self) -> bool:
         return self.text != self.original
+
+    def encoded(self, text: str) -> bytes:
+        """The bytes of `text` (the original or the fixed one) as the file holds them."""
+        return with_bom(text, self.bom).encode("utf-8")
 
     def diff(self) -> str:
         """A unified diff of the fix, as `git apply` reads it."""
@@ -345,32 +352,145 @@ def indentation(text: str) -> tuple[int, int]:
 # --- writing ---
 
 
-def write(path: Path, original: str, text: str) -> None:
-    """Replace the file's text atomically: a temporary file in the same folder, fsync,
-    rename over it, with the file's mode kept. Refused (OSError) when the file no longer
-    holds `original`, since someone changed it after it was read."""
+#: Why a file is not written: it no longer holds what was read.
+_CHANGED = "the file changed on disk since it was read"
+
+
+def write(path: Path, original: bytes, data: bytes) -> None:
+    """Replace the file's bytes, `original`, with `data`: a temporary file in the same
+    folder, with the file's owner and mode, synced, then put in its place.
+
+    Refused (Unfixable) for a read-only file, for one with other hard links (replacing
+    it would split them), and for one that no longer holds `original` (someone changed
+    it after it was read). Where the system can exchange two names atomically (Linux,
+    macOS), that is how the file is replaced, and what it held at that very moment is
+    checked after the fact: an edit that landed between the check and the exchange is put
+    back, and the fix is not written. Elsewhere the last check is made just before the
+    rename, and an edit can still land in between.
+    """
     target = path.resolve()  # a symbolic link stays a link to the fixed file
-    data = target.read_bytes()
-    bom = data.startswith(b"\xef\xbb\xbf")
-    try:
-        current = data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        current = None
-    if current != original:
-        raise Unfixable("the file changed on disk since it was read")
-    mode = stat.S_IMODE(target.stat().st_mode)
+    status = target.stat()
+    if status.st_nlink > 1:
+        raise Unfixable(
+            f"it has {status.st_nlink} hard links, which replacing it would split; "
+            "fix one by hand, or remove the other links"
+        )
+    if not status.st_mode & _WRITABLE or not os.access(target, os.W_OK):
+        raise Unfixable(
+            f"it is read-only (mode {stat.S_IMODE(status.st_mode):04o}): make it writable first"
+        )
+    if read_bytes(target) != original:
+        raise Unfixable(_CHANGED)
     handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    #: Whether the temporary name holds someone's edit, which must outlive this function.
+    holds_edit = False
     try:
         with os.fdopen(handle, "wb") as stream:
-            stream.write((b"\xef\xbb\xbf" if bom else b"") + text.encode("utf-8"))
+            _keep_owner(stream.fileno(), status)
+            os.fchmod(stream.fileno(), stat.S_IMODE(status.st_mode))
+            stream.write(data)
             stream.flush()
             os.fsync(stream.fileno())
-        Path(temporary).chmod(mode)
-        Path(temporary).replace(target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+            ours = os.fstat(stream.fileno()).st_ino
+        if not _exchange(temporary, target):
+            if read_bytes(target) != original:
+                raise Unfixable(_CHANGED)
+            Path(temporary).replace(target)
+        else:
+            holds_edit = True  # until shown to hold `original`
+            if _read_or_none(temporary) != original:
+                _put_back(temporary, target, ours)
+                holds_edit = False
+                raise Unfixable(
+                    "the file changed on disk while it was being fixed: the change is kept"
+                )
+            holds_edit = False
+    finally:
+        if not holds_edit:
+            Path(temporary).unlink(missing_ok=True)
     _sync_folder(target.parent)
+
+
+#: Any write permission bit: a file without one was made read-only on purpose (and
+#: root, who may write it all the same, must not replace it either).
+_WRITABLE = stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH
+
+
+def _keep_owner(handle: int, status: os.stat_result) -> None:
+    made = os.fstat(handle)
+    if (made.st_uid, made.st_gid) == (status.st_uid, status.st_gid):
+        return
+    try:
+        os.fchown(handle, status.st_uid, status.st_gid)
+    except PermissionError:
+        raise Unfixable(
+            "it belongs to another user or group, which replacing it would change"
+        ) from None
+
+
+def _read_or_none(name: str) -> bytes | None:
+    try:
+        return read_bytes(name)
+    except OSError:
+        return None
+
+
+def _put_back(temporary: str, target: Path, ours: int) -> None:
+    """Exchange the names again, so the changed file is back in place. If the fixed file
+    was itself replaced meanwhile (an editor saving again), the newest file goes back in
+    place, and the one it superseded is what is left at the temporary name."""
+    try:
+        _exchange(temporary, target)
+        if Path(temporary).stat().st_ino != ours:
+            _exchange(temporary, target)
+    except OSError as error:
+        raise Unfixable(
+            f"the file changed on disk while it was being fixed, and could not be put back "
+            f"({error.strerror}): the changed file is {temporary}"
+        ) from None
+
+
+#: `renameat2` flag (Linux) and `renamex_np` flag (macOS): swap the two names.
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+#: The system cannot exchange names (old kernel, or a file system that cannot).
+_CANNOT_EXCHANGE = frozenset({errno.ENOSYS, errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP})
+
+
+def _exchange(first: str, second: Path) -> bool:
+    """Swap what two names point at, atomically; False where the system cannot."""
+    import ctypes
+
+    swap = _exchange_call()
+    if swap is None:
+        return False
+    if swap(os.fsencode(first), os.fsencode(second)) == 0:
+        return True
+    error = ctypes.get_errno()
+    if error in _CANNOT_EXCHANGE:
+        return False
+    raise OSError(error, os.strerror(error), str(second))
+
+
+@functools.cache
+def _exchange_call() -> Callable[[bytes, bytes], int] | None:
+    """The C library's atomic exchange of two names, if it has one."""
+    import ctypes
+
+    library = ctypes.CDLL(None, use_errno=True)
+    if hasattr(library, "renameat2"):  # Linux (glibc 2.28 on)
+        call = library.renameat2
+        call.argtypes = [
+            ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint,
+        ]
+        return lambda first, second: int(
+            call(_AT_FDCWD, first, _AT_FDCWD, second, _RENAME_EXCHANGE)
+        )
+    if hasattr(library, "renamex_np"):  # macOS
+        swap = library.renamex_np
+        swap.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_uint]
+        return lambda first, second: int(swap(first, second, _RENAME_EXCHANGE))
+    return None
 
 
 def _sync_folder(folder: Path) -> None:
@@ -402,6 +522,9 @@ class Request:
     diff: bool = False
     #: List the fixes applied (`--show-fixes`).
     show: bool = False
+    #: Whether a file may be fixed: not one outside the folders checked, reached through
+    #: a symbolic link, unless `--write-outside-tree` (see `trainlint.files.Tree`).
+    writable: Callable[[str], bool] = field(default=lambda name: True)
 
 
 def run(
@@ -421,17 +544,23 @@ def run(
         if not entry.changed:
             continue
         outcome.changed.append(entry)
-        if request.diff:
-            outcome.stdout += entry.diff()
-        elif name == stdin:
+        if name == stdin and not request.diff:
             outcome.stdout += with_bom(entry.text, entry.bom)
-        else:
-            try:
-                write(Path(name), entry.original, entry.text)
-            except (OSError, Unfixable) as error:
-                reason = error.strerror if isinstance(error, OSError) else str(error)
-                outcome.notes.append(f"{name}: not written: {reason}")
-                outcome.unwritten.append(entry)
+            continue
+        try:
+            if not request.writable(name):
+                raise Unfixable(
+                    "it is a symbolic link to a file outside the folders checked "
+                    "(`--write-outside-tree` writes it)"
+                )
+            if request.diff:
+                outcome.stdout += entry.diff()
+            else:
+                write(Path(name), entry.encoded(entry.original), entry.encoded(entry.text))
+        except (OSError, Unfixable) as error:
+            reason = error.strerror if isinstance(error, OSError) else str(error)
+            outcome.notes.append(f"{name}: not written: {reason}")
+            outcome.unwritten.append(entry)
     if outcome.unwritten:  # report what the files still hold
         unwritten = {entry.name for entry in outcome.unwritten}
         loaded = [
