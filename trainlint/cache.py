@@ -435,10 +435,14 @@ MARKERS = {
 
 
 def _mark(folder: Path) -> None:
+    """Write the markers that are missing or not whole (a full disk may have cut one
+    short before they were written atomically): each run that saves mends them."""
     folder.mkdir(parents=True, exist_ok=True)
     for name, text in MARKERS.items():
-        if not (folder / name).exists():
-            (folder / name).write_text(text, encoding="utf-8")
+        with contextlib.suppress(OSError):
+            if (folder / name).read_bytes() == text.encode():
+                continue
+        _write(folder / name, text)
 
 
 #: Compact, and without the check for cycles: entries are plain data.
