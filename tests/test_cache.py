@@ -4,6 +4,7 @@ looked up are unchanged; never trusted when damaged."""
 from __future__ import annotations
 
 import json
+import resource
 import shutil
 import subprocess
 from functools import partial
@@ -12,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from trainlint import parallel
-from trainlint.cache import Cache, Outcome, check
+from trainlint.cache import MARKERS, Cache, Outcome, check
 from trainlint.engine import DEPENDENCY_SEPARATOR, Run, Settings
 from trainlint.loader import load
 
@@ -304,6 +305,36 @@ def test_git_ignores_the_cache_folder(project: Path, tmp_path: Path) -> None:
     assert (tmp_path / "cache" / "CACHEDIR.TAG").read_text().startswith(
         "Signature: 8a477f597d28d172789f06886806bc55"
     )
+
+
+def test_a_full_disk_leaves_no_broken_marker(project: Path, tmp_path: Path) -> None:
+    """A run that cannot write its cache (here: every file it writes is limited to 16
+    bytes, as a nearly full disk would cut it) still reports, and leaves no cut-short
+    `.gitignore` (git would then see the cache); the next run writes the markers whole."""
+    trainlint = shutil.which("trainlint") or "trainlint"
+
+    def run(limit: int | None) -> subprocess.CompletedProcess[str]:
+        def limited() -> None:
+            if limit is not None:
+                resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+        return subprocess.run(
+            [trainlint, "check", "--output-format", "concise", "--cache-dir", "cache",
+             str(project)],
+            capture_output=True, text=True, check=False, cwd=tmp_path, preexec_fn=limited,
+        )
+
+    full = run(16)
+    assert (full.returncode, full.stderr) == (1, "")
+    assert "runtime.yaml:" in full.stdout
+    assert not (tmp_path / "cache" / ".gitignore").exists()
+    assert run(None).stdout == full.stdout
+    for name, text in MARKERS.items():
+        assert (tmp_path / "cache" / name).read_text() == text
+    (tmp_path / "cache" / ".gitignore").write_text("")  # cut short by an older release
+    (project / "unrelated.yaml").write_text(UNRELATED + "# changed\n")  # the cache is written
+    run(None)
+    assert (tmp_path / "cache" / ".gitignore").read_text() == MARKERS[".gitignore"]
 
 
 def test_command_line_cache_options(project: Path, tmp_path: Path) -> None:

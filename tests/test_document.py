@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import pickle
 import time
 
@@ -9,7 +10,7 @@ import pytest
 
 from tests.conftest import lint_text
 from trainlint.document import Manifest, Span, decode, once_per_object
-from trainlint.loader import MAX_DEPTH, load
+from trainlint.loader import MAX_COMPOSED, MAX_DEPTH, load
 
 RUNTIME = """\
 apiVersion: trainer.kubeflow.org/v1alpha1
@@ -100,13 +101,71 @@ def test_bom_is_accepted() -> None:
 
 @pytest.mark.parametrize("opener", ["[", "{a: ", "- "])
 def test_absurd_nesting_is_refused_quickly_without_crashing(opener: str) -> None:
+    """At the first collection deeper than the limit (the 201st opener), whether or not
+    the PyYAML release refuses deep nesting itself (6.0.4 does, past 1,000 levels)."""
     closer = {"[": "]", "{a: ": "}", "- ": ""}[opener]
     text = opener * 100_000 + "x" + closer * 100_000
     started = time.perf_counter()
     loaded = load(text, "deep.yaml")
     assert time.perf_counter() - started < 5
-    assert [p.code for p in loaded.problems] == ["TL003"]
-    assert f"deeper than {MAX_DEPTH}" in loaded.problems[0].message
+    column = MAX_DEPTH * len(opener) + 1
+    assert [(p.code, p.span, p.message) for p in loaded.problems] == [(
+        "TL003", Span(1, column, 1, column + 1),
+        f"document nests deeper than {MAX_DEPTH} levels: it is not checked, nor is the rest "
+        "of the file",
+    )]
+
+
+@pytest.mark.parametrize(
+    ("depth", "rest_checked"), [(MAX_DEPTH + 1, True), (900, True), (1_001, False), (5_000, False)]
+)
+def test_deep_nesting_is_refused_where_it_passes_the_limit(depth: int, rest_checked: bool) -> None:
+    """Ours is the limit that applies, at the same place on every PyYAML release: libyaml
+    (from 6.0.4) refuses past 1,000 levels, and its scanner, which looks ahead, can get
+    there before the composer is 201 deep. A document too deep for the plain composer
+    stops the file (libyaml cannot go on after it); a shallower one is skipped alone."""
+    text = (
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: before}\n---\n"
+        f"b: {'[' * depth}{']' * depth}\n---\napiVersion: v1\nkind: ConfigMap\n"
+        "metadata: {name: after}\n"
+    )
+    loaded = load(text, "deep.yaml")
+    [problem] = loaded.problems
+    column = 3 + MAX_DEPTH  # the root mapping is the first level, the 200th `[` the 201st
+    assert (problem.code, problem.span) == ("TL003", Span(5, column, 5, column + 1))
+    assert problem.message.endswith("it is not checked" if rest_checked else "rest of the file")
+    names = ["before", "after"] if rest_checked else ["before"]
+    assert [manifest.name for manifest in loaded.manifests] == names
+
+
+def test_deep_nesting_in_a_key_is_a_syntax_error_on_every_pyyaml() -> None:
+    """Nesting past libyaml's own limit in a block mapping's key cannot be valid (a key
+    takes at most 1,024 characters): PyYAML 6.0.3 finds no `:` after it, 6.0.4 refuses
+    the nesting before any of it reaches the composer. Both are TL001 on that line; the
+    documents before are checked."""
+    text = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: before}\n---\na: 1\n" + "[" * 10_000
+    loaded = load(text, "key.yaml")
+    assert [(p.code, p.span.line) for p in loaded.problems] == [("TL001", 6)]
+    assert [manifest.name for manifest in loaded.manifests] == ["before"]
+
+
+def test_a_huge_document_is_refused_while_it_is_composed() -> None:
+    """The node limit applies as libyaml composes, not once the document is composed (a
+    20 MB flow sequence took 2.9 GB before its refusal): the text past the limit is never
+    read, so the syntax error at its end is not reached."""
+    text = "[" + "0, " * MAX_COMPOSED + "}"
+    collecting = gc.isenabled()
+    gc.disable()  # as in a run: the collector would only slow composing down
+    try:
+        loaded = load(text, "huge.yaml")
+    finally:
+        if collecting:
+            gc.enable()
+    assert [(p.code, p.span, p.message) for p in loaded.problems] == [(
+        "TL003", Span(1, 1, 1, 2),
+        f"document has more than {MAX_COMPOSED:,} nodes: it is not checked, nor is the rest "
+        "of the file",
+    )]
 
 
 def test_nesting_just_under_the_limit_is_read() -> None:

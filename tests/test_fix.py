@@ -7,6 +7,7 @@ import os
 import shutil
 import stat
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -154,16 +155,16 @@ def test_failed_write_leaves_the_original(
 
     monkeypatch.setattr(os, "fsync", crash)
     with pytest.raises(OSError, match="No space"):
-        fix.write(manifest, original.decode(), "replaced: true\n")
+        fix.write(manifest, original, b"replaced: true\n")
     assert manifest.read_bytes() == original
     assert sorted(path.name for path in manifest.parent.iterdir()) == ["finetune.yaml"]
 
 
 def test_changed_on_disk_is_not_overwritten(manifest: Path) -> None:
-    read = manifest.read_text()
-    manifest.write_text(read + "# edited meanwhile\n")
+    read = manifest.read_bytes()
+    manifest.write_bytes(read + b"# edited meanwhile\n")
     with pytest.raises(fix.Unfixable, match="changed on disk"):
-        fix.write(manifest, read, "replaced: true\n")
+        fix.write(manifest, read, b"replaced: true\n")
     assert manifest.read_text().endswith("# edited meanwhile\n")
 
 
@@ -191,3 +192,203 @@ def test_crlf_and_unparsable_input() -> None:
     assert applied and "\r\n" in fixed and "\n" not in fixed.replace("\r\n", "")
     with pytest.raises(fix.Unfixable, match="round-trip parser"):
         fix.apply("a: [\n", findings)
+
+
+# --- what `--fix` must never do: lose an edit, change a file's owner, mode, links or
+# line endings, write outside the tree, or take unbounded time ---
+
+#: The lines of the golden manifest that its fix changes (see `test_only_fixed_lines_change`).
+CHANGED_LINES = 6
+
+
+def bomb(levels: int) -> str:
+    """A document of `levels` lists of ten aliases of the list before: 10**levels nodes."""
+    rows = ["l0: &l0 [x, x, x, x, x, x, x, x, x, x]"]
+    rows += [f"l{n}: &l{n} [{', '.join([f'*l{n - 1}'] * 10)}]" for n in range(1, levels)]
+    return "\n".join(rows) + "\n"
+
+
+def test_an_alias_bomb_in_another_document_does_not_stall_the_fix(manifest: Path) -> None:
+    """The check that the spliced text loads to the fixed data compares each pair of
+    shared containers once: `==` walked all 10**12 expansions of the bomb (hours)."""
+    manifest.write_text(manifest.read_text() + "---\n" + bomb(12))
+    result = run("--diff", manifest.name, cwd=manifest.parent)
+    assert result.returncode == 1, result.stderr
+    assert "+              backoffLimit: 0\n" in result.stdout
+    assert "l11" not in result.stdout  # the bomb is not touched
+    assert "TL003" not in result.stderr  # (the report goes to stdout with --diff)
+
+
+@pytest.mark.parametrize("ending", ["\r\n", "\r"])
+def test_line_endings_are_kept_line_by_line(manifest: Path, ending: str) -> None:
+    """In a file of mixed endings (here every other line), untouched lines keep their own
+    and new lines take the most common one; a file of `\\r` alone keeps `\\r`."""
+    lines = manifest.read_text().splitlines(keepends=True)
+    if ending == "\r\n":  # mixed: CRLF on even lines, LF on odd ones, CRLF the most
+        lines = [line.replace("\n", "\r\n") if n % 2 == 0 else line for n, line in enumerate(lines)]
+        lines[1] = lines[1].replace("\n", "\r\n")
+    else:
+        lines = [line.replace("\n", "\r") for line in lines]
+    manifest.write_bytes("".join(lines).encode())
+    run("--fix", manifest.name, cwd=manifest.parent)
+    fixed = manifest.read_bytes().decode()
+    fixed_lines = fixed.splitlines(keepends=True)
+    assert len([line for line in lines if line not in fixed_lines]) == CHANGED_LINES
+    added = [line for line in fixed_lines if line not in lines]
+    assert added and all(line.endswith(ending) and "\n" not in line[:-2] for line in added)
+    expected = (GOLDEN / "finetune.fixed.yaml").read_text()
+    assert fixed.replace("\r\n", "\n").replace("\r", "\n") == expected
+
+
+def test_stdin_keeps_its_byte_order_mark(manifest: Path) -> None:
+    result = subprocess.run(
+        [TRAINLINT, "check", "--isolated", "--fix", "-", "--stdin-filename", "finetune.yaml"],
+        cwd=manifest.parent, input=b"\xef\xbb\xbf" + manifest.read_bytes(),
+        capture_output=True, timeout=120, check=False,
+    )
+    assert result.stdout == b"\xef\xbb\xbf" + (GOLDEN / "finetune.fixed.yaml").read_bytes()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root can give a file to another user")
+def test_owner_and_group_are_kept(manifest: Path) -> None:
+    os.chown(manifest, 1000, 1000)
+    run("--fix", manifest.name, cwd=manifest.parent)
+    assert manifest.read_bytes() == (GOLDEN / "finetune.fixed.yaml").read_bytes()
+    assert (manifest.stat().st_uid, manifest.stat().st_gid) == (1000, 1000)
+
+
+def test_a_read_only_file_is_refused(manifest: Path) -> None:
+    """Made read-only on purpose, it is not replaced (replacing needs only the folder's
+    permission, and root may write anything)."""
+    manifest.chmod(0o444)
+    before = manifest.read_bytes()
+    result = run("--fix", manifest.name, cwd=manifest.parent)
+    assert manifest.read_bytes() == before
+    assert stat.S_IMODE(manifest.stat().st_mode) == 0o444
+    assert "finetune.yaml: not written: it is read-only (mode 0444): make it writable first" in (
+        result.stderr
+    )
+    assert result.returncode == 1
+    assert " TL401 " in result.stdout  # what the file still holds is reported
+
+
+def test_a_hard_linked_file_is_refused(manifest: Path) -> None:
+    """Replacing it would leave the other name with the old text, split from this one."""
+    other = manifest.parent / "other.yaml"
+    os.link(manifest, other)
+    before = manifest.read_bytes()
+    result = run("--fix", manifest.name, cwd=manifest.parent)
+    assert manifest.read_bytes() == other.read_bytes() == before
+    assert manifest.stat().st_ino == other.stat().st_ino
+    assert "finetune.yaml: not written: it has 2 hard links, which replacing it would split" in (
+        result.stderr
+    )
+
+
+def test_a_link_out_of_the_tree_is_written_only_when_asked(tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere" / "finetune.yaml"
+    outside.parent.mkdir()
+    shutil.copyfile(GOLDEN / "finetune.yaml", outside)
+    tree = tmp_path / "repo"
+    tree.mkdir()
+    (tree / "linked.yaml").symlink_to(outside)
+    before = outside.read_bytes()
+    refused = run("--fix", ".", cwd=tree)
+    assert outside.read_bytes() == before
+    assert (
+        "linked.yaml: not written: it is a symbolic link to a file outside the folders "
+        "checked (`--write-outside-tree` writes it)"
+    ) in refused.stderr
+    assert refused.returncode == 1
+    diff = run("--diff", ".", cwd=tree)
+    assert (diff.returncode, diff.stdout) == (2, "")  # its text is not shown either
+    run("--fix", "--write-outside-tree", ".", cwd=tree)
+    assert outside.read_bytes() == (GOLDEN / "finetune.fixed.yaml").read_bytes()
+    assert (tree / "linked.yaml").is_symlink()
+
+
+#: Another process, an editor: told by the kernel (inotify) the moment `--fix` creates
+#: its temporary file beside the manifest, it stops the fixing process (it would
+#: otherwise often be done before this one is scheduled), saves the manifest, in place or
+#: by renaming a new file over it, and lets the fix go on: the edit lands after the fix
+#: checked the file, before it is replaced.
+EDITOR = """\
+import ctypes, os, signal, struct, sys
+folder, name, how = sys.argv[1:]
+libc = ctypes.CDLL(None, use_errno=True)
+watch = libc.inotify_init1(0)
+assert watch >= 0 and libc.inotify_add_watch(watch, folder.encode(), 0x100) >= 0  # IN_CREATE
+print("ready", flush=True)
+fixing = int(sys.stdin.readline())
+created = False
+while not created:
+    events = os.read(watch, 65536)
+    while events:
+        size = struct.unpack_from("iIII", events)[3]
+        created |= events[16 : 16 + size].rstrip(b"\\0").decode().startswith("." + name + ".")
+        events = events[16 + size :]
+os.kill(fixing, signal.SIGSTOP)
+try:
+    edit = b"# edited by someone else while it was being fixed\\n"
+    if how == "in-place":
+        with open(os.path.join(folder, name), "wb") as file:
+            file.write(edit)
+    else:
+        with open(os.path.join(folder, "saved.tmp"), "wb") as file:
+            file.write(edit)
+        os.replace(os.path.join(folder, "saved.tmp"), os.path.join(folder, name))
+finally:
+    os.kill(fixing, signal.SIGCONT)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the editor uses inotify")
+@pytest.mark.parametrize("how", ["in-place", "renamed"])
+def test_an_edit_made_while_the_fix_is_written_is_never_lost(manifest: Path, how: str) -> None:
+    """A real editor in another process saves the file (in place, or by renaming a new
+    file over it) while the fix is writing: after the fix's check, before its rename. The
+    fix replaces the file by an atomic exchange and checks what it replaced: the edit is
+    put back (it was lost every time)."""
+    caught = 0
+    for attempt in range(10):  # three at least, until the edit lands in the window once
+        if attempt >= 3 and caught:
+            break
+        shutil.copyfile(GOLDEN / "finetune.yaml", manifest)
+        editor = subprocess.Popen(
+            [sys.executable, "-c", EDITOR, str(manifest.parent), manifest.name, how],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        )
+        try:
+            assert editor.stdin is not None and editor.stdout is not None
+            assert editor.stdout.readline() == "ready\n"
+            fixing = subprocess.Popen(
+                [TRAINLINT, "check", "--isolated", "--fix", manifest.name],
+                cwd=manifest.parent, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            )
+            editor.stdin.write(f"{fixing.pid}\n")
+            editor.stdin.close()
+            _, stderr = fixing.communicate(timeout=120)
+            assert editor.wait(timeout=60) == 0
+        finally:
+            editor.kill()
+        edited = b"# edited by someone else while it was being fixed\n"
+        assert manifest.read_bytes() == edited, stderr
+        assert sorted(path.name for path in manifest.parent.iterdir()) == ["finetune.yaml"]
+        # Stopped after its exchange (a slow wake-up), the fix was written and then edited.
+        caught += "finetune.yaml: not written: the file changed on disk while" in stderr
+    assert caught  # the edit landed in the window at least once
+
+
+def test_without_an_atomic_exchange_the_file_is_rechecked_before_the_rename(
+    manifest: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the system cannot exchange names, the last check is made just before the
+    rename, and the file is replaced whole, its mode kept."""
+    monkeypatch.setattr(fix, "_exchange_call", lambda: None)
+    manifest.chmod(0o640)
+    original = manifest.read_bytes()
+    fix.write(manifest, original, b"replaced: true\n")
+    assert manifest.read_bytes() == b"replaced: true\n"
+    assert stat.S_IMODE(manifest.stat().st_mode) == 0o640
+    with pytest.raises(fix.Unfixable, match="changed on disk"):
+        fix.write(manifest, original, b"again: true\n")

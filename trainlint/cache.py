@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import trainlint
-from trainlint.document import Loaded, Manifest, Source, Span, dig, read_bytes
+from trainlint.document import Loaded, Manifest, Source, Span, dig
 from trainlint.engine import (
     DEPENDENCY_SEPARATOR,
     LOOKED_UP_KINDS,
@@ -42,6 +42,7 @@ from trainlint.engine import (
     in_order,
     object_kind,
 )
+from trainlint.files import read_bytes
 from trainlint.packed import Packed, Texts, texts, unpack
 
 #: The kinds the index holds, whose changes other files' findings may depend on.
@@ -434,10 +435,14 @@ MARKERS = {
 
 
 def _mark(folder: Path) -> None:
+    """Write the markers that are missing or not whole (a full disk may have cut one
+    short before they were written atomically): each run that saves mends them."""
     folder.mkdir(parents=True, exist_ok=True)
     for name, text in MARKERS.items():
-        if not (folder / name).exists():
-            (folder / name).write_text(text, encoding="utf-8")
+        with contextlib.suppress(OSError):
+            if (folder / name).read_bytes() == text.encode():
+                continue
+        _write(folder / name, text)
 
 
 #: Compact, and without the check for cycles: entries are plain data.

@@ -84,6 +84,10 @@ def _config_options(command: Callable[..., None]) -> Callable[..., None]:
 @click.option("--show-fixes", is_flag=True, help="List the fixes applied, by file and rule.")
 @click.option("--fix-only", is_flag=True, help="Apply fixes without reporting what is left.")
 @click.option(
+    "--write-outside-tree", is_flag=True,
+    help="Let fixes write files that symbolic links lead to outside the folders checked.",
+)
+@click.option(
     "--jobs", "-j", type=click.IntRange(min=0), default=0, metavar="N",
     help="Processes to read and check with [default: 0, one per available core].",
 )
@@ -139,11 +143,11 @@ def check(
     extend_select: str | None, ignore: str | None, preview: bool | None,
     output_format: str | None,
     output_file: Path | None, statistics: bool, exit_zero: bool, stdin_filename: str,
-    fix: bool, unsafe_fixes: bool, diff: bool, show_fixes: bool, fix_only: bool, jobs: int,
-    no_cache: bool, cache_dir: Path | None, context_paths: tuple[str, ...],
-    no_bundled_runtimes: bool, from_cluster: bool, kubeconfig: str | None,
-    context_name: str | None, cluster_timeout: float, allow_empty: bool,
-    base: str | None, base_all: bool,
+    fix: bool, unsafe_fixes: bool, diff: bool, show_fixes: bool, fix_only: bool,
+    write_outside_tree: bool, jobs: int, no_cache: bool, cache_dir: Path | None,
+    context_paths: tuple[str, ...], no_bundled_runtimes: bool, from_cluster: bool,
+    kubeconfig: str | None, context_name: str | None, cluster_timeout: float,
+    allow_empty: bool, base: str | None, base_all: bool,
 ) -> None:
     """Check files and folders (recursively: *.yaml, *.yml, *.json); `-` reads stdin.
 
@@ -180,6 +184,7 @@ def check(
     chosen = _select(paths, config_file, isolated, overrides, stdin_filename)
     names, where = chosen.names, chosen.settings
     cluster = _from_cluster(kubeconfig, context_name, cluster_timeout) if from_cluster else []
+    quotable = _quotable(paths, stdin_filename)
     fixing = _fixing(fix or fix_only or diff, base, base_all)
     # Fixes edit the objects they were found on, so fixing stays in one process.
     processes = 1 if fixing or STDIN in paths else jobs or parallel.available_cores()
@@ -202,7 +207,10 @@ def check(
         if fixing:
             from trainlint import fix as fixer
 
-            request = fixer.Request(unsafe=unsafe_fixes, diff=diff, show=show_fixes)
+            request = fixer.Request(
+                unsafe=unsafe_fixes, diff=diff, show=show_fixes,
+                writable=(lambda _: True) if write_outside_tree else quotable,
+            )
             inputs, findings, outcome = fixer.run(
                 read_all(names, read),
                 lambda items: lint(items, settings_for=settings_for, context=context),
@@ -232,7 +240,7 @@ def check(
         summary = _Summary(result.objects, result.fragments, result.unchecked)
     if not (summary.objects or findings):
         summary.nothing_checked(files, allow_empty=allow_empty)
-    _report(findings, files, output_format, output_file, statistics, can_fix, report_err)
+    _report(findings, files, output_format, output_file, statistics, can_fix, quotable, report_err)
     summary.tell()
     failed = any(settings_for(finding.source).fails([finding]) for finding in findings)
     sys.exit(1 if failed and not exit_zero else 0)
@@ -360,6 +368,16 @@ def _from_cluster(kubeconfig: str | None, context_name: str | None, timeout: flo
         raise Failure(f"--from-cluster: {error}") from None
 
 
+def _quotable(paths: tuple[str, ...], stdin_filename: str) -> Callable[[str], bool]:
+    """Whether a file's text may be shown (or written by a fix, unless
+    `--write-outside-tree`): stdin's, or a file inside the folders checked
+    (`trainlint.files.Tree`)."""
+    from trainlint.files import Tree
+
+    tree = Tree(name for name in paths or (".",) if name != STDIN)
+    return lambda file: (STDIN in paths and file == stdin_filename) or tree.holds(file)
+
+
 def _collect_again() -> None:
     """Collect cycles again, the run's objects counted as old: re-enabled with them all
     still young, the collector would first go through every one (a twentieth of a large
@@ -431,7 +449,7 @@ def _tell(outcome: Any, *, diff: bool, fix_only: bool) -> None:
 def _report(
     findings: list[Finding], files: list[str], output_format: str | None,
     output_file: Path | None, statistics: bool, can_fix: Callable[[Finding], bool],
-    to_stderr: bool,
+    quotable: Callable[[str], bool], to_stderr: bool,
 ) -> None:
     from trainlint.report import Report, renderer
 
@@ -441,7 +459,7 @@ def _report(
     )
     report = Report(
         findings, files, color=_color(output_file is None and sys.stdout.isatty()),
-        can_fix=can_fix,
+        can_fix=can_fix, quotable=quotable,
     )
     if statistics:
         from trainlint.report.statistics import render
@@ -557,14 +575,15 @@ def _rule_entry(rule: Rule) -> dict[str, str | bool]:
 
 
 def _read(name: str, stdin_filename: str) -> Loaded:
-    from trainlint.document import read_bytes
+    from trainlint.files import read_bytes, read_stream
     from trainlint.loader import load_bytes, unreadable
 
+    shown = stdin_filename if name == STDIN else name
     try:
-        data = sys.stdin.buffer.read() if name == STDIN else read_bytes(name)
+        data = read_stream(sys.stdin.buffer) if name == STDIN else read_bytes(name)
     except OSError as error:
-        return unreadable(name, error)
-    return load_bytes(data, stdin_filename if name == STDIN else name)
+        return unreadable(shown, error)
+    return load_bytes(data, shown)
 
 
 def run() -> None:

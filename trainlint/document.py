@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from functools import wraps
 from typing import Any, NamedTuple, TypeVar
 
+from trainlint.files import read_bytes
+
 Path = tuple[str | int, ...]
 T = TypeVar("T")
 
@@ -96,13 +98,16 @@ class Source:
 
     name: str
     _text: str | None = field(default=None, repr=False)
+    #: Whether the bytes began with a UTF-8 byte order mark (not part of the text), so a
+    #: fix writes it back.
+    bom: bool = False
 
     @property
     def text(self) -> str:
         if self._text is None:
             try:
                 data = read_bytes(self.name)
-            except OSError:
+            except OSError:  # a FIFO, a device... is never read, nor quoted
                 data = b""
             self._text = decode(data, self.name)[0]
         return self._text
@@ -232,11 +237,8 @@ def string(value: object) -> str:
 # --- loading ---
 
 
-def read_bytes(name: str) -> bytes:
-    """A file's bytes in one unbuffered read: for a small file, making a `Path` and a
-    buffer costs as much as the read itself."""
-    with open(name, "rb", buffering=0) as file:  # noqa: PTH123 - see above
-        return file.read()
+#: The UTF-8 byte order mark some editors write first; it is no part of the text.
+BOM = b"\xef\xbb\xbf"
 
 
 def decode(data: bytes, name: str) -> tuple[str, list[LoadProblem]]:

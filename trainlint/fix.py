@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import errno
+import functools
 import io
 import itertools
 import os
@@ -33,12 +35,17 @@ import yaml
 from trainlint import fixes
 from trainlint.document import Loaded
 from trainlint.engine import Finding
+from trainlint.files import read_bytes
 from trainlint.loader import load
 
 #: Passes of fix-then-check before giving up on convergence.
 MAX_PASSES = 5
 #: Template syntax (Helm, Jinja, Go templates): such files are never rewritten.
 TEMPLATE = "{{"
+#: A line break other than `\n`: `\r\n`, or `\r` alone.
+_LINE_BREAK = re.compile(r"\r\n?")
+#: A line and its ending (none for the last one, maybe).
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 _KEY_LINE = re.compile(r"^(?P<indent>[ -]*)(?P<key>[^\s#-][^#]*?):\s*(?:#.*)?$")
 
 
@@ -57,10 +64,16 @@ class FileFix:
     applied: list[Finding] = field(default_factory=list)
     #: Why the file (or some of its fixes) was not fixed.
     notes: list[str] = field(default_factory=list)
+    #: The bytes began with a byte order mark (`Source.bom`), which the fixed bytes keep.
+    bom: bool = False
 
     @property
     def changed(self) -> bool:
         return self.text != self.original
+
+    def encoded(self, text: str) -> bytes:
+        """The bytes of `text` (the original or the fixed one) as the file holds them."""
+        return with_bom(text, self.bom).encode("utf-8")
 
     def diff(self) -> str:
         """A unified diff of the fix, as `git apply` reads it."""
@@ -70,6 +83,11 @@ class FileFix:
                 f"a/{self.name}", f"b/{self.name}",
             )
         )
+
+
+def with_bom(text: str, bom: bool) -> str:
+    """`text`, after a byte order mark if its bytes began with one."""
+    return "\ufeff" + text if bom else text
 
 
 Relint = Callable[[list[Loaded]], list[Finding]]
@@ -91,7 +109,9 @@ def fix_all(
             name = item.source.name
             if name not in todo:
                 continue
-            entry = files.setdefault(name, FileFix(name, item.source.text, item.source.text))
+            entry = files.setdefault(
+                name, FileFix(name, item.source.text, item.source.text, bom=item.source.bom)
+            )
             try:
                 broken = any(problem.code == "TL001" for problem in item.problems)
                 if broken and TEMPLATE not in item.source.text:
@@ -103,7 +123,7 @@ def fix_all(
                 continue
             entry.applied.extend(applied)
             if text != item.source.text:
-                loaded[position] = load(text, name)
+                loaded[position] = load(text, name, bom=item.source.bom)
                 entry.text = text
                 changed = True
         if not changed:
@@ -135,8 +155,7 @@ def apply(text: str, findings: Sequence[Finding]) -> tuple[str, list[Finding]]:
         raise Unfixable(
             "it contains template syntax (`{{ ... }}`), which a YAML rewrite would break"
         )
-    newline = "\r\n" if "\r\n" in text else "\n"
-    work = text.replace("\r\n", "\n")
+    work = _LINE_BREAK.sub("\n", text)  # the round trip reads and writes `\n` alone
     parser = _round_trip(work)
     try:
         documents = list(parser.load_all(work))
@@ -156,12 +175,12 @@ def apply(text: str, findings: Sequence[Finding]) -> tuple[str, list[Finding]]:
     after = _dump(parser, documents)
     if after == before:
         return text, []
-    merged = "".join(
-        merge(work.splitlines(True), before.splitlines(True), after.splitlines(True))
-    )
-    if _data(after) is None or _data(merged) != _data(after):
+    merged = "".join(merge(lines(text), lines(before), lines(after)))
+    expected = _data(after)
+    # A node takes a character at the least: both texts' length never cuts a file short.
+    if expected is None or not same_data(_data(merged), expected, len(merged) + len(after)):
         raise Unfixable("its layout could not be kept around the fixed lines")
-    return merged.replace("\n", newline), applied
+    return merged, applied
 
 
 def merge(original: list[str], before: list[str], after: list[str]) -> list[str]:
@@ -170,11 +189,14 @@ def merge(original: list[str], before: list[str], after: list[str]) -> list[str]
     `before` is `original` as a dump lays it out: lines equal in both are anchors. Each
     edit replaces the original lines between its anchors; an edit with no anchor at an
     end grows over its unanchored neighbours, so only lines of (or right beside) edited
-    nodes take the dump's layout.
+    nodes take the dump's layout. Original lines are kept as written, line ending
+    included; the dump's lines (which end in `\n`) take the ending most of the file has.
     """
     if original == before:
         return after
-    anchors = _equal_lines(before, original)
+    endings = Counter(line[len(line.rstrip("\r\n")) :] for line in original)
+    newline = max(("\n", "\r\n", "\r"), key=lambda ending: endings[ending])
+    anchors = _equal_lines(before, [_LINE_BREAK.sub("\n", line) for line in original])
     hunks: list[list[int]] = []
     for tag, low, high, new_low, new_high in difflib.SequenceMatcher(
         None, before, after, autojunk=False
@@ -205,7 +227,9 @@ def merge(original: list[str], before: list[str], after: list[str]) -> list[str]
         first = _start(anchors, low, high)
         last = _end(anchors, low, high, len(before), len(original))
         assert first is not None and last is not None
-        result += original[done:first] + after[new_low:new_high]
+        result += original[done:first]
+        result += [line[:-1] + newline if line.endswith("\n") else line
+                   for line in after[new_low:new_high]]
         done = last
     return result + original[done:]
 
@@ -241,6 +265,40 @@ def _equal_lines(left: list[str], right: list[str]) -> dict[int, int]:
         if tag == "equal":
             pairs.update({start + offset: other + offset for offset in range(end - start)})
     return pairs
+
+
+def lines(text: str) -> list[str]:
+    """The lines of `text`, each with its ending, broken where YAML breaks them (`\r\n`,
+    `\r` or `\n`; not at the form feeds and other separators `str.splitlines` knows)."""
+    return _LINE.findall(text)
+
+
+def same_data(left: object, right: object, budget: int) -> bool:
+    """Whether two loaded texts hold the same data, in at most `budget` steps (Unfixable
+    beyond). Each pair of containers is compared once: an alias bomb shares its
+    containers, and `==` would walk every expansion of them (a ten-level bomb in another
+    document of the file took half a minute)."""
+    seen: set[tuple[int, int]] = set()
+    pending = [(left, right)]
+    while pending:
+        budget -= 1
+        if budget < 0:
+            raise Unfixable("it is too large to check that its layout was kept")
+        first, second = pending.pop()
+        if not isinstance(first, dict | list) or not isinstance(second, dict | list):
+            if first != second:  # two scalars, or a scalar and a container
+                return False
+            continue
+        if (id(first), id(second)) in seen:
+            continue
+        seen.add((id(first), id(second)))
+        if isinstance(first, dict) and isinstance(second, dict) and first.keys() == second.keys():
+            pending.extend((value, second[key]) for key, value in first.items())
+        elif isinstance(first, list) and isinstance(second, list) and len(first) == len(second):
+            pending.extend(zip(first, second, strict=True))
+        else:
+            return False
+    return True
 
 
 def _data(text: str) -> list[Any] | None:
@@ -294,32 +352,145 @@ def indentation(text: str) -> tuple[int, int]:
 # --- writing ---
 
 
-def write(path: Path, original: str, text: str) -> None:
-    """Replace the file's text atomically: a temporary file in the same folder, fsync,
-    rename over it, with the file's mode kept. Refused (OSError) when the file no longer
-    holds `original`, since someone changed it after it was read."""
+#: Why a file is not written: it no longer holds what was read.
+_CHANGED = "the file changed on disk since it was read"
+
+
+def write(path: Path, original: bytes, data: bytes) -> None:
+    """Replace the file's bytes, `original`, with `data`: a temporary file in the same
+    folder, with the file's owner and mode, synced, then put in its place.
+
+    Refused (Unfixable) for a read-only file, for one with other hard links (replacing
+    it would split them), and for one that no longer holds `original` (someone changed
+    it after it was read). Where the system can exchange two names atomically (Linux,
+    macOS), that is how the file is replaced, and what it held at that very moment is
+    checked after the fact: an edit that landed between the check and the exchange is put
+    back, and the fix is not written. Elsewhere the last check is made just before the
+    rename, and an edit can still land in between.
+    """
     target = path.resolve()  # a symbolic link stays a link to the fixed file
-    data = target.read_bytes()
-    bom = data.startswith(b"\xef\xbb\xbf")
-    try:
-        current = data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        current = None
-    if current != original:
-        raise Unfixable("the file changed on disk since it was read")
-    mode = stat.S_IMODE(target.stat().st_mode)
+    status = target.stat()
+    if status.st_nlink > 1:
+        raise Unfixable(
+            f"it has {status.st_nlink} hard links, which replacing it would split; "
+            "fix one by hand, or remove the other links"
+        )
+    if not status.st_mode & _WRITABLE or not os.access(target, os.W_OK):
+        raise Unfixable(
+            f"it is read-only (mode {stat.S_IMODE(status.st_mode):04o}): make it writable first"
+        )
+    if read_bytes(target) != original:
+        raise Unfixable(_CHANGED)
     handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    #: Whether the temporary name holds someone's edit, which must outlive this function.
+    holds_edit = False
     try:
         with os.fdopen(handle, "wb") as stream:
-            stream.write((b"\xef\xbb\xbf" if bom else b"") + text.encode("utf-8"))
+            _keep_owner(stream.fileno(), status)
+            os.fchmod(stream.fileno(), stat.S_IMODE(status.st_mode))
+            stream.write(data)
             stream.flush()
             os.fsync(stream.fileno())
-        Path(temporary).chmod(mode)
-        Path(temporary).replace(target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+            ours = os.fstat(stream.fileno()).st_ino
+        if not _exchange(temporary, target):
+            if read_bytes(target) != original:
+                raise Unfixable(_CHANGED)
+            Path(temporary).replace(target)
+        else:
+            holds_edit = True  # until shown to hold `original`
+            if _read_or_none(temporary) != original:
+                _put_back(temporary, target, ours)
+                holds_edit = False
+                raise Unfixable(
+                    "the file changed on disk while it was being fixed: the change is kept"
+                )
+            holds_edit = False
+    finally:
+        if not holds_edit:
+            Path(temporary).unlink(missing_ok=True)
     _sync_folder(target.parent)
+
+
+#: Any write permission bit: a file without one was made read-only on purpose (and
+#: root, who may write it all the same, must not replace it either).
+_WRITABLE = stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH
+
+
+def _keep_owner(handle: int, status: os.stat_result) -> None:
+    made = os.fstat(handle)
+    if (made.st_uid, made.st_gid) == (status.st_uid, status.st_gid):
+        return
+    try:
+        os.fchown(handle, status.st_uid, status.st_gid)
+    except PermissionError:
+        raise Unfixable(
+            "it belongs to another user or group, which replacing it would change"
+        ) from None
+
+
+def _read_or_none(name: str) -> bytes | None:
+    try:
+        return read_bytes(name)
+    except OSError:
+        return None
+
+
+def _put_back(temporary: str, target: Path, ours: int) -> None:
+    """Exchange the names again, so the changed file is back in place. If the fixed file
+    was itself replaced meanwhile (an editor saving again), the newest file goes back in
+    place, and the one it superseded is what is left at the temporary name."""
+    try:
+        _exchange(temporary, target)
+        if Path(temporary).stat().st_ino != ours:
+            _exchange(temporary, target)
+    except OSError as error:
+        raise Unfixable(
+            f"the file changed on disk while it was being fixed, and could not be put back "
+            f"({error.strerror}): the changed file is {temporary}"
+        ) from None
+
+
+#: `renameat2` flag (Linux) and `renamex_np` flag (macOS): swap the two names.
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+#: The system cannot exchange names (old kernel, or a file system that cannot).
+_CANNOT_EXCHANGE = frozenset({errno.ENOSYS, errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP})
+
+
+def _exchange(first: str, second: Path) -> bool:
+    """Swap what two names point at, atomically; False where the system cannot."""
+    import ctypes
+
+    swap = _exchange_call()
+    if swap is None:
+        return False
+    if swap(os.fsencode(first), os.fsencode(second)) == 0:
+        return True
+    error = ctypes.get_errno()
+    if error in _CANNOT_EXCHANGE:
+        return False
+    raise OSError(error, os.strerror(error), str(second))
+
+
+@functools.cache
+def _exchange_call() -> Callable[[bytes, bytes], int] | None:
+    """The C library's atomic exchange of two names, if it has one."""
+    import ctypes
+
+    library = ctypes.CDLL(None, use_errno=True)
+    if hasattr(library, "renameat2"):  # Linux (glibc 2.28 on)
+        call = library.renameat2
+        call.argtypes = [
+            ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint,
+        ]
+        return lambda first, second: int(
+            call(_AT_FDCWD, first, _AT_FDCWD, second, _RENAME_EXCHANGE)
+        )
+    if hasattr(library, "renamex_np"):  # macOS
+        swap = library.renamex_np
+        swap.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_uint]
+        return lambda first, second: int(swap(first, second, _RENAME_EXCHANGE))
+    return None
 
 
 def _sync_folder(folder: Path) -> None:
@@ -351,6 +522,9 @@ class Request:
     diff: bool = False
     #: List the fixes applied (`--show-fixes`).
     show: bool = False
+    #: Whether a file may be fixed: not one outside the folders checked, reached through
+    #: a symbolic link, unless `--write-outside-tree` (see `trainlint.files.Tree`).
+    writable: Callable[[str], bool] = field(default=lambda name: True)
 
 
 def run(
@@ -370,17 +544,23 @@ def run(
         if not entry.changed:
             continue
         outcome.changed.append(entry)
-        if request.diff:
-            outcome.stdout += entry.diff()
-        elif name == stdin:
-            outcome.stdout += entry.text
-        else:
-            try:
-                write(Path(name), entry.original, entry.text)
-            except (OSError, Unfixable) as error:
-                reason = error.strerror if isinstance(error, OSError) else str(error)
-                outcome.notes.append(f"{name}: not written: {reason}")
-                outcome.unwritten.append(entry)
+        if name == stdin and not request.diff:
+            outcome.stdout += with_bom(entry.text, entry.bom)
+            continue
+        try:
+            if not request.writable(name):
+                raise Unfixable(
+                    "it is a symbolic link to a file outside the folders checked "
+                    "(`--write-outside-tree` writes it)"
+                )
+            if request.diff:
+                outcome.stdout += entry.diff()
+            else:
+                write(Path(name), entry.encoded(entry.original), entry.encoded(entry.text))
+        except (OSError, Unfixable) as error:
+            reason = error.strerror if isinstance(error, OSError) else str(error)
+            outcome.notes.append(f"{name}: not written: {reason}")
+            outcome.unwritten.append(entry)
     if outcome.unwritten:  # report what the files still hold
         unwritten = {entry.name for entry in outcome.unwritten}
         loaded = [
@@ -389,7 +569,8 @@ def run(
         ]
         findings = relint(loaded)
     if stdin is not None and not request.diff and stdin not in files:
-        outcome.stdout += next(item.source.text for item in inputs if item.source.name == stdin)
+        source = next(item.source for item in inputs if item.source.name == stdin)
+        outcome.stdout += with_bom(source.text, source.bom)
     if request.show:
         outcome.notes[:0] = list(_shown(outcome.changed, findings, request))
     return loaded, findings, outcome

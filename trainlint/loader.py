@@ -3,6 +3,8 @@
 libyaml (PyYAML's C parser) composes each document in C, and the builder walks its nodes
 once into data that records where every key and item was written. Text-level problems
 (syntax, duplicate keys, alias bombs, deep nesting, non-objects) become LoadProblems.
+Texts that could be too large or too deep are composed with the limits applied as nodes
+are composed (`_GuardedLoader`); the others, nearly all, without that cost.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any, ClassVar
 import yaml
 
 from trainlint.document import (
+    BOM,
     ENTRY,
     UNKNOWN_SPAN,
     Loaded,
@@ -28,14 +31,24 @@ from trainlint.document import (
     locate,
     mapping,
 )
+from trainlint.files import TooLarge
 
 #: Deepest nesting a Kubernetes object plausibly has; deeper documents are refused.
 MAX_DEPTH = 200
 #: Most nodes one document may expand to (aliases included): bounds "billion laughs".
 MAX_NODES = 250_000
-#: libyaml's composer recurses in C and overflows the stack around 20,000 levels.
-#: Above this many nesting indicators a document is first measured with the event parser.
-_COMPOSER_SAFE_BOUND = 5_000
+#: Most nodes one document may compose to, aliases aside. A mapping entry composes two
+#: nodes (key and value) where the build counts one, so every document the build takes
+#: composes to fewer.
+MAX_COMPOSED = 2 * MAX_NODES
+#: A document of fewer characters than this composes to fewer than `MAX_COMPOSED` nodes
+#: (a node takes one character at the least; half of that, to be safe).
+_GUARD_CHARACTERS = MAX_COMPOSED // 2
+#: Every nesting level needs one of `[ { - : ?`; a document with fewer of them nests less
+#: deep than libyaml's own limit (1,000 levels, from PyYAML 6.0.4), so only ours refuses
+#: it, on every PyYAML release, and the C composer's recursion (it overflows the stack
+#: around 20,000 levels) stays shallow.
+_GUARD_INDICATORS = 1_000
 #: Most plain scalars whose tags are remembered (see `_Loader.resolve`).
 _TAGS_KEPT = 100_000
 
@@ -48,10 +61,13 @@ _MERGE = "tag:yaml.org,2002:merge"
 _MAP = "tag:yaml.org,2002:map"
 _SEQ = "tag:yaml.org,2002:seq"
 _CONSTRUCTOR = yaml.constructor.SafeConstructor()
-_DOCUMENT_START = re.compile(r"^---", re.MULTILINE)
+#: Where a document may start: libyaml ends whatever it is reading at such a line.
+_DOCUMENT_START = re.compile(r"^---(?=[ \t\r\n]|$)", re.MULTILINE)
+#: How libyaml (PyYAML 6.0.4 on) refuses deep nesting by itself.
+_LIBYAML_TOO_DEEP = "exceeded maximum nesting depth"
 
 
-class _Loader(yaml.CSafeLoader):
+class _Resolver(yaml.CSafeLoader):
     """libyaml's composer with the per-node callbacks it makes into Python cut to the bone.
 
     The stock resolver also serves path resolvers, which nothing here registers; without
@@ -62,12 +78,6 @@ class _Loader(yaml.CSafeLoader):
     _implicit = yaml.CSafeLoader.yaml_implicit_resolvers
     #: The tag of each plain scalar met so far: keys and values repeat across documents.
     _tags: ClassVar[dict[str, str]] = {}
-
-    # The composer calls these around every node, for path resolvers, which nothing here
-    # registers. C callables that do nothing (and, as builtins, take no `self`) cost a
-    # fraction of a Python method: `is_(node, index)` and `tuple()` (the empty singleton).
-    descend_resolver = operator.is_  # type: ignore[assignment]  # a callable all the same
-    ascend_resolver = tuple  # type: ignore[assignment]
 
     def resolve(self, kind: type[yaml.Node], value: str | None, implicit: Any) -> str:
         if value is None:  # only collections come without a value
@@ -88,30 +98,79 @@ class _Loader(yaml.CSafeLoader):
         return _STR
 
 
+class _Loader(_Resolver):
+    # The composer calls these around every node, for path resolvers, which nothing here
+    # registers. C callables that do nothing (and, as builtins, take no `self`) cost a
+    # fraction of a Python method: `is_(node, index)` and `tuple()` (the empty singleton).
+    descend_resolver = operator.is_  # type: ignore[assignment]  # a callable all the same
+    ascend_resolver = tuple  # type: ignore[assignment]
+
+
+class _GuardedLoader(_Resolver):
+    """The composer with the limits applied while it composes, for texts whose size or
+    nesting could exceed them (`_needs_guards`): a 20 MB flow sequence must be refused
+    before its ten million nodes take gigabytes, not after.
+
+    The two callbacks made around every node (aliases aside) count the nodes and the
+    depth of the document being composed. A refusal stops the whole stream: libyaml
+    cannot go on after an exception, so the documents after it are not read.
+    """
+
+    _composed = 0
+    _depth = 0
+
+    def descend_resolver(self, parent: yaml.Node | None, index: object) -> None:
+        if parent is None:  # the root of the next document
+            self._composed = self._depth = 1
+            return
+        self._composed += 1
+        self._depth += 1
+        # A node two levels below the deepest allowed has a parent the build would refuse.
+        if self._depth > MAX_DEPTH + 1:
+            raise _Refused(_too_deep(parent.start_mark, rest=True))
+        if self._composed > MAX_COMPOSED:
+            raise _Refused(
+                LoadProblem(
+                    "TL003",
+                    f"document has more than {MAX_COMPOSED:,} nodes: it is not checked, "
+                    "nor is the rest of the file",
+                    _point(parent.start_mark),
+                )
+            )
+
+    def ascend_resolver(self) -> None:
+        self._depth -= 1
+
+
 def load_bytes(data: bytes, name: str) -> Loaded:
     """Parse the bytes of a file: invalid UTF-8 is reported and replaced, then `load`."""
     text, problems = decode(data, name)
+    bom = data.startswith(BOM)
     del data  # parsing copies the text once more: a long file must not be held three times
-    return load(text, name, problems)
+    return load(text, name, problems, bom=bom)
 
 
 def unreadable(name: str, error: OSError) -> Loaded:
-    """A file that could not be read: nothing but a TL001 finding."""
-    problem = LoadProblem("TL001", f"cannot read the file: {error.strerror}", UNKNOWN_SPAN)
+    """A file that was not read: nothing but a finding (TL003 when it is too large)."""
+    if isinstance(error, TooLarge):
+        problem = LoadProblem(
+            "TL003", f"the file is {error.strerror}: it is not read, nor checked", UNKNOWN_SPAN
+        )
+    else:
+        problem = LoadProblem("TL001", f"cannot read the file: {error.strerror}", UNKNOWN_SPAN)
     return Loaded(Source(name, ""), [], [problem])
 
 
-def load(text: str, name: str, problems: list[LoadProblem] | None = None) -> Loaded:
-    """Parse every document of `text` into Manifests; text-level problems become LoadProblems."""
-    source = Source(name, text)
+def load(
+    text: str, name: str, problems: list[LoadProblem] | None = None, *, bom: bool = False
+) -> Loaded:
+    """Parse every document of `text` into Manifests; text-level problems become LoadProblems.
+    `bom`: the bytes began with a byte order mark (see `Source.bom`)."""
+    source = Source(name, text, bom)
     found = list(problems or [])
     manifests: list[Manifest] = []
     fragments: list[Span] = []
-    too_deep = _too_deep(text)
-    if too_deep is not None:
-        found.append(too_deep)
-        return Loaded(source, manifests, found)
-    documents = yaml.compose_all(text, Loader=_Loader)
+    documents = yaml.compose_all(text, Loader=_GuardedLoader if _needs_guards(text) else _Loader)
     index = 0
     try:
         for node in documents:
@@ -126,8 +185,10 @@ def load(text: str, name: str, problems: list[LoadProblem] | None = None) -> Loa
                     fragments.append(_span(node))
                 _collect(body, source, index, manifests, found, node, builder)
             index += 1
+    except _Refused as refused:  # by the guarded composer
+        found.append(refused.problem)
     except yaml.MarkedYAMLError as error:
-        found.append(_syntax_problem(error))
+        found.append(_nesting_refused(text, error) or _syntax_problem(error))
     except yaml.YAMLError as error:  # reader errors (control characters) carry no mark
         found.append(LoadProblem("TL001", f"invalid YAML: {error}", UNKNOWN_SPAN))
     return Loaded(source, manifests, found, tuple(fragments))
@@ -215,45 +276,63 @@ def _syntax_problem(error: yaml.MarkedYAMLError) -> LoadProblem:
     )
 
 
-def _too_deep(text: str) -> LoadProblem | None:
-    """Refuse nesting the C composer cannot take, measuring only documents that could hold it.
-
-    Every nesting level needs one of `[ { - : ?`, so their count bounds a document's depth
-    (and the whole text's count, or its length, bounds every document's: most files end
-    there).
-    """
-    if len(text) <= _COMPOSER_SAFE_BOUND:
-        return None
-    if sum(text.count(char) for char in "[{-:?") <= _COMPOSER_SAFE_BOUND:
-        return None
+def _needs_guards(text: str) -> bool:
+    """Whether a document of `text` could exceed a limit while it is composed: one that
+    is long, or holds many nesting indicators (most files have neither)."""
+    if len(text) <= _GUARD_INDICATORS:
+        return False
+    if len(text) <= _GUARD_CHARACTERS and _indicators(text, 0, len(text)) <= _GUARD_INDICATORS:
+        return False
     starts = [match.start() for match in _DOCUMENT_START.finditer(text)]
-    bounds = zip([0, *starts], [*starts, len(text)], strict=True)
-    for start, end in bounds:
-        indicators = sum(text.count(char, start, end) for char in "[{-:?")
-        if indicators > _COMPOSER_SAFE_BOUND:
-            return _measure_depth(text)
-    return None
+    for start, end in zip([0, *starts], [*starts, len(text)], strict=True):
+        if end - start > _GUARD_CHARACTERS or _indicators(text, start, end) > _GUARD_INDICATORS:
+            return True
+    return False
 
 
-def _measure_depth(text: str) -> LoadProblem | None:
+def _indicators(text: str, start: int, end: int) -> int:
+    return sum(text.count(char, start, end) for char in "[{-:?")
+
+
+def _nesting_refused(text: str, error: yaml.MarkedYAMLError) -> LoadProblem | None:
+    """libyaml's own refusal of deep nesting (PyYAML 6.0.4 on) as ours: TL003 where the
+    document first nests deeper than `MAX_DEPTH`. Its scanner looks ahead, so it can
+    refuse before the composer is past our limit: the text it took is measured with the
+    event parser. None when that finds no collection too deep: the nesting then lies in
+    a key longer than libyaml takes (1,024 characters), a syntax error, reported as any
+    other (releases without the refusal find that the key has no `:`)."""
+    mark = error.problem_mark
+    if mark is None or _LIBYAML_TOO_DEEP not in str(error.problem):
+        return None
     depth = 0
+    too_deep: Any = None  # a Mark: the C parser's, or the pure Python one
     try:
-        for event in yaml.parse(text, Loader=yaml.CSafeLoader):
+        for event in yaml.parse(text[: mark.index], Loader=yaml.CSafeLoader):
             if isinstance(event, yaml.CollectionStartEvent):
                 depth += 1
-                if depth > MAX_DEPTH:
-                    mark = event.start_mark
-                    line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
-                    return LoadProblem(
-                        "TL003",
-                        f"nesting deeper than {MAX_DEPTH} levels: this file is not checked",
-                        Span(line, column, line, column + 1),
-                    )
+                if depth > MAX_DEPTH and too_deep is None:
+                    too_deep = event.start_mark
             elif isinstance(event, yaml.CollectionEndEvent):
                 depth -= 1
+            elif isinstance(event, yaml.DocumentStartEvent):
+                too_deep = None  # the refused document is the last one begun
     except yaml.YAMLError:
-        return None  # the composer reports the syntax error with its position
-    return None
+        pass  # the text ends inside the refused document
+    return None if too_deep is None else _too_deep(too_deep, rest=True)
+
+
+def _too_deep(mark: Any, *, rest: bool) -> LoadProblem:
+    """TL003 at the start of the first collection nested deeper than `MAX_DEPTH` (`rest`:
+    the documents after it are not read either)."""
+    scope = "it is not checked, nor is the rest of the file" if rest else "it is not checked"
+    return LoadProblem(
+        "TL003", f"document nests deeper than {MAX_DEPTH} levels: {scope}", _point(mark)
+    )
+
+
+def _point(mark: Any) -> Span:
+    """The first character at a libyaml mark."""
+    return Span(mark.line + 1, mark.column + 1, mark.line + 1, mark.column + 2)
 
 
 class _Refused(Exception):
@@ -283,22 +362,15 @@ class _Builder:
         if type(node) is yaml.ScalarNode:
             return _scalar(node)
         if depth >= MAX_DEPTH:
-            raise _Refused(
-                LoadProblem(
-                    "TL003",
-                    f"nesting deeper than {MAX_DEPTH} levels: this document is not checked",
-                    _span(node),
-                )
-            )
+            raise _Refused(_too_deep(node.start_mark, rest=False))
         self.nodes += len(node.value)
         if self.nodes > MAX_NODES:
-            start = _span(self.root)
             raise _Refused(
                 LoadProblem(
                     "TL003",
                     f"document expands to more than {MAX_NODES:,} nodes "
                     "(aliases of aliases?): it is not checked",
-                    Span(start.line, start.column, start.line, start.column + 1),
+                    _point(self.root.start_mark),
                 )
             )
         if type(node) is yaml.MappingNode:

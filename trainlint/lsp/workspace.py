@@ -38,7 +38,7 @@ from trainlint.config import (
     discover,
     validate,
 )
-from trainlint.document import Loaded, Manifest, Source, decode, read_bytes
+from trainlint.document import Loaded, Manifest, Source, decode
 from trainlint.engine import (
     DEPENDENCY_SEPARATOR,
     Finding,
@@ -50,6 +50,7 @@ from trainlint.engine import (
     object_kind,
     unchecked_trainjobs,
 )
+from trainlint.files import read_bytes
 from trainlint.loader import load
 from trainlint.rule import Rule
 

@@ -32,6 +32,9 @@ class Report:
     can_fix: Callable[[Finding], bool] = field(default=lambda finding: bool(
         finding.fix is not None and finding.fix.safe
     ))
+    #: Whether a file's text may be quoted (code frames): not when it lies outside the
+    #: folders checked, behind a symbolic link (see `trainlint.files.Tree`).
+    quotable: Callable[[str], bool] = field(default=lambda file: True)
 
     def marker(self, finding: Finding) -> str:
         """`[*] ` before the message of a finding `--fix` can repair, as ruff marks them."""

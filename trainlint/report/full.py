@@ -12,7 +12,7 @@ def render(report: Report) -> str:
     color = report.color
     blocks = []
     for finding in report.findings:
-        lines = finding.source.text.splitlines()
+        lines = finding.source.text.splitlines() if report.quotable(finding.file) else []
         span = finding.span
         title = headline(finding, report.marker(finding))
         block = [paint(title, finding.severity.value, color=color)]

@@ -5,7 +5,8 @@ declare(
     fix="Fix the syntax at the position shown; the rest of the file is checked up to it.",
     doc="""## What it does
     Reports text that is not valid YAML or JSON, or not valid UTF-8, at the line and
-    column where the parser stopped.
+    column where the parser stopped; and a file that cannot be read, such as a named pipe
+    or a device (only regular files are read: a FIFO would block the run forever).
 
     ## Why is this bad?
     kubectl and the API server refuse the whole document; GitOps tools stop the sync.

@@ -4,8 +4,10 @@ declare(
     "TL003", "document-too-complex", severity=Severity.ERROR,
     fix="Write the object out plainly: no alias chains, no deep nesting.",
     doc="""## What it does
-    Refuses documents nested more than 200 levels deep or expanding (through aliases) to
-    more than 250,000 nodes, and reports where.
+    Refuses documents nested more than 200 levels deep, composing to more than 500,000
+    nodes or expanding (through aliases) to more than 250,000, and files larger than
+    32 MiB, and reports where. Deep or huge documents are refused while they are read: when
+    that stops the parser, the rest of the file is not checked either.
 
     ## Why is this bad?
     No Kubernetes object looks like this. Such input is a mistake or an attack ("billion

@@ -1,0 +1,111 @@
+"""Reading inputs as a hostile repository may lay them out, and where the checked tree ends.
+
+A checked folder may hold a named pipe (reading it waits for a writer forever), a link to
+`/dev/zero` (reading it never ends) or a link to a secret outside the repository (a code
+frame would print it in the CI log). So only regular files are read, each at most
+`MAX_FILE_BYTES`, and what lies outside the folders named on the command line is neither
+quoted nor written.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from collections.abc import Iterable
+from typing import BinaryIO
+
+#: The largest input read. A Kubernetes object is at most 1.5 MiB (etcd's limit), and
+#: checking takes about fifteen times a file's size in memory: a larger file is refused.
+MAX_FILE_BYTES = 32 * 1024 * 1024
+#: What a file that is not a regular one is, for messages.
+_KINDS = {
+    stat.S_IFIFO: "a named pipe (FIFO)",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFSOCK: "a socket",
+    stat.S_IFDIR: "a folder",
+}
+#: Opening never waits (a FIFO swapped in after the `stat` would) and never makes a
+#: terminal the controlling one.
+_OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0)
+
+
+class NotRegular(OSError):
+    """A file that is not read, for it is no regular file; `strerror` says what it is."""
+
+
+class TooLarge(OSError):
+    """A file over `MAX_FILE_BYTES`, not read (or not read further)."""
+
+    def __init__(self) -> None:
+        super().__init__(errno.EFBIG, f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB")
+
+
+def read_bytes(name: str | os.PathLike[str]) -> bytes:
+    """A regular file's bytes, at most `MAX_FILE_BYTES` (NotRegular, TooLarge otherwise).
+
+    The file is looked at before it is opened, so a FIFO or a device is never opened, and
+    again once open, since its name may have been pointed elsewhere in between. The size
+    read is bounded too: a file of `/proc` says it is empty, and one may grow while read.
+    """
+    _check_regular(os.stat(name))  # noqa: PTH116 - stat and open the one name, as given
+    handle = os.open(name, _OPEN_FLAGS)
+    try:
+        status = os.fstat(handle)
+        _check_regular(status)
+        if status.st_size > MAX_FILE_BYTES:
+            raise TooLarge
+        # One read for most files: a short one means the end was reached.
+        data = os.read(handle, status.st_size + 1)
+        if len(data) <= status.st_size:
+            return data
+        chunks = [data]
+        size = len(data)
+        while chunk := os.read(handle, min(1 << 20, MAX_FILE_BYTES + 1 - size)):
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > MAX_FILE_BYTES:
+                raise TooLarge
+        return b"".join(chunks)
+    finally:
+        os.close(handle)
+
+
+def read_stream(stream: BinaryIO) -> bytes:
+    """All of a stream (standard input), at most `MAX_FILE_BYTES` (TooLarge otherwise)."""
+    data = stream.read(MAX_FILE_BYTES + 1)
+    if len(data) > MAX_FILE_BYTES:
+        raise TooLarge
+    return data
+
+
+def _check_regular(status: os.stat_result) -> None:
+    if not stat.S_ISREG(status.st_mode):
+        kind = _KINDS.get(stat.S_IFMT(status.st_mode), "a special file")
+        raise NotRegular(None, f"it is {kind}, not a regular file")
+
+
+class Tree:
+    """The folders a run checks: those named on the command line, and the folder of each
+    file named. A file lies inside when its real path (every symbolic link followed) does:
+    a link out of the tree is checked, but its text is never quoted nor written."""
+
+    def __init__(self, paths: Iterable[str]) -> None:
+        folders = {
+            path if os.path.isdir(path) else os.path.dirname(path) or "."  # noqa: PTH112, PTH120
+            for path in paths  # (names stay strings here, as in the rest of a run)
+        }
+        self._roots = tuple(_real(folder) for folder in folders)
+        self._held: dict[str, bool] = {}
+
+    def holds(self, name: str) -> bool:
+        if name not in self._held:
+            real = _real(name)
+            self._held[name] = any(real.startswith(root) for root in self._roots)
+        return self._held[name]
+
+
+def _real(name: str) -> str:
+    """The real path, ending with a separator: `/repo/` does not hold `/repository/`."""
+    return os.path.realpath(name).rstrip(os.sep) + os.sep
