@@ -16,6 +16,7 @@ from trainlint.report import FORMATS
 if TYPE_CHECKING:
     from trainlint.document import Loaded, Manifest, Source, Span
     from trainlint.engine import Finding, Run, Settings
+    from trainlint.fix import Request as FixRequest
     from trainlint.rule import Rule
 
 STDIN = "-"
@@ -163,7 +164,7 @@ def check(
     from functools import partial
 
     from trainlint import parallel
-    from trainlint.engine import Run, lint
+    from trainlint.engine import Run
 
     # A run allocates a tree of plain containers per document and frees nothing until it
     # ends, and what it drops reference counting frees: collecting cycles would only cost
@@ -211,13 +212,10 @@ def check(
                 unsafe=unsafe_fixes, diff=diff, show=show_fixes,
                 writable=(lambda _: True) if write_outside_tree else quotable,
             )
-            inputs, findings, outcome = fixer.run(
-                read_all(names, read),
-                lambda items: lint(items, settings_for=settings_for, context=context),
-                request, can_fix, stdin_filename if STDIN in paths else None,
+            run, findings, inputs = _fix(
+                read_all(names, read), settings_for, context, can_fix, request,
+                stdin_filename if STDIN in paths else None, fix_only=fix_only,
             )
-            _tell(outcome, diff=diff, fix_only=fix_only)
-            run = Run(inputs, settings_for=settings_for, context=context)
             report_err = STDIN in paths and output_file is None
         elif base is not None:
             run, findings, inputs = _check_change(
@@ -253,6 +251,24 @@ def _fixing(fixing: bool, base: str | None, base_all: bool) -> bool:
     if base is not None and fixing:
         raise click.UsageError("--base checks a change; it does not combine with fixing")
     return fixing
+
+
+def _fix(
+    inputs: list[Loaded], settings_for: Callable[[Source], Settings], context: list[Manifest],
+    can_fix: Callable[[Finding], bool], request: FixRequest, stdin_name: str | None,
+    *, fix_only: bool,
+) -> tuple[Run, list[Finding], list[Loaded]]:
+    """`--fix`, `--diff`: apply what may be fixed, say what was written, and check the
+    result, which is what the run reports."""
+    from trainlint import fix as fixer
+    from trainlint.engine import Run, lint
+
+    fixed, findings, outcome = fixer.run(
+        inputs, lambda items: lint(items, settings_for=settings_for, context=context),
+        request, can_fix, stdin_name,
+    )
+    _tell(outcome, diff=request.diff, fix_only=fix_only)
+    return Run(fixed, settings_for=settings_for, context=context), findings, fixed
 
 
 def _check_change(
