@@ -82,7 +82,7 @@ def test_sarif_is_valid_and_fits_github_code_scanning() -> None:
     assert [rule["id"] for rule in rules] == sorted(CODES.split(","))
     for rule in rules:
         assert rule["help"]["text"] and rule["help"]["markdown"].startswith("## What it does")
-        assert rule["helpUri"] == f"https://trainlint.dev/rules/{rule['id'].lower()}"
+        assert rule["helpUri"] == f"https://trainlint.dev/rules/{rule['id']}/"
     results = run["results"]
     assert len(results) == 7
     first = results[0]

@@ -238,7 +238,10 @@ def check(
         summary = _Summary(result.objects, result.fragments, result.unchecked)
     if not (summary.objects or findings):
         summary.nothing_checked(files, allow_empty=allow_empty)
-    _report(findings, files, output_format, output_file, statistics, can_fix, quotable, report_err)
+    _report(
+        findings, files, output_format, output_file, statistics, can_fix, quotable, report_err,
+        chosen.docs_url,
+    )
     summary.tell()
     failed = any(settings_for(finding.source).fails([finding]) for finding in findings)
     sys.exit(1 if failed and not exit_zero else 0)
@@ -413,6 +416,8 @@ class _Chosen(NamedTuple):
     settings: dict[str, Settings]
     context: list[str]
     cache_dir: Path
+    #: The documentation site reports link to (`docs-url` of the working folder).
+    docs_url: str
 
 
 def _select(
@@ -446,7 +451,8 @@ def _select(
             name for name in context_files(roots)
             if os.path.abspath(name) not in inputs  # noqa: PTH100 - an input is checked
         ]
-        return _Chosen(names, where, context, resolver.for_path(Path.cwd()).cache_dir)
+        here = resolver.for_path(Path.cwd())
+        return _Chosen(names, where, context, here.cache_dir, here.docs_url)
     except ConfigError as error:
         raise Failure(str(error)) from None
 
@@ -465,7 +471,7 @@ def _tell(outcome: Any, *, diff: bool, fix_only: bool) -> None:
 def _report(
     findings: list[Finding], files: list[str], output_format: str | None,
     output_file: Path | None, statistics: bool, can_fix: Callable[[Finding], bool],
-    quotable: Callable[[str], bool], to_stderr: bool,
+    quotable: Callable[[str], bool], to_stderr: bool, docs_url: str,
 ) -> None:
     from trainlint.report import Report, renderer
 
@@ -475,7 +481,7 @@ def _report(
     )
     report = Report(
         findings, files, color=_color(output_file is None and sys.stdout.isatty()),
-        can_fix=can_fix, quotable=quotable,
+        can_fix=can_fix, quotable=quotable, docs_url=docs_url,
     )
     if statistics:
         from trainlint.report.statistics import render
@@ -529,25 +535,13 @@ def _write(text: str, output_file: Path | None) -> None:
 @click.argument("selector")
 def show_rule(selector: str) -> None:
     """Print the documentation of one rule, by code or name."""
+    from trainlint.docs import rule_page
     from trainlint.rule import find_rule
 
     found = find_rule(selector)
     if found is None:
         raise click.BadParameter(f"no rule {selector!r} (see `trainlint rules`)")
-    click.echo(f"# {found.code} {found.name}\n")
-    click.echo(f"Severity: {found.severity.value}. Releases: {found.releases}.")
-    if found.preview:
-        click.echo(PREVIEW_NOTE)
-    if found.help:
-        click.echo(f"Fix: {found.help}")
-    click.echo(f"\n{found.doc}")
-
-
-#: What `trainlint rule` says of a preview rule.
-PREVIEW_NOTE = (
-    "Preview: off by default; runs with `--preview` (config `preview = true`) or when "
-    "selected by its code or name."
-)
+    click.echo(rule_page(found), nl=False)
 
 
 @main.command("rules")
@@ -582,7 +576,7 @@ def list_rules(fmt: str, preview: bool) -> None:
 
 
 def _rule_entry(rule: Rule) -> dict[str, str | bool]:
-    what = rule.doc.split("## What it does", 1)[-1].split("##", 1)[0]
+    what = rule.section("What it does")
     return {
         "code": rule.code, "name": rule.name, "severity": rule.severity.value,
         "releases": rule.releases, "summary": " ".join(what.split()).split(". ")[0].rstrip("."),

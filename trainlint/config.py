@@ -19,7 +19,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from trainlint.engine import DEFAULT_KUBERNETES_VERSION, Settings
-from trainlint.rule import Options, Severity, all_rules, find_rule, matches, parse_version
+from trainlint.rule import (
+    DOCS_URL,
+    Options,
+    Severity,
+    all_rules,
+    find_rule,
+    matches,
+    parse_version,
+)
 
 if TYPE_CHECKING:
     from pathspec import GitIgnoreSpec
@@ -71,6 +79,8 @@ class Configuration:
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...]
     #: key → (effective value, where it came from), for `trainlint config`.
     values: dict[str, tuple[Any, str]]
+    #: The documentation site that reports link rules to (`docs-url`).
+    docs_url: str = DOCS_URL
     _per_file: dict[tuple[str, ...], Settings] = field(default_factory=dict, repr=False)
 
     @cached_property
@@ -247,6 +257,7 @@ def resolve(path: Path | None, root: Path, layers: Sequence[Layer]) -> Configura
         "severity": ({}, DEFAULT), "rules": ({}, DEFAULT), "fail-on": ("warning", DEFAULT),
         "fixable": (["ALL"], DEFAULT), "unfixable": ([], DEFAULT),
         "preview": (False, DEFAULT), "device-resources": ({}, DEFAULT),
+        "docs-url": (DOCS_URL, DEFAULT),
     }
     for layer in layers:
         for name, given in layer.keys.items():
@@ -302,6 +313,7 @@ def resolve(path: Path | None, root: Path, layers: Sequence[Layer]) -> Configura
             (pattern, tuple(codes)) for pattern, codes in value["per-file-ignores"].items()
         ),
         values=values,
+        docs_url=value["docs-url"],
     )
 
 

@@ -49,6 +49,7 @@ class Keys(BaseModel):
     device_resources: dict[str, Literal["gpu", "tpu", "npu", "hpu", "neuron", "share"]] | None = (
         None
     )
+    docs_url: str | None = None
 
     @field_validator("trainer_version", "kubernetes_version", mode="before")
     @classmethod
@@ -74,6 +75,13 @@ class Keys(BaseModel):
         if match is None:
             raise ValueError(f"{value!r} is not a Kubernetes release like \"1.33\"")
         return f"1.{int(match[1])}"
+
+    @field_validator("docs_url")
+    @classmethod
+    def _site(cls, value: str | None) -> str | None:
+        if value is not None and not re.fullmatch(r"https?://[^\s/]+(/\S*)?", value):
+            raise ValueError(f"{value!r} is not an http(s) address like \"https://trainlint.dev\"")
+        return None if value is None else value.rstrip("/")
 
     @field_validator("select", "extend_select", "ignore", "fixable", "unfixable")
     @classmethod

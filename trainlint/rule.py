@@ -20,9 +20,17 @@ TrainerVersion = tuple[int, int]
 #: Releases of Kubeflow Trainer whose API trainlint knows, oldest first.
 RELEASES: tuple[TrainerVersion, ...] = ((2, 0), (2, 1), (2, 2), (2, 3))
 NEWEST = RELEASES[-1]
-#: Where each rule's documentation (the text of `trainlint rule CODE`) is published: the
-#: SARIF `helpUri` and the language server's `codeDescription` both link here.
-RULE_DOCS = "https://trainlint.dev/rules/{code}"
+#: Where the documentation site (built from `docs/` by mkdocs) is published; config
+#: `docs-url` points the links at another copy of it.
+DOCS_URL = "https://trainlint.dev"
+#: Each rule's page on that site (`docs/rules/TLnnn.md`, the text of `trainlint rule CODE`):
+#: the SARIF `helpUri` and the language server's `codeDescription` both link here.
+RULE_DOCS = "{site}/rules/{code}/"
+#: What the documentation of a preview rule says of it.
+PREVIEW_NOTE = (
+    "Preview: off by default; runs with `--preview` (config `preview = true`) or when "
+    "selected by its code or name."
+)
 
 
 def parse_version(text: str) -> TrainerVersion:
@@ -130,7 +138,11 @@ class Rule:
 
     @property
     def docs_url(self) -> str:
-        return RULE_DOCS.format(code=self.code.lower())
+        return self.docs_url_on(DOCS_URL)
+
+    def docs_url_on(self, site: str) -> str:
+        """The rule's page on the documentation site at `site` (config `docs-url`)."""
+        return RULE_DOCS.format(site=site.rstrip("/"), code=self.code)
 
     def section(self, title: str) -> str:
         """The text of one `## title` section of the documentation ("" when absent)."""

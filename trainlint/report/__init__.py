@@ -7,6 +7,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from trainlint.rule import DOCS_URL
+
 if TYPE_CHECKING:
     from xml.etree import ElementTree as ET
 
@@ -35,6 +37,8 @@ class Report:
     #: Whether a file's text may be quoted (code frames): not when it lies outside the
     #: folders checked, behind a symbolic link (see `trainlint.files.Tree`).
     quotable: Callable[[str], bool] = field(default=lambda file: True)
+    #: The documentation site rules link to (config `docs-url`).
+    docs_url: str = DOCS_URL
 
     def marker(self, finding: Finding) -> str:
         """`[*] ` before the message of a finding `--fix` can repair, as ruff marks them."""

@@ -14,7 +14,6 @@ from trainlint.report import Report, fingerprints
 from trainlint.rule import Rule, all_rules
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
-HOME = "https://trainlint.dev"
 
 
 def uri(file: str) -> str:
@@ -28,7 +27,7 @@ def uri(file: str) -> str:
     return quote(path.as_posix())
 
 
-def _rule(rule: Rule) -> dict[str, Any]:
+def _rule(rule: Rule, site: str) -> dict[str, Any]:
     summary = " ".join(rule.section("What it does").split())
     return {
         "id": rule.code,
@@ -36,7 +35,7 @@ def _rule(rule: Rule) -> dict[str, Any]:
         "shortDescription": {"text": summary.split(". ")[0].rstrip(".") + "."},
         "fullDescription": {"text": summary},
         "help": {"text": rule.help or summary, "markdown": rule.doc},
-        "helpUri": rule.docs_url,
+        "helpUri": rule.docs_url_on(site),
         "defaultConfiguration": {"level": rule.severity.value},
         "properties": {"tags": ["kubeflow-trainer"]},
     }
@@ -73,8 +72,8 @@ def render(report: Report) -> str:
         "runs": [{
             "tool": {
                 "driver": {
-                    "name": "trainlint", "version": __version__, "informationUri": HOME,
-                    "rules": [_rule(registry[code]) for code in codes],
+                    "name": "trainlint", "version": __version__, "informationUri": report.docs_url,
+                    "rules": [_rule(registry[code], report.docs_url) for code in codes],
                 },
             },
             "results": [
