@@ -22,7 +22,7 @@ CLEAN = RUNTIME.replace("emptyDir: {}", "persistentVolumeClaim: {claimName: ckpt
 WARN = NO_GRACE.replace("emptyDir: {}", "persistentVolumeClaim: {claimName: ckpt}")
 ENV = {
     key: value for key, value in os.environ.items()
-    if key not in {"GITHUB_ACTIONS", "NO_COLOR", "FORCE_COLOR"}
+    if key not in {"GITHUB_ACTIONS", "NO_COLOR", "FORCE_COLOR", "TRAINLINT_OUTPUT_FORMAT"}
 }
 
 

@@ -226,7 +226,11 @@ def test_describe_names_the_origin_of_each_value() -> None:
 
 def test_unknown_key_names_file_and_key() -> None:
     message = error('[tool.trainlint]\nselct = ["TL301"]\n', "pyproject.toml")
-    assert message.startswith("pyproject.toml: tool.trainlint.selct: unknown key (known: ")
+    assert message.startswith(
+        "pyproject.toml: tool.trainlint.selct: unknown key (did you mean `select`?) (known: "
+    )
+    far = error('[tool.trainlint]\nwhatever = 1\n', "pyproject.toml")
+    assert far.startswith("pyproject.toml: tool.trainlint.whatever: unknown key (known: ")
 
 
 def test_bad_values_name_the_key() -> None:
@@ -243,7 +247,8 @@ def test_bad_values_name_the_key() -> None:
     assert error('fail-on = "info"\n').startswith(".trainlint.toml: fail-on: Input should be")
     assert error('[severity]\nTL301 = "fatal"\n').startswith(".trainlint.toml: severity.TL301: ")
     assert error('[per-file-ignores]\n"a/*" = ["TL0000"]\n') == (
-        ".trainlint.toml: per-file-ignores: no rule matches 'TL0000' (see `trainlint rules`)"
+        ".trainlint.toml: per-file-ignores: no rule matches 'TL0000' (did you mean `TL00`?) "
+        "(see `trainlint rules`)"
     )
 
 
@@ -253,8 +258,8 @@ def test_bad_rule_options_name_the_option() -> None:
         "Input should be a valid integer, unable to parse string as an integer"
     )
     assert error("[rules.TL402]\nmax-seconds = 1\n") == (
-        ".trainlint.toml: rules.TL402.max-seconds: "
-        "unknown option (known: env-name-parts, env-names, flags, min-seconds)"
+        ".trainlint.toml: rules.TL402.max-seconds: unknown option (did you mean "
+        "`min-seconds`?) (known: env-name-parts, env-names, flags, min-seconds)"
     )
     assert error("[rules.TL002]\nx = 1\n") == (
         ".trainlint.toml: rules.TL002: TL002 (duplicate-key) takes no options"

@@ -5,13 +5,14 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn
 
 import click
 
 from trainlint import __version__
-from trainlint.report import FORMATS
+from trainlint.report import FORMATS, Output
 
 if TYPE_CHECKING:
     from trainlint.document import Loaded, Manifest, Source, Span
@@ -22,7 +23,40 @@ if TYPE_CHECKING:
 STDIN = "-"
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+#: Options of other linters people type out of habit, and what trainlint has instead.
+ELSEWHERE = {
+    "--show-settings": "`trainlint config [PATH]` prints the settings that apply to PATH",
+    "--add-noqa": "did you mean --add-suppressions?",
+    "--format": "did you mean --output-format?",
+    "--output": "did you mean --output-file?",
+}
+
+
+class Command(click.Command):
+    """A command whose unknown options are answered with the option meant, or with
+    what trainlint has instead of another linter's option."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.NoSuchOption as error:
+            from trainlint.suggest import closest
+
+            name = error.option_name
+            instead = ELSEWHERE.get(name)
+            if instead is None:
+                known = [opt for param in self.params for opt in param.opts if opt[:2] == "--"]
+                meant = closest(name, known)
+                instead = f"did you mean {meant}?" if meant else None
+            message = f"no such option: {name}" + (f"; {instead}" if instead else "")
+            raise click.NoSuchOption(name, message=message, ctx=ctx) from None
+
+
+class Group(click.Group):
+    command_class = Command
+
+
+@click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", prog_name="trainlint")
 def main() -> None:
     """Lint Kubeflow Trainer v2 manifests for the failures the cluster accepts silently."""
@@ -68,15 +102,27 @@ def _config_options(command: Callable[..., None]) -> Callable[..., None]:
     help="Also run the preview rules (off by default; see `trainlint rules --preview`).",
 )
 @click.option(
-    "--output-format", type=click.Choice(list(FORMATS)),
-    help="How findings are printed [default: github in GitHub Actions, full on a terminal, "
-    "else concise].",
+    "--output-format", metavar="FORMAT[:PATH],...", envvar="TRAINLINT_OUTPUT_FORMAT",
+    callback=lambda ctx, _param, value: _outputs(ctx, value),
+    help=f"How findings are printed: {', '.join(FORMATS)}; `FORMAT:PATH` writes one to a "
+    "file, and several can be given, e.g. `github,sarif:trainlint.sarif` [default: "
+    "$TRAINLINT_OUTPUT_FORMAT, else github in GitHub Actions, full on a terminal, else concise].",
+)
+@click.option(
+    "--color", type=click.Choice(["auto", "always", "never"]), default="auto",
+    show_default=True,
+    help="Color the `full` format: auto is on a terminal unless $NO_COLOR is set "
+    "(or $FORCE_COLOR forces it).",
 )
 @click.option(
     "--output-file", type=click.Path(dir_okay=False, path_type=Path),
     help="Write the report to this file instead of standard output.",
 )
 @click.option("--statistics", is_flag=True, help="Print how many findings each rule has.")
+@click.option(
+    "--fail-on", type=click.Choice(["warning", "error"]),
+    help="The least severity that makes the exit status 1 [default: `fail-on`, warning].",
+)
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
 @click.option("--stdin-filename", default="<stdin>", help="Name shown for input read from `-`.")
 @click.option("--fix", is_flag=True, help="Apply safe fixes in place (`-`: print the fixed text).")
@@ -142,8 +188,9 @@ def check(
     paths: tuple[str, ...], config_file: str | None, isolated: bool,
     trainer_version: str | None, kubernetes_version: str | None, select: str | None,
     extend_select: str | None, ignore: str | None, preview: bool | None,
-    output_format: str | None,
-    output_file: Path | None, statistics: bool, exit_zero: bool, stdin_filename: str,
+    output_format: list[Output] | None, color: str,
+    output_file: Path | None, statistics: bool, fail_on: str | None, exit_zero: bool,
+    stdin_filename: str,
     fix: bool, unsafe_fixes: bool, diff: bool, show_fixes: bool, fix_only: bool,
     write_outside_tree: bool, jobs: int, no_cache: bool, cache_dir: Path | None,
     context_paths: tuple[str, ...], no_bundled_runtimes: bool, from_cluster: bool,
@@ -180,6 +227,7 @@ def check(
         "ignore": _split(ignore), "preview": preview, "context": list(context_paths) or None,
         # The cluster knows which runtimes it has: none is assumed.
         "bundled-runtimes": False if no_bundled_runtimes or from_cluster else None,
+        "fail-on": fail_on,
     }
     overrides = {key: value for key, value in given.items() if value is not None}
     chosen = _select(paths, config_file, isolated, overrides, stdin_filename)
@@ -240,7 +288,7 @@ def check(
         summary.nothing_checked(files, allow_empty=allow_empty)
     _report(
         findings, files, output_format, output_file, statistics, can_fix, quotable, report_err,
-        chosen.docs_url,
+        chosen.docs_url, color,
     )
     summary.tell()
     failed = any(settings_for(finding.source).fails([finding]) for finding in findings)
@@ -468,31 +516,56 @@ def _tell(outcome: Any, *, diff: bool, fix_only: bool) -> None:
         sys.exit(2 if outcome.unwritten else 1 if diff and outcome.changed else 0)
 
 
+def _outputs(ctx: click.Context, value: str | None) -> list[Output] | None:
+    """`--output-format` (or $TRAINLINT_OUTPUT_FORMAT) as the outputs it names."""
+    from click.core import ParameterSource
+
+    from trainlint.report import outputs
+
+    if value is None or not value.strip():
+        return None
+    try:
+        return outputs(value)
+    except ValueError as error:
+        from_environment = ctx.get_parameter_source("output_format") == ParameterSource.ENVIRONMENT
+        hint = "$TRAINLINT_OUTPUT_FORMAT" if from_environment else "--output-format"
+        raise click.BadParameter(str(error), param_hint=hint) from None
+
+
 def _report(
-    findings: list[Finding], files: list[str], output_format: str | None,
+    findings: list[Finding], files: list[str], chosen: list[Output] | None,
     output_file: Path | None, statistics: bool, can_fix: Callable[[Finding], bool],
-    quotable: Callable[[str], bool], to_stderr: bool, docs_url: str,
+    quotable: Callable[[str], bool], to_stderr: bool, docs_url: str, color: str,
 ) -> None:
+    """Each output chosen, rendered from the same findings; the one without a file of its
+    own goes to `--output-file` or standard output (stderr when stdout holds a fixed
+    document), and `--statistics` replaces it."""
     from trainlint.report import Report, renderer
 
-    fmt = output_format or (
+    default = (
         "github" if os.environ.get("GITHUB_ACTIONS") == "true"
         else "full" if sys.stdout.isatty() else "concise"
     )
+    terminal = output_file is None and sys.stdout.isatty()
     report = Report(
-        findings, files, color=_color(output_file is None and sys.stdout.isatty()),
-        can_fix=can_fix, quotable=quotable, docs_url=docs_url,
+        findings, files, color=_color(color, terminal), can_fix=can_fix, quotable=quotable,
+        docs_url=docs_url,
     )
-    if statistics:
-        from trainlint.report.statistics import render
+    plain = replace(report, color=False)  # files never hold escape codes
+    for fmt, path in chosen or [(default, None)]:
+        if path is not None:
+            _write(renderer(fmt)(plain), Path(path))
+            continue
+        if statistics:
+            from trainlint.report.statistics import render
 
-        text = render(report, as_json=fmt in {"json", "json-lines"})
-    else:
-        text = renderer(fmt)(report)
-    if to_stderr:  # stdout holds the fixed document
-        click.echo(text, nl=False, err=True)
-    else:
-        _write(text, output_file)
+            text = render(report, as_json=fmt in {"json", "json-lines"})
+        else:
+            text = renderer(fmt)(report)
+        if to_stderr:  # stdout holds the fixed document
+            click.echo(text, nl=False, err=True)
+        else:
+            _write(text, output_file)
 
 
 @main.command("config")
@@ -513,8 +586,11 @@ def _split(value: str | None) -> list[str] | None:
     return None if value is None else [part.strip() for part in value.split(",") if part.strip()]
 
 
-def _color(terminal: bool) -> bool:
-    """Color on a terminal; `NO_COLOR` turns it off, else `FORCE_COLOR` turns it on."""
+def _color(choice: str, terminal: bool) -> bool:
+    """`--color always|never`; `auto`: on a terminal, unless `NO_COLOR` turns it off, or
+    `FORCE_COLOR` turns it on anywhere."""
+    if choice != "auto":
+        return choice == "always"
     if os.environ.get("NO_COLOR"):
         return False
     return bool(os.environ.get("FORCE_COLOR")) or terminal
@@ -536,11 +612,13 @@ def _write(text: str, output_file: Path | None) -> None:
 def show_rule(selector: str) -> None:
     """Print the documentation of one rule, by code or name."""
     from trainlint.docs import rule_page
-    from trainlint.rule import find_rule
+    from trainlint.rule import did_you_mean_rule, find_rule
 
     found = find_rule(selector)
     if found is None:
-        raise click.BadParameter(f"no rule {selector!r} (see `trainlint rules`)")
+        raise click.BadParameter(
+            f"no rule {selector!r}{did_you_mean_rule(selector)} (see `trainlint rules`)"
+        )
     click.echo(rule_page(found), nl=False)
 
 
@@ -663,8 +741,6 @@ def serve(
     no_annotation_exemptions: bool, tls12: bool, lame_duck: float, max_connections: int,
 ) -> None:
     """Run the validating admission webhook (needs the `serve` extra)."""
-    from dataclasses import replace
-
     from trainlint.config import ConfigError, Resolver
 
     if self_signed == (tls_cert is not None or tls_key is not None):
@@ -676,10 +752,12 @@ def serve(
     except (ConfigError, ValueError) as error:
         raise click.BadParameter(str(error), param_hint="--config") from None
     try:
+        from kubernetes_asyncio.config import ConfigException
+
         from trainlint import webhook
         from trainlint.webhook.tls import CertificateError
     except ImportError as error:
-        raise click.ClickException(
+        raise Failure(
             f"{error.name} is missing: install the webhook with `pip install 'trainlint[serve]'`"
         ) from None
     options = webhook.Options(
@@ -695,9 +773,15 @@ def serve(
     try:
         webhook.run(options, self_signed=self_signed, ca_out=ca_out, context_dir=context_dir)
     except CertificateError as error:
-        raise click.ClickException(f"cannot serve: {error}") from None
+        raise Failure(f"cannot serve: {error}") from None
+    except ConfigException as error:
+        raise Failure(
+            f"cannot serve: no credentials for the cluster ({error}): in a pod, its service "
+            "account's; elsewhere, the current context of $KUBECONFIG or ~/.kube/config; or "
+            "read the context from manifests with --context-dir"
+        ) from None
     except OSError as error:
-        raise click.ClickException(f"cannot serve: {error.strerror or error}") from None
+        raise Failure(f"cannot serve: {error.strerror or error}") from None
 
 
 @main.command()
@@ -731,7 +815,7 @@ def lsp(
     except ConfigError as error:
         raise Failure(str(error)) from None
     except ImportError as error:
-        raise click.ClickException(
+        raise Failure(
             f"{error.name} is missing: install the language server with "
             "`pip install 'trainlint[lsp]'`"
         ) from None

@@ -24,6 +24,7 @@ from trainlint.rule import (
     Options,
     Severity,
     all_rules,
+    did_you_mean_rule,
     find_rule,
     matches,
     parse_version,
@@ -328,7 +329,10 @@ def _options(code: str, table: dict[str, Any], layers: Sequence[Layer]) -> Optio
     where = f"{origin}: {layer.prefix}rules.{code}"
     rule = find_rule(code)
     if rule is None:
-        raise ConfigError(f"{where}: no rule has this code or name (see `trainlint rules`)")
+        raise ConfigError(
+            f"{where}: no rule has this code or name{did_you_mean_rule(code)} "
+            "(see `trainlint rules`)"
+        )
     if rule.options is None:
         raise ConfigError(f"{where}: {rule.code} ({rule.name}) takes no options")
     from trainlint import keys

@@ -722,9 +722,12 @@ class _Plan:
 
     def _unused(self, entry: suppression.Entry) -> Finding | None:
         if entry.rule is None:
+            from trainlint.rule import did_you_mean_rule
+
             message = (
-                f"suppression names `{entry.selector}`, which is no rule's code or name: "
-                "it silences nothing (see `trainlint rules`)"
+                f"suppression names `{entry.selector}`, which is no rule's code or name"
+                f"{did_you_mean_rule(entry.selector)}: it silences nothing "
+                "(see `trainlint rules`)"
             )
             return self._meta(INVALID_SUPPRESSION, message, entry.source, entry.span, entry.path)
         if entry.rule.code not in self.enabled or entry.rule.code in SUPPRESSION_CODES:

@@ -13,13 +13,25 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError, field_validator
 
 from trainlint.config import ConfigError
-from trainlint.rule import Options, Rule, Severity, all_rules, kebab, matches, parse_version
+from trainlint.rule import (
+    Options,
+    Rule,
+    Severity,
+    all_rules,
+    did_you_mean_rule,
+    kebab,
+    matches,
+    parse_version,
+)
+from trainlint.suggest import did_you_mean
 
 
 def _selectors(values: list[str]) -> list[str]:
     for value in values:
         if not any(matches(rule, [value]) for rule in all_rules().values()):
-            raise ValueError(f"no rule matches {value!r} (see `trainlint rules`)")
+            raise ValueError(
+                f"no rule matches {value!r}{did_you_mean_rule(value)} (see `trainlint rules`)"
+            )
     return values
 
 
@@ -141,7 +153,8 @@ def _error(
             f"[{part}]" if isinstance(part, int) else f".{part}" for part in item["loc"]
         ).lstrip(".")
         if item["type"] in ("extra_forbidden", "unexpected_keyword_argument"):
-            message = f"unknown {noun} (known: {', '.join(known)})"
+            given = str(item["loc"][-1]) if item["loc"] else ""
+            message = f"unknown {noun}{did_you_mean(given, known)} (known: {', '.join(known)})"
         else:
             message = str(item["msg"]).removeprefix("Value error, ")
         problems.append(f"{where}: {key}: {message}")

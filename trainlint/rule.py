@@ -233,6 +233,16 @@ def find_rule(selector: str) -> Rule | None:
     )
 
 
+def did_you_mean_rule(selector: str) -> str:
+    """` (did you mean `TL301`?)` for a selector that names no rule, "" when no code, code
+    prefix or name is close to it."""
+    from trainlint.suggest import did_you_mean
+
+    rules = all_rules().values()
+    prefixes = {rule.code[:length] for rule in rules for length in range(2, 6)}
+    return did_you_mean(selector, [*sorted(prefixes), *(rule.name for rule in rules), "ALL"])
+
+
 def matches(rule: Rule, selectors: Any) -> bool:
     """Whether a rule is named by any selector: a code, a code prefix (`TL3`, `ALL`) or a name."""
     return any(code_matches(rule.code, selector) or rule.name == selector for selector in selectors)

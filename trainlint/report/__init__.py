@@ -22,6 +22,36 @@ FORMATS = {
 }
 
 
+#: One output of a run: a format, and the file it is written to (None: the command's
+#: standard output, or `--output-file`).
+Output = tuple[str, str | None]
+
+
+def outputs(text: str) -> list[Output]:
+    """`--output-format` read as pylint reads it: formats separated by commas, each
+    optionally `FORMAT:PATH` to write that one to a file (`github,sarif:trainlint.sarif`
+    prints annotations and writes SARIF from the same findings). ValueError says what is
+    wrong, with the format meant when one is misspelt."""
+    from trainlint.suggest import did_you_mean
+
+    chosen: list[Output] = []
+    for part in (part.strip() for part in text.split(",")):
+        name, colon, path = part.partition(":")
+        name = name.strip()
+        if name not in FORMATS:
+            meant = did_you_mean(name, FORMATS)
+            raise ValueError(f"unknown format {name!r}{meant} (known: {', '.join(FORMATS)})")
+        if colon and not path.strip():
+            raise ValueError(f"`{part}`: name the file after the colon, e.g. `{name}:report.out`")
+        chosen.append((name, path.strip() or None))
+    if sum(path is None for _, path in chosen) > 1:
+        raise ValueError(
+            "only one format can go to standard output (or --output-file): give the others "
+            "a file, e.g. `github,sarif:trainlint.sarif`"
+        )
+    return chosen
+
+
 @dataclass(frozen=True)
 class Report:
     """What a format renders: the findings, every file that was checked, and the terminal."""
