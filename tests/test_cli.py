@@ -7,13 +7,11 @@ import gc
 import json
 import os
 import pty
-import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-import yaml
 
 from tests.test_suppression import RUNTIME
 
@@ -277,24 +275,6 @@ def test_cel_python_is_imported_only_for_a_rule_to_evaluate(tmp_path: Path) -> N
     *output, status, loaded = _imported_by(["check", "--no-cache", "job.yaml"], watched, tmp_path)
     assert status == "1" and "'celpy.evaluation'" in loaded
     assert any("TL010" in line and "RFC 1035" in line for line in output)
-
-
-def test_action_is_a_composite_action_with_the_documented_inputs() -> None:
-    root = Path(__file__).resolve().parent.parent
-    action = yaml.safe_load((root / "action.yml").read_text())
-    inputs = action["inputs"]
-    assert list(inputs) == ["paths", "args", "base", "sarif-file", "upload-sarif",
-                            "python-version"]
-    assert all(spec["description"] and "default" in spec for spec in inputs.values())
-    assert action["runs"]["using"] == "composite"
-    text = (root / "action.yml").read_text()
-    assert set(re.findall(r"inputs\.([a-z-]+)", text)) == set(inputs)
-    commands = [step["run"] for step in action["runs"]["steps"] if "run" in step]
-    assert any("--output-format sarif" in command for command in commands)
-    assert commands[-1].startswith("trainlint check") and "--output-format github" in commands[-1]
-    section = (root / "README.md").read_text().split("## Configuration and CI", 1)[1]
-    for name in inputs:
-        assert f"`{name}`" in section, f"README does not document the action input {name}"
 
 
 def test_kubernetes_version_option(project: Path) -> None:

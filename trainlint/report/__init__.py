@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 FORMATS = {
     "full": "full", "concise": "concise", "grouped": "grouped", "json": "json_format",
     "json-lines": "json_lines", "sarif": "sarif", "github": "github", "gitlab": "gitlab",
-    "junit": "junit", "checkstyle": "checkstyle",
+    "junit": "junit", "checkstyle": "checkstyle", "markdown": "markdown",
 }
 
 
