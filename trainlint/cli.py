@@ -500,7 +500,7 @@ def _select(
             if os.path.abspath(name) not in inputs  # noqa: PTH100 - an input is checked
         ]
         here = resolver.for_path(Path.cwd())
-        return _Chosen(names, where, context, here.cache_dir, here.docs_url)
+        return _Chosen(names, where, context, here.cache_dir, here.settings.docs_url)
     except ConfigError as error:
         raise Failure(str(error)) from None
 

@@ -80,8 +80,6 @@ class Configuration:
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...]
     #: key → (effective value, where it came from), for `trainlint config`.
     values: dict[str, tuple[Any, str]]
-    #: The documentation site that reports link rules to (`docs-url`).
-    docs_url: str = DOCS_URL
     _per_file: dict[tuple[str, ...], Settings] = field(default_factory=dict, repr=False)
 
     @cached_property
@@ -303,6 +301,7 @@ def resolve(path: Path | None, root: Path, layers: Sequence[Layer]) -> Configura
         preview=value["preview"],
         device_resources=value["device-resources"],
         bundled_runtimes=value["bundled-runtimes"],
+        docs_url=value["docs-url"],
     )
     return Configuration(
         path, root, settings,
@@ -314,7 +313,6 @@ def resolve(path: Path | None, root: Path, layers: Sequence[Layer]) -> Configura
             (pattern, tuple(codes)) for pattern, codes in value["per-file-ignores"].items()
         ),
         values=values,
-        docs_url=value["docs-url"],
     )
 
 

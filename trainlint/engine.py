@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from trainlint.document import Loaded, LoadProblem, Manifest, Path, Source, Span, mapping, string
 from trainlint.rule import (
+    DOCS_URL,
     NEWEST,
     Fix,
     Options,
@@ -395,6 +396,8 @@ class Settings:
     #: Run the preview rules too (config `preview`, `--preview`); without it a preview rule
     #: runs only when `select` names it by its code or name.
     preview: bool = False
+    #: The documentation site findings link their rule's page on (config `docs-url`).
+    docs_url: str = DOCS_URL
     #: Device-plugin resource names beyond the catalogue (config `device-resources`).
     device_resources: Mapping[str, str] = field(default_factory=dict)
     #: Whether the runtimes the release installs are known (`bundled-runtimes`): a

@@ -63,7 +63,7 @@ class Client:
 
 def diagnostics(checked: Checked, client: Client) -> list[types.Diagnostic]:
     text = Text(checked.text, client.encoding)
-    shown = [_diagnostic(finding, text, client) for finding in checked.findings]
+    shown = [_diagnostic(finding, text, client, checked.docs_url) for finding in checked.findings]
     told = {id(finding.manifest) for finding in checked.findings if finding.code == UNKNOWN}
     shown.extend(
         types.Diagnostic(
@@ -78,7 +78,9 @@ def diagnostics(checked: Checked, client: Client) -> list[types.Diagnostic]:
     return shown
 
 
-def _diagnostic(finding: Finding, text: Text, client: Client) -> types.Diagnostic:
+def _diagnostic(
+    finding: Finding, text: Text, client: Client, site: str
+) -> types.Diagnostic:
     rule = all_rules()[finding.code]
     message = finding.message + (f"\nhelp: {finding.help}" if finding.help else "")
     tag = _TAGS.get(finding.code)
@@ -87,7 +89,7 @@ def _diagnostic(finding: Finding, text: Text, client: Client) -> types.Diagnosti
         message=message,
         severity=_SEVERITIES[finding.severity],
         code=finding.code,
-        code_description=types.CodeDescription(href=rule.docs_url),
+        code_description=types.CodeDescription(href=rule.docs_url_on(site)),
         source=SOURCE,
         tags=[tag] if tag else None,
         related_information=[
@@ -134,7 +136,7 @@ def code_actions(
         start, end = text.span(finding.span)
         if end[0] < low[0] or high[0] < start[0]:
             continue  # on none of the lines asked about
-        diagnostic = [_diagnostic(finding, text, client)]
+        diagnostic = [_diagnostic(finding, text, client, checked.docs_url)]
         repair = finding.fix
         if repair is not None and settings is not None and settings.may_fix(finding.code):
             unsafe = "" if repair.safe else " (unsafe fix)"
@@ -266,7 +268,7 @@ def hover(
     for finding in checked.findings:
         start, end = text.span(finding.span)
         if start <= at <= end:
-            parts.append(_rule_help(finding))
+            parts.append(_rule_help(finding, checked.docs_url))
     reference = _runtime_reference(workspace, name, checked, at, text)
     if reference is not None:
         job, runtime, _ = reference
@@ -288,14 +290,14 @@ def definition(
     return _location(reference[1], ("metadata", "name"), client)
 
 
-def _rule_help(finding: Finding) -> str:
+def _rule_help(finding: Finding, site: str) -> str:
     rule = all_rules()[finding.code]
     parts = [f"**{rule.code}** `{rule.name}` ({finding.severity.value})", finding.message]
     for title in ("What it does", "Why is this bad?"):
         section = rule.section(title)
         if section:
             parts.append(f"**{title}**\n\n{section}")
-    parts.append(f"[{rule.code} documentation]({rule.docs_url})")
+    parts.append(f"[{rule.code} documentation]({rule.docs_url_on(site)})")
     return "\n\n".join(parts)
 
 

@@ -52,7 +52,7 @@ from trainlint.engine import (
 )
 from trainlint.files import read_bytes
 from trainlint.loader import load
-from trainlint.rule import Rule
+from trainlint.rule import DOCS_URL, Rule
 
 log = logging.getLogger("trainlint.lsp")
 #: Where a client's settings come from, as messages name them.
@@ -125,6 +125,8 @@ class Checked:
     dependencies: dict[str, str] | None
     #: Its TrainJobs whose runtime is found nowhere: not checked against it.
     unchecked: list[Manifest] = field(default_factory=list)
+    #: The documentation site its findings link to (config `docs-url`).
+    docs_url: str = DOCS_URL
 
 
 class Workspace:
@@ -239,7 +241,9 @@ class Workspace:
         if settings is None:
             checked = Checked(text, version, loaded, [], {})
         else:
-            checked = Checked(text, version, loaded, *self._run(loaded, settings))
+            checked = Checked(
+                text, version, loaded, *self._run(loaded, settings), docs_url=settings.docs_url
+            )
         self._checked[name] = checked
         return checked
 
