@@ -742,15 +742,24 @@ class _Plan:
             f"unused suppression of {entry.rule.code} ({entry.rule.name}): it finds nothing "
             f"{where}, so the suppression would hide a future finding unseen; remove it"
         )
-        return self._meta(UNUSED_SUPPRESSION, message, entry.source, entry.span, entry.path)
+        from trainlint.suppression import removal
+
+        return self._meta(
+            UNUSED_SUPPRESSION, message, entry.source, entry.span, entry.path,
+            removal(entry), entry.manifest,
+        )
 
     def _meta(
-        self, code: str, message: str, source: Source, span: Span, path: Path
+        self, code: str, message: str, source: Source, span: Span, path: Path,
+        fix: Fix | None = None, manifest: Manifest | None = None,
     ) -> Finding | None:
         rule = self.enabled.get(code)
         if rule is None:
             return None
-        return Finding(code, rule.name, rule.severity, message, rule.help, source, span, path, None)
+        return Finding(
+            code, rule.name, rule.severity, message, rule.help, source, span, path, None, fix,
+            manifest,
+        )
 
     def _severity(self, finding: Finding) -> Finding:
         severity = self.settings.severities.get(finding.code, finding.severity)

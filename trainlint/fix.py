@@ -144,17 +144,40 @@ def _fixable(
 ) -> dict[str, list[Finding]]:
     todo: dict[str, list[Finding]] = {}
     for finding in findings:
-        if finding.fix and finding.manifest and finding.file not in blocked and wanted(finding):
+        repairable = finding.fix is not None and (
+            finding.manifest is not None or finding.fix.rewrite is not None
+        )
+        if repairable and finding.file not in blocked and wanted(finding):
             todo.setdefault(finding.file, []).append(finding)
     return todo
 
 
 def apply(text: str, findings: Sequence[Finding]) -> tuple[str, list[Finding]]:
-    """`text` with the fixes of `findings` applied, and the findings whose edits ran."""
+    """`text` with the fixes of `findings` applied, and the findings whose edits ran:
+    rewrites of the text first (they touch comments, never the data), then the edits of
+    the round-trip tree."""
     if TEMPLATE in text:
         raise Unfixable(
             "it contains template syntax (`{{ ... }}`), which a YAML rewrite would break"
         )
+    applied = []
+    for finding in findings:
+        assert finding.fix is not None
+        if finding.fix.rewrite is not None:
+            try:
+                text = finding.fix.rewrite(text)
+            except LookupError:
+                continue  # an earlier fix changed this line: the next pass checks again
+            applied.append(finding)
+    edits = [finding for finding in findings if finding.fix and finding.fix.rewrite is None]
+    if edits:
+        text, edited = _edit_tree(text, edits)
+        applied += edited
+    return text, applied
+
+
+def _edit_tree(text: str, findings: Sequence[Finding]) -> tuple[str, list[Finding]]:
+    """`text` with the tree edits of `findings` spliced in (see the module's docstring)."""
     work = _LINE_BREAK.sub("\n", text)  # the round trip reads and writes `\n` alone
     parser = _round_trip(work)
     try:
@@ -164,7 +187,8 @@ def apply(text: str, findings: Sequence[Finding]) -> tuple[str, list[Finding]]:
     before = _dump(parser, documents)
     applied = []
     for finding in findings:
-        assert finding.fix is not None and finding.manifest is not None
+        assert finding.fix is not None and finding.fix.edit is not None
+        assert finding.manifest is not None
         manifest = finding.manifest
         try:
             node = fixes.at(documents[manifest.document], manifest.base)

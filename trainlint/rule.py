@@ -74,6 +74,9 @@ class Options:
 
 #: Edits the round-trip mapping (ruamel.yaml) of the object a Problem is on, in place.
 Edit = Callable[[Any], None]
+#: Edits a file's text (comments, which the round-trip tree does not give to edit):
+#: the whole text before → after; LookupError when it no longer holds what it was made for.
+Rewrite = Callable[[str], str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,12 +84,14 @@ class Fix:
     """A repair a check offers with its Problem, built where the check knows the case.
 
     Safe fixes keep what the manifest means to the cluster; unsafe ones change behaviour a
-    user may rely on, so only `--unsafe-fixes` applies them.
+    user may rely on, so only `--unsafe-fixes` applies them. A fix edits the object's
+    round-trip tree (`edit`), or the file's text (`rewrite`, for comments).
     """
 
     title: str
-    edit: Edit
+    edit: Edit | None
     safe: bool = True
+    rewrite: Rewrite | None = None
 
 
 @dataclass(frozen=True, slots=True)

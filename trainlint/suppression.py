@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 
 from trainlint.document import Manifest, Path, Source, Span, mapping
-from trainlint.rule import Rule, find_rule
+from trainlint.rule import Fix, Rule, find_rule
 
 #: The object annotation the CLI and the webhook honour: `"TL301,TL402=reason"`.
 ANNOTATION = "trainlint.dev/ignore"
@@ -130,6 +130,61 @@ def _next_code_line(lines: list[str], number: int) -> int:
             return following + 1
     return number
 
+
+# --- removing what silences nothing (TL090's fix) ---
+
+
+def removal(entry: Entry) -> Fix:
+    """The safe fix of an unused entry: its code taken out of the comment or annotation,
+    and the comment or annotation removed once it names nothing."""
+    if entry.scope == "object":
+        return Fix(f"remove `{entry.selector}` from the `{ANNOTATION}` annotation",
+                   lambda node: _drop_from_annotation(node, entry.selector))
+    line, selector = entry.span.line, entry.selector
+    return Fix(f"remove `{selector}` from the suppression comment", None,
+               rewrite=lambda text: without_code(text, line, selector))
+
+
+def without_code(text: str, line: int, selector: str) -> str:
+    """`text` with `selector` taken out of the suppression comment on `line`; the whole
+    comment goes when it names nothing else, and its line too when it stood alone."""
+    lines = text.splitlines(keepends=True)
+    if not 0 < line <= len(lines):
+        raise LookupError(line)
+    body, ending = _split_ending(lines[line - 1])
+    match = _COMMENT.search(body)
+    directive = _DIRECTIVE.match(match["body"]) if match else None
+    if match is None or directive is None:
+        raise LookupError(line)
+    codes = _SELECTOR.findall(directive["codes"])
+    if selector not in codes:
+        raise LookupError(selector)
+    codes.remove(selector)
+    if codes:
+        start = match.start("body") + directive.start("codes")
+        end = match.start("body") + directive.end("codes")
+        lines[line - 1] = f"{body[:start]}{','.join(codes)}{body[end:]}{ending}"
+    elif body[: match.start()].strip():
+        lines[line - 1] = body[: match.start()].rstrip() + ending
+    else:
+        del lines[line - 1]
+    return "".join(lines)
+
+
+def _drop_from_annotation(node: object, selector: str) -> None:
+    from trainlint import fixes
+
+    annotations = fixes.at(node, ANNOTATION_PATH[:-1])
+    parts = str(annotations.get(ANNOTATION, "")).split(",")
+    kept = [part for part in parts if part.partition("=")[0].strip() != selector]
+    if len(kept) == len(parts):
+        raise fixes.Stale(ANNOTATION_PATH)
+    if any(part.strip() for part in kept):
+        annotations[ANNOTATION] = ",".join(kept).strip(" ,")
+        return
+    del annotations[ANNOTATION]
+    if not annotations:
+        del fixes.at(node, ANNOTATION_PATH[:-2])["annotations"]
 
 
 # --- writing suppressions (the language server's "disable" actions) ---

@@ -1,0 +1,79 @@
+"""Suppressions written and removed: TL090's safe fix takes an unused code out of its
+comment or annotation, and `--add-suppressions` silences every current finding."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import lint_text
+from tests.test_cli import trainlint
+from tests.test_suppression import ONLY_TL3, RUNTIME, annotate, edit
+from trainlint import fix
+from trainlint.engine import Settings
+
+CLAIM = "persistentVolumeClaim: {claimName: ckpt}"
+CLEAN = edit("emptyDir: {}", CLAIM)
+
+
+def fixed(text: str, settings: Settings = ONLY_TL3) -> str:
+    """`text` with the fixes of its TL090 findings applied, as one pass of `--fix` does."""
+    unused = [finding for finding in lint_text(text, settings) if finding.code == "TL090"]
+    assert unused and all(finding.fix and finding.fix.safe for finding in unused)
+    result, applied = fix.apply(text, unused)
+    assert applied == unused
+    assert not [f for f in lint_text(result, settings) if f.code.startswith("TL09")]
+    return result
+
+
+@pytest.mark.parametrize(
+    ("suppressed", "left"),
+    [
+        # One of two codes is unused: only it goes, the reason stays.
+        ("emptyDir: {}  # trainlint: disable=TL302, TL301 -- scratch runs",
+         "emptyDir: {}  # trainlint: disable=TL301 -- scratch runs"),
+        # Every code is unused: the comment goes, the value stays as written.
+        (f"{CLAIM}  # trainlint: disable=TL301,TL302 -- old", CLAIM),
+        # A comment of its own after the value's own comment.
+        (f"{CLAIM} # keep this  # trainlint: disable=TL301", f"{CLAIM} # keep this"),
+    ],
+)
+def test_an_unused_code_leaves_its_line_comment(suppressed: str, left: str) -> None:
+    assert fixed(edit("emptyDir: {}", suppressed)) == edit("emptyDir: {}", left)
+
+
+def test_a_comment_alone_on_its_line_goes_with_its_line() -> None:
+    indent = " " * 22
+    text = edit(f"{indent}emptyDir: {{}}\n",
+                f"{indent}# trainlint: disable=TL302\n{indent}emptyDir: {{}}\n")
+    assert fixed(text) == RUNTIME
+
+
+def test_a_file_wide_comment_goes_with_its_line() -> None:
+    text = "# trainlint: disable-file=rwo-volume-multi-node\n" + CLEAN
+    assert fixed(text) == CLEAN
+
+
+def test_an_annotation_keeps_the_codes_still_used() -> None:
+    text = annotate('trainlint.dev/ignore: "TL302=never mounted twice,TL301=scratch"')
+    assert fixed(text) == annotate('trainlint.dev/ignore: "TL301=scratch"')
+
+
+def test_an_annotation_that_names_nothing_goes_and_so_do_empty_annotations() -> None:
+    text = annotate('trainlint.dev/ignore: "TL302"').replace("emptyDir: {}", CLAIM)
+    assert fixed(text) == CLEAN
+    kept = annotate('trainlint.dev/ignore: "TL302"\n    team: ml').replace("emptyDir: {}", CLAIM)
+    assert fixed(kept) == annotate("team: ml").replace("emptyDir: {}", CLAIM)
+
+
+def test_fix_removes_unused_suppressions_through_the_command(tmp_path: Path) -> None:
+    text = "# trainlint: disable-file=TL302\n" + edit(
+        "emptyDir: {}", f"{CLAIM}  # trainlint: disable=TL301,TL402"
+    )
+    (tmp_path / "runtime.yaml").write_text(text)
+    (tmp_path / ".trainlint.toml").write_text('select = ["TL301", "TL302", "TL402", "TL090"]\n')
+    result = trainlint("check", "--fix", "--show-fixes", "runtime.yaml", cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "3 × TL090 (unused-suppression) fixed" in result.stderr
+    assert (tmp_path / "runtime.yaml").read_text() == CLEAN
