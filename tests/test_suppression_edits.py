@@ -77,3 +77,59 @@ def test_fix_removes_unused_suppressions_through_the_command(tmp_path: Path) -> 
     assert result.returncode == 0, result.stdout + result.stderr
     assert "3 × TL090 (unused-suppression) fixed" in result.stderr
     assert (tmp_path / "runtime.yaml").read_text() == CLEAN
+
+
+JOB = """\
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata:
+  name: sft
+spec:
+  runtimeRef:
+    name: torch-distributed
+  trainer:
+    numNodez: 2
+    command: ["python", "train.py"]
+    imag: "ghcr.io/example/a
+      b"
+"""
+
+
+def test_add_suppressions_silences_every_finding_once(tmp_path: Path) -> None:
+    (tmp_path / "job.yaml").write_text(JOB)
+    (tmp_path / "runtime.yaml").write_text(RUNTIME)
+    (tmp_path / ".trainlint.toml").write_text('select = ["TL006", "TL301", "TL09"]\n')
+    result = trainlint("check", "--add-suppressions", ".", cwd=tmp_path)
+    assert (result.returncode, result.stdout, result.stderr) == (0, "", "Added 3 suppressions.\n")
+    assert (tmp_path / "job.yaml").read_text() == JOB.replace(
+        "numNodez: 2\n", "numNodez: 2  # trainlint: disable=TL006\n"
+    ).replace(  # the line ends inside a quoted string: the comment goes above, indented
+        '    imag: "', '    # trainlint: disable=TL006\n    imag: "'
+    )
+    assert (tmp_path / "runtime.yaml").read_text() == edit(
+        "emptyDir: {}", "emptyDir: {}  # trainlint: disable=TL301"
+    )
+    assert trainlint("check", "--no-cache", ".", cwd=tmp_path).returncode == 0
+    again = trainlint("check", "--add-suppressions", ".", cwd=tmp_path)
+    assert (again.returncode, again.stderr) == (0, "Added 0 suppressions.\n")
+
+
+def test_add_suppressions_extends_a_comment_and_keeps_two_codes_on_one_line(
+    tmp_path: Path
+) -> None:
+    text = edit("emptyDir: {}", "emptyDir: {}  # trainlint: disable=TL302")
+    (tmp_path / "runtime.yaml").write_text(text)
+    (tmp_path / ".trainlint.toml").write_text('select = ["TL301", "TL302"]\n')
+    result = trainlint("check", "--add-suppressions", "runtime.yaml", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "runtime.yaml").read_text() == edit(
+        "emptyDir: {}", "emptyDir: {}  # trainlint: disable=TL302,TL301"
+    )
+
+
+def test_add_suppressions_does_not_combine_with_fixing(tmp_path: Path) -> None:
+    (tmp_path / "runtime.yaml").write_text(RUNTIME)
+    result = trainlint("check", "--add-suppressions", "--fix", "runtime.yaml", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "--add-suppressions writes files: it does not combine with fixing" in result.stderr
+    assert (tmp_path / "runtime.yaml").read_text() == RUNTIME

@@ -135,6 +135,11 @@ def _config_options(command: Callable[..., None]) -> Callable[..., None]:
     help="Let fixes write files that symbolic links lead to outside the folders checked.",
 )
 @click.option(
+    "--add-suppressions", is_flag=True,
+    help="Add a `# trainlint: disable=CODE` comment for every finding (to adopt trainlint "
+    "on manifests as they are); nothing is added to what is already silenced.",
+)
+@click.option(
     "--jobs", "-j", type=click.IntRange(min=0), default=0, metavar="N",
     help="Processes to read and check with [default: 0, one per available core].",
 )
@@ -192,7 +197,7 @@ def check(
     output_file: Path | None, statistics: bool, fail_on: str | None, exit_zero: bool,
     stdin_filename: str,
     fix: bool, unsafe_fixes: bool, diff: bool, show_fixes: bool, fix_only: bool,
-    write_outside_tree: bool, jobs: int, no_cache: bool, cache_dir: Path | None,
+    write_outside_tree: bool, add_suppressions: bool, jobs: int, no_cache: bool, cache_dir: Path | None,
     context_paths: tuple[str, ...], no_bundled_runtimes: bool, from_cluster: bool,
     kubeconfig: str | None, context_name: str | None, cluster_timeout: float,
     allow_empty: bool, base: str | None, base_all: bool,
@@ -235,6 +240,10 @@ def check(
     cluster = _from_cluster(kubeconfig, context_name, cluster_timeout) if from_cluster else []
     quotable = _quotable(paths, stdin_filename)
     fixing = _fixing(fix or fix_only or diff, base, base_all)
+    if add_suppressions and (fixing or STDIN in paths):
+        raise click.UsageError(
+            "--add-suppressions writes files: it does not combine with fixing or `-`"
+        )
     # Fixes edit the objects they were found on, so fixing stays in one process.
     processes = 1 if fixing or STDIN in paths else jobs or parallel.available_cores()
     read = partial(_read, stdin_filename=stdin_filename)
@@ -248,7 +257,7 @@ def check(
         return safe and settings_for(finding.source).may_fix(finding.code)
 
     report_err = False
-    if fixing or no_cache or STDIN in paths or cluster or base is not None:
+    if fixing or no_cache or STDIN in paths or cluster or base is not None or add_suppressions:
         context = [
             *(manifest for item in read_all(chosen.context, read) for manifest in item.manifests),
             *cluster,
@@ -286,6 +295,8 @@ def check(
         summary = _Summary(result.objects, result.fragments, result.unchecked)
     if not (summary.objects or findings):
         summary.nothing_checked(files, allow_empty=allow_empty)
+    if add_suppressions:
+        _suppress(findings, (lambda _: True) if write_outside_tree else quotable)
     _report(
         findings, files, output_format, output_file, statistics, can_fix, quotable, report_err,
         chosen.docs_url, color,
@@ -443,6 +454,17 @@ def _quotable(paths: tuple[str, ...], stdin_filename: str) -> Callable[[str], bo
 
     tree = Tree(name for name in paths or (".",) if name != STDIN)
     return lambda file: (STDIN in paths and file == stdin_filename) or tree.holds(file)
+
+
+def _suppress(findings: list[Finding], writable: Callable[[str], bool]) -> NoReturn:
+    """`--add-suppressions`: silence every finding in its file, say how many, and end."""
+    from trainlint.fix import add_suppressions
+
+    added, unwritten = add_suppressions(findings, writable)
+    for note in unwritten:
+        click.echo(note, err=True)
+    click.echo(f"Added {added} suppression{'s' * (added != 1)}.", err=True)
+    sys.exit(2 if unwritten else 0)
 
 
 def _collect_again() -> None:

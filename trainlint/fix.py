@@ -38,6 +38,11 @@ from trainlint.engine import Finding
 from trainlint.files import read_bytes
 from trainlint.loader import load
 
+#: Why a file behind a symbolic link out of the folders checked is not written.
+OUTSIDE_TREE = (
+    "it is a symbolic link to a file outside the folders checked (`--write-outside-tree` "
+    "writes it)"
+)
 #: Passes of fix-then-check before giving up on convergence.
 MAX_PASSES = 5
 #: Template syntax (Helm, Jinja, Go templates): such files are never rewritten.
@@ -534,6 +539,43 @@ def fixed_codes(applied: Sequence[Finding]) -> Iterator[tuple[str, str, int]]:
         yield code, name, count
 
 
+# --- `check --add-suppressions` ---
+
+
+def add_suppressions(
+    findings: Sequence[Finding], writable: Callable[[str], bool]
+) -> tuple[int, list[str]]:
+    """Silence every finding with a `# trainlint: disable=CODE` comment on its line (or
+    just above it, indented as it is), as ruff's `--add-noqa` does, and write the files
+    `writable` allows (see `Request.writable`): how many were added, and why files were
+    not written. Findings about suppressions themselves are left to be fixed instead."""
+    from trainlint import suppression
+    from trainlint.engine import SUPPRESSION_CODES
+
+    by_file: dict[str, list[Finding]] = {}
+    for finding in findings:
+        if finding.code not in SUPPRESSION_CODES:
+            by_file.setdefault(finding.file, []).append(finding)
+    added, unwritten = 0, []
+    for name, found in by_file.items():
+        source = found[0].source
+        entry = FileFix(name, source.text, source.text, bom=source.bom)
+        # From the last line up: a comment put on a line of its own moves what is below.
+        for line, code in sorted({(f.span.line, f.code) for f in found},
+                                 key=lambda item: (-item[0], item[1])):
+            entry.text = suppression.disable_on_line(entry.text, line, code)
+        try:
+            if not writable(name):
+                raise Unfixable(OUTSIDE_TREE)
+            write(Path(name), entry.encoded(entry.original), entry.encoded(entry.text))
+        except (OSError, Unfixable) as error:
+            reason = error.strerror if isinstance(error, OSError) else str(error)
+            unwritten.append(f"{name}: not written: {reason}")
+            continue
+        added += len({(f.span.line, f.code) for f in found})
+    return added, unwritten
+
+
 # --- the `check --fix` flow ---
 
 
@@ -573,10 +615,7 @@ def run(
             continue
         try:
             if not request.writable(name):
-                raise Unfixable(
-                    "it is a symbolic link to a file outside the folders checked "
-                    "(`--write-outside-tree` writes it)"
-                )
+                raise Unfixable(OUTSIDE_TREE)
             if request.diff:
                 outcome.stdout += entry.diff()
             else:
