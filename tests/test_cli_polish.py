@@ -4,12 +4,14 @@ several outputs from one run, and exit status 2 for every configuration error.""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.test_cli import trainlint
+from tests.test_cli import ENV, trainlint
 from tests.test_suppression import RUNTIME
 
 
@@ -156,3 +158,52 @@ def test_serve_exits_2_on_configuration_errors(
     assert result.returncode == 2, result.stderr
     assert said in result.stderr
     assert "Traceback" not in result.stderr and sys.executable not in result.stderr
+
+
+def test_watch_checks_again_when_a_file_changes(runtime: Path) -> None:
+    """A real watcher on the folder: the check runs at once, again after an edit (not
+    after the cache it writes itself), and Ctrl-C ends it with status 0."""
+    pytest.importorskip("watchfiles")
+    import selectors
+    import signal
+    import time
+
+    clean = RUNTIME.replace("emptyDir: {}", "persistentVolumeClaim: {claimName: ckpt}")
+    (runtime / "runtime.yaml").write_text(clean)
+    process = subprocess.Popen(
+        [sys.executable, "-c", "from trainlint.cli import run; run()", "check", "--watch",
+         "--output-format", "concise", "."],
+        cwd=runtime, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    watching = selectors.DefaultSelector()
+    watching.register(process.stdout, selectors.EVENT_READ)
+    watching.register(process.stderr, selectors.EVENT_READ)
+    seen = {"out": "", "err": ""}
+
+    def read(timeout: float) -> None:
+        for key, _ in watching.select(timeout=timeout):
+            chunk = os.read(key.fd, 65536).decode()
+            seen["out" if key.fileobj is process.stdout else "err"] += chunk
+
+    def wait_for(text: str, stream: str, seconds: float = 20) -> None:
+        deadline = time.monotonic() + seconds
+        while text not in seen[stream]:
+            assert time.monotonic() < deadline, f"no {text!r} in {seen}"
+            read(0.5)
+
+    try:
+        wait_for("All checks passed.", "out")
+        wait_for("[watching for changes", "err")
+        time.sleep(0.5)  # the watcher is set up before the edit
+        (runtime / "runtime.yaml").write_text(RUNTIME)
+        wait_for("[1 changed: checking again]", "err")
+        wait_for("Found 1 problem (1 error).", "out")
+        assert seen["out"].count("runtime.yaml:") == 1
+        time.sleep(1)  # the cache written by the second run must not start a third
+        read(0.5)
+        assert seen["err"].count("checking again") == 1
+    finally:
+        process.send_signal(signal.SIGINT)
+        status = process.wait(timeout=20)
+    assert status == 0

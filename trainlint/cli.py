@@ -145,6 +145,10 @@ def _config_options(command: Callable[..., None]) -> Callable[..., None]:
 )
 @click.option("--no-cache", is_flag=True, help="Check every file again; read and write no cache.")
 @click.option(
+    "--watch", is_flag=True,
+    help="Check again whenever a file under PATHS changes (needs the `watch` extra).",
+)
+@click.option(
     "--cache-dir", type=click.Path(file_okay=False, path_type=Path),
     help="Where findings of unchanged files are kept [default: `cache-dir`, .trainlint_cache].",
 )
@@ -197,10 +201,10 @@ def check(
     output_file: Path | None, statistics: bool, fail_on: str | None, exit_zero: bool,
     stdin_filename: str,
     fix: bool, unsafe_fixes: bool, diff: bool, show_fixes: bool, fix_only: bool,
-    write_outside_tree: bool, add_suppressions: bool, jobs: int, no_cache: bool, cache_dir: Path | None,
-    context_paths: tuple[str, ...], no_bundled_runtimes: bool, from_cluster: bool,
-    kubeconfig: str | None, context_name: str | None, cluster_timeout: float,
-    allow_empty: bool, base: str | None, base_all: bool,
+    write_outside_tree: bool, add_suppressions: bool, jobs: int, no_cache: bool, watch: bool,
+    cache_dir: Path | None, context_paths: tuple[str, ...], no_bundled_runtimes: bool,
+    from_cluster: bool, kubeconfig: str | None, context_name: str | None,
+    cluster_timeout: float, allow_empty: bool, base: str | None, base_all: bool,
 ) -> None:
     """Check files and folders (recursively: *.yaml, *.yml, *.json); `-` reads stdin.
 
@@ -240,10 +244,7 @@ def check(
     cluster = _from_cluster(kubeconfig, context_name, cluster_timeout) if from_cluster else []
     quotable = _quotable(paths, stdin_filename)
     fixing = _fixing(fix or fix_only or diff, base, base_all)
-    if add_suppressions and (fixing or STDIN in paths):
-        raise click.UsageError(
-            "--add-suppressions writes files: it does not combine with fixing or `-`"
-        )
+    _modes(paths, fixing=fixing, add_suppressions=add_suppressions, watch=watch)
     # Fixes edit the objects they were found on, so fixing stays in one process.
     processes = 1 if fixing or STDIN in paths else jobs or parallel.available_cores()
     read = partial(_read, stdin_filename=stdin_filename)
@@ -302,8 +303,7 @@ def check(
         chosen.docs_url, color,
     )
     summary.tell()
-    failed = any(settings_for(finding.source).fails([finding]) for finding in findings)
-    sys.exit(1 if failed and not exit_zero else 0)
+    sys.exit(_status(findings, settings_for, exit_zero=exit_zero))
 
 
 def _fixing(fixing: bool, base: str | None, base_all: bool) -> bool:
@@ -444,6 +444,66 @@ def _from_cluster(kubeconfig: str | None, context_name: str | None, timeout: flo
         return list_objects(kubeconfig, context_name, timeout)
     except ClusterError as error:
         raise Failure(f"--from-cluster: {error}") from None
+
+
+def _status(
+    findings: list[Finding], settings_for: Callable[[Source], Settings], *, exit_zero: bool
+) -> int:
+    """1 when a finding is at or above its file's `fail-on` (and not `--exit-zero`), else 0."""
+    failed = any(settings_for(finding.source).fails([finding]) for finding in findings)
+    return 1 if failed and not exit_zero else 0
+
+
+def _modes(paths: tuple[str, ...], *, fixing: bool, add_suppressions: bool, watch: bool) -> None:
+    """Refuse what does not combine; `--watch` takes over from here."""
+    if add_suppressions and (fixing or STDIN in paths):
+        raise click.UsageError(
+            "--add-suppressions writes files: it does not combine with fixing or `-`"
+        )
+    if watch:
+        _watch(paths)
+
+
+def _watch(paths: tuple[str, ...]) -> NoReturn:
+    """`--watch`: the same check (the arguments less `--watch`), in a fresh process, now
+    and after every change of a file under PATHS (or the configuration), until
+    interrupted. A fresh process per check keeps what `check` assumes of its process
+    (the collector off, one exit) and reuses the cache between runs."""
+    import subprocess
+
+    try:
+        import watchfiles
+    except ImportError:
+        raise Failure(
+            "watchfiles is missing: install it with `pip install 'trainlint[watch]'`"
+        ) from None
+    if STDIN in paths:
+        raise click.UsageError("--watch watches files: it cannot read `-`")
+    command = [
+        sys.executable, "-c", "from trainlint.cli import run; run()",
+        *(argument for argument in sys.argv[1:] if argument != "--watch"),
+    ]
+    watched = [path for path in paths or (".",) if Path(path).exists()]
+    try:
+        while True:
+            subprocess.run(command, check=False)
+            click.echo("[watching for changes; Ctrl-C ends]", err=True)
+            for changes in watchfiles.watch(*watched, watch_filter=_relevant, debounce=200):
+                click.echo(f"[{len(changes)} changed: checking again]", err=True)
+                break
+    except KeyboardInterrupt:
+        sys.exit(0)
+
+
+def _relevant(_change: object, path: str) -> bool:
+    """Changes `--watch` checks again for: manifests and configuration, not the cache
+    (wherever `cache-dir` puts it, its folder holds a CACHEDIR.TAG)."""
+    from trainlint.config import CONFIG_NAMES, EXTENSIONS
+
+    file = Path(path)
+    return (file.name.endswith(EXTENSIONS) or file.name in CONFIG_NAMES) and not (
+        file.parent / "CACHEDIR.TAG"
+    ).exists()
 
 
 def _quotable(paths: tuple[str, ...], stdin_filename: str) -> Callable[[str], bool]:
