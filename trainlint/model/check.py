@@ -133,10 +133,10 @@ _QUANTITY_BODY = (
 QUANTITY_PATTERN = f"^{_QUANTITY_BODY}$"
 #: Matched whole (`fullmatch`): Python's `$` would let a final newline through.
 _QUANTITY = re.compile(_QUANTITY_BODY)
-#: What the API server says when a core object's quantity does not parse (it rejects the
-#: request before any validation).
-_QUANTITY_PARSE_ERROR = (
-    "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+#: What a quantity is, in words (the API server's message is a regular expression).
+QUANTITY_WORDS = (
+    "a number with an optional suffix: `Ki`, `Mi`, `Gi`... (powers of 1024) or `m`, `k`, "
+    "`M`, `G`... (powers of 1000)"
 )
 #: A number, then letters: what a misspelt quantity (`4GB`, `4 gi`) is made of.
 _NEAR_QUANTITY = re.compile(r"([+-]?[0-9.]+)\s*([A-Za-z]*)")
@@ -301,18 +301,13 @@ class _Walker:
                          f"use {node.maximum} or less")
 
     def bad_quantity(self, value: str, path: list[str | int]) -> None:
-        if self.kind in CORE_OBJECTS:  # decoded by the API server itself, not by a CRD
-            error = _QUANTITY_PARSE_ERROR
-        else:
-            error = f"should match '{QUANTITY_PATTERN}'"
+        # A core object's quantity fails to decode before any validation; a CRD's fails
+        # its `pattern`: either way the request is rejected.
         guess = quantity_guess(value)
-        advice = (
-            f"did you mean `{guess}`?" if guess is not None else
-            "write a number with an optional suffix: `Ki`, `Mi`, `Gi`... (powers of 1024) "
-            "or `m`, `k`, `M`, `G`... (powers of 1000), such as `64Gi` or `500m`"
-        )
-        self.add(INVALID, path, f"`{self.where(path)}` is `{value}`, not a Kubernetes quantity: "
-                 f"the API server rejects the {self.kind} (`{error}`); {advice}", guess)
+        advice = f"did you mean `{guess}`?" if guess is not None else (
+            "write it as one, such as `64Gi` or `500m`")
+        self.add(INVALID, path, f"`{self.where(path)}` is `{value}`, not a Kubernetes quantity "
+                 f"({QUANTITY_WORDS}): the API server rejects the {self.kind}; {advice}", guess)
 
     def limits(
         self, size: int, low: int | None, high: int | None, path: list[str | int], unit: str

@@ -27,8 +27,8 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
 
     ## Why is this bad?
     The API server rejects the object with the CRD's own message (`Unsupported value`,
-    `should be greater than or equal to 1`, `Too many`, `should match` for a quantity),
-    or a claim with `quantities must match the regular expression`. Several bounds depend
+    `should be greater than or equal to 1`, `Too many`, a regular expression for a
+    quantity, which the finding says in words). Several bounds depend
     on the release: `InPlaceRestart` exists from v2.2, `RestartJob` from v2.3.
 
     ## When it stays silent
