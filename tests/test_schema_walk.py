@@ -92,3 +92,17 @@ def test_hostile_shapes_yield_findings_not_crashes(kind: str, spec: str) -> None
         nullable = kind == "PersistentVolumeClaim" and spec == "null"
         assert bool(findings) != nullable, (release, text)
         assert all(finding.span.line >= 4 for finding in findings)
+
+
+def test_tl201_names_as_dropped_exactly_the_fields_of_the_trainer_api() -> None:
+    """TL201 lists what the controller drops; a key outside the API is TL006's typo."""
+    from trainlint.model.trainjob import Trainer
+    from trainlint.rule import kebab
+    from trainlint.rules.tl201_trainer_job_missing_ancestor_label import TRAINER_FIELDS
+
+    camel = {
+        "".join(part.capitalize() if index else part
+                for index, part in enumerate(kebab(name).split("-")))
+        for name in Trainer.model_fields
+    }
+    assert camel == TRAINER_FIELDS

@@ -208,6 +208,13 @@ def _expected_place(manifest: Manifest, jobs: Sequence[tuple[int, dict[str, Any]
     return (*JOBS, index, "template", *(("metadata",) if metadata is not None else ()))
 
 
+#: The fields of a TrainJob's `spec.trainer` (the API's `Trainer`, `trainlint.model`),
+#: each applied to the trainer job by the controller.
+TRAINER_FIELDS = frozenset(
+    {"image", "command", "args", "env", "numNodes", "resourcesPerNode", "numProcPerNode"}
+)
+
+
 def _check_trainjob(job: Manifest, ctx: Context) -> Iterator[Problem]:
     runtime = ctx.runtime_for(job)
     trainer = mapping(dig(job.body, "spec", "trainer"))
@@ -222,7 +229,8 @@ def _check_trainjob(job: Manifest, ctx: Context) -> Iterator[Problem]:
         launcher_as_node = dig(runtime.body, "spec", "mlPolicy", "mpi", "runLauncherAsNode")
         if launcher_as_node is True and ctx.trainer_version >= (2, 1):
             kept.add("resourcesPerNode")
-    dropped = [key for key in trainer if key not in kept]
+    # A key the API does not know (a typo) never reaches the controller: TL006 names it.
+    dropped = [key for key in trainer if key in TRAINER_FIELDS and key not in kept]
     if dropped:
         names = ", ".join(f"`{key}`" for key in dropped)
         yield Problem(
