@@ -228,8 +228,11 @@ def check(
     # without it). Forked workers inherit this, so they do not touch the shared pages.
     gc.disable()
     click.get_current_context().call_on_close(_collect_again)  # for callers in this process
-    if (kubeconfig or context_name) and not from_cluster:
-        raise click.UsageError("--kubeconfig and --context-name go with --from-cluster")
+    fixing = _fixing(fix or fix_only or diff, base, base_all)
+    _modes(
+        paths, fixing=fixing, add_suppressions=add_suppressions, watch=watch,
+        cluster_options=bool(kubeconfig or context_name) and not from_cluster,
+    )
     given = {
         "trainer-version": trainer_version, "kubernetes-version": kubernetes_version,
         "select": _split(select), "extend-select": _split(extend_select),
@@ -243,10 +246,9 @@ def check(
     names, where = chosen.names, chosen.settings
     cluster = _from_cluster(kubeconfig, context_name, cluster_timeout) if from_cluster else []
     quotable = _quotable(paths, stdin_filename)
-    fixing = _fixing(fix or fix_only or diff, base, base_all)
-    _modes(paths, fixing=fixing, add_suppressions=add_suppressions, watch=watch)
     # Fixes edit the objects they were found on, so fixing stays in one process.
-    processes = 1 if fixing or STDIN in paths else jobs or parallel.available_cores()
+    in_process = fixing or add_suppressions or _gives_edits(output_format) or STDIN in paths
+    processes = 1 if in_process else jobs or parallel.available_cores()
     read = partial(_read, stdin_filename=stdin_filename)
     read_all = partial(parallel.read_all, jobs=processes)
 
@@ -258,7 +260,7 @@ def check(
         return safe and settings_for(finding.source).may_fix(finding.code)
 
     report_err = False
-    if fixing or no_cache or STDIN in paths or cluster or base is not None or add_suppressions:
+    if in_process or no_cache or cluster or base is not None:
         context = [
             *(manifest for item in read_all(chosen.context, read) for manifest in item.manifests),
             *cluster,
@@ -446,6 +448,12 @@ def _from_cluster(kubeconfig: str | None, context_name: str | None, timeout: flo
         raise Failure(f"--from-cluster: {error}") from None
 
 
+def _gives_edits(outputs: list[Output] | None) -> bool:
+    """Whether an output gives each fix's edits (JSON): they are worked out on the objects
+    the findings are on, so the run checks in this process, without the cache."""
+    return any(fmt in {"json", "json-lines"} for fmt, _ in outputs or ())
+
+
 def _status(
     findings: list[Finding], settings_for: Callable[[Source], Settings], *, exit_zero: bool
 ) -> int:
@@ -454,8 +462,13 @@ def _status(
     return 1 if failed and not exit_zero else 0
 
 
-def _modes(paths: tuple[str, ...], *, fixing: bool, add_suppressions: bool, watch: bool) -> None:
+def _modes(
+    paths: tuple[str, ...], *, fixing: bool, add_suppressions: bool, watch: bool,
+    cluster_options: bool,
+) -> None:
     """Refuse what does not combine; `--watch` takes over from here."""
+    if cluster_options:
+        raise click.UsageError("--kubeconfig and --context-name go with --from-cluster")
     if add_suppressions and (fixing or STDIN in paths):
         raise click.UsageError(
             "--add-suppressions writes files: it does not combine with fixing or `-`"

@@ -539,6 +539,67 @@ def fixed_codes(applied: Sequence[Finding]) -> Iterator[tuple[str, str, int]]:
         yield code, name, count
 
 
+# --- the edits of one fix (`fix.edits` in JSON) ---
+
+
+@dataclass(frozen=True)
+class TextEdit:
+    """Replace the text from (row, column) up to (end_row, end_column) (1-based, columns
+    in characters, the end excluded) of the original file with `content`."""
+
+    row: int
+    column: int
+    end_row: int
+    end_column: int
+    content: str
+
+
+def edits_of(finding: Finding) -> list[TextEdit] | None:
+    """What the finding's fix alone changes in its file, as ranges of the file as it is
+    and their new text (ruff's JSON `fix.edits`); None when it cannot be applied there."""
+    text = finding.source.text
+    try:
+        fixed, applied = apply(text, [finding])
+    except Unfixable:
+        return None
+    return text_edits(text, fixed) if applied else None
+
+
+def text_edits(before: str, after: str) -> list[TextEdit]:
+    """The smallest replacements, one per changed run of lines, that turn `before` into
+    `after`."""
+    old_lines = before.splitlines(keepends=True)
+    new_lines = after.splitlines(keepends=True)
+    starts = list(itertools.accumulate((len(line) for line in old_lines), initial=0))
+    found = []
+    for tag, low, high, new_low, new_high in difflib.SequenceMatcher(
+        None, old_lines, new_lines, autojunk=False
+    ).get_opcodes():
+        if tag == "equal":
+            continue
+        old, new = "".join(old_lines[low:high]), "".join(new_lines[new_low:new_high])
+        prefix = _common(old, new)
+        suffix = _common(old[prefix:][::-1], new[prefix:][::-1])
+        start, end = starts[low] + prefix, starts[low] + len(old) - suffix
+        found.append(TextEdit(*_place(before, start), *_place(before, end),
+                              new[prefix:len(new) - suffix]))
+    return found
+
+
+def _common(left: str, right: str) -> int:
+    """How many characters both strings begin with."""
+    return next(
+        (index for index, (a, b) in enumerate(zip(left, right, strict=False)) if a != b),
+        min(len(left), len(right)),
+    )
+
+
+def _place(text: str, offset: int) -> tuple[int, int]:
+    """(row, column), 1-based, of a character offset in `text`."""
+    row = text.count("\n", 0, offset) + 1
+    return row, offset - (text.rfind("\n", 0, offset) + 1) + 1
+
+
 # --- `check --add-suppressions` ---
 
 

@@ -14,6 +14,12 @@ def as_dict(finding: Finding, applicable: bool = False) -> dict[str, Any]:
     span = finding.span
     ref = finding.object
     title = finding.help or (finding.fix.title if finding.fix else None)
+    repair: dict[str, Any] | None = None if title is None else {
+        "title": title, "applicable": applicable,
+    }
+    if repair is not None and finding.fix is not None:
+        repair["applicability"] = "safe" if finding.fix.safe else "unsafe"
+        repair["edits"] = _edits(finding)
     return {
         "code": finding.code,
         "name": finding.name,
@@ -29,8 +35,22 @@ def as_dict(finding: Finding, applicable: bool = False) -> dict[str, Any]:
             "apiVersion": ref.api_version, "kind": ref.kind,
             "name": ref.name, "namespace": ref.namespace,
         },
-        "fix": None if title is None else {"title": title, "applicable": applicable},
+        "fix": repair,
     }
+
+
+def _edits(finding: Finding) -> list[dict[str, Any]]:
+    """The fix's edits as ruff's JSON gives them; [] when it cannot apply to the file."""
+    from trainlint.fix import edits_of
+
+    return [
+        {
+            "content": edit.content,
+            "location": {"row": edit.row, "column": edit.column},
+            "end_location": {"row": edit.end_row, "column": edit.end_column},
+        }
+        for edit in edits_of(finding) or ()
+    ]
 
 
 def render(report: Report) -> str:

@@ -1,0 +1,83 @@
+"""`fix.edits` in JSON, as ruff's JSON has them: ranges of the file as it is and their new
+text, which applied give exactly what `--fix` writes for that finding."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tests.conftest import ROOT, lint_files
+from tests.test_cli import trainlint
+from trainlint import fix
+
+BROKEN = ROOT / "examples" / "finetune-broken"
+
+
+def applied(text: str, edits: list[dict[str, Any]]) -> str:
+    """`text` with JSON edits applied, from the last one back (ranges are of the original)."""
+    lines = text.splitlines(keepends=True)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+
+    def offset(place: dict[str, int]) -> int:
+        return starts[place["row"] - 1] + place["column"] - 1
+
+    for edit in sorted(edits, key=lambda item: offset(item["location"]), reverse=True):
+        text = text[: offset(edit["location"])] + edit["content"] + text[
+            offset(edit["end_location"]):]
+    return text
+
+
+def test_every_fix_in_json_has_the_edits_fix_makes(tmp_path: Path) -> None:
+    shutil.copytree(BROKEN, tmp_path / "broken")
+    # --jobs 2: edits are worked out on the objects found, so JSON checks in this process.
+    result = trainlint("check", "--jobs", "2", "--output-format", "json", "broken",
+                       cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    found = json.loads(result.stdout)
+    fixable = [item for item in found if item["fix"] and "edits" in item["fix"]]
+    assert {item["code"] for item in fixable} == {"TL201", "TL202", "TL401", "TL402"}
+    for item in fixable:
+        assert item["fix"]["applicability"] == "safe" and item["fix"]["edits"]
+        path = tmp_path / item["file"]
+        text = path.read_text()
+        finding = next(
+            f for f in lint_files(*sorted((tmp_path / "broken").glob("*.yaml")))
+            if (f.code, f.span.line, f.span.column) == (item["code"], item["line"], item["column"])
+        )
+        assert applied(text, item["fix"]["edits"]) == fix.apply(text, [finding])[0]
+    for item in found:
+        if item["fix"] and "edits" not in item["fix"]:
+            assert item["fix"]["applicable"] is False  # a hint, no repair
+
+
+def test_unfixed_findings_keep_the_keys_they_had(tmp_path: Path) -> None:
+    shutil.copytree(BROKEN, tmp_path / "broken")
+    found = json.loads(trainlint("check", "--output-format", "json", "broken",
+                                 cwd=tmp_path).stdout)
+    hint = next(item for item in found if item["code"] == "TL301")
+    assert hint["fix"] == {
+        "title": "mount a PersistentVolumeClaim at /scratch (RWX if numNodes > 1)",
+        "applicable": False,
+    }
+
+
+lines = st.lists(st.sampled_from(["a: 1\n", "b: [x, y]\n", "  c: z\n", "\n", "# note\n", "d"]),
+                 max_size=8)
+
+
+@given(lines, lines)
+def test_text_edits_turn_one_text_into_the_other(before: list[str], after: list[str]) -> None:
+    old, new = "".join(before), "".join(after)
+    edits = [
+        {"content": edit.content, "location": {"row": edit.row, "column": edit.column},
+         "end_location": {"row": edit.end_row, "column": edit.end_column}}
+        for edit in fix.text_edits(old, new)
+    ]
+    assert applied(old, edits) == new
