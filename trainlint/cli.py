@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn
@@ -16,7 +16,7 @@ from trainlint.report import FORMATS, Output
 
 if TYPE_CHECKING:
     from trainlint.document import Loaded, Manifest, Source, Span
-    from trainlint.engine import Finding, Run, Settings
+    from trainlint.engine import Finding, ObjectRef, Run, Settings
     from trainlint.fix import Request as FixRequest
     from trainlint.rule import Rule
 
@@ -77,53 +77,94 @@ _CONFIG_OPTIONS = (
 )
 
 
-def _config_options(command: Callable[..., None]) -> Callable[..., None]:
-    for option in reversed(_CONFIG_OPTIONS):
-        command = option(command)
-    return command
+_SELECTION_OPTIONS = (
+    click.option(
+        "--trainer-version", metavar="VERSION",
+        help="Trainer release the manifests target (2.0, 2.1, 2.2, 2.3) [default: 2.3].",
+    ),
+    click.option(
+        "--kubernetes-version", metavar="VERSION",
+        help="Kubernetes release of the cluster, for the schemas of core objects [default: 1.33].",
+    ),
+    click.option(
+        "--select", metavar="CODES", help="Comma-separated codes, prefixes or names to run."
+    ),
+    click.option("--extend-select", metavar="CODES", help="Codes to run on top of `select`."),
+    click.option(
+        "--ignore", metavar="CODES", help="Comma-separated codes, prefixes or names to skip."
+    ),
+    click.option(
+        "--preview", is_flag=True, default=None,
+        help="Also run the preview rules (off by default; see `trainlint rules --preview`).",
+    ),
+)
+_REPORT_OPTIONS = (
+    click.option(
+        "--output-format", metavar="FORMAT[:PATH],...", envvar="TRAINLINT_OUTPUT_FORMAT",
+        callback=lambda ctx, _param, value: _outputs(ctx, value),
+        help=f"How findings are printed: {', '.join(FORMATS)}; `FORMAT:PATH` writes one to a "
+        "file, and several can be given, e.g. `github,sarif:trainlint.sarif` [default: "
+        "$TRAINLINT_OUTPUT_FORMAT, else github in GitHub Actions, full on a terminal, else "
+        "concise].",
+    ),
+    click.option(
+        "--color", type=click.Choice(["auto", "always", "never"]), default="auto",
+        show_default=True,
+        help="Color the `full` format: auto is on a terminal unless $NO_COLOR is set "
+        "(or $FORCE_COLOR forces it).",
+    ),
+    click.option(
+        "--output-file", type=click.Path(dir_okay=False, path_type=Path),
+        help="Write the report to this file instead of standard output.",
+    ),
+    click.option("--statistics", is_flag=True, help="Print how many findings each rule has."),
+    click.option(
+        "--fail-on", type=click.Choice(["warning", "error"]),
+        help="The least severity that makes the exit status 1 [default: `fail-on`, warning].",
+    ),
+    click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings."),
+)
+#: How to reach the cluster (`check --from-cluster`, `audit`).
+_CLUSTER_OPTIONS = (
+    click.option(
+        "--kubeconfig", type=click.Path(dir_okay=False, path_type=str),
+        help="The kubeconfig file to reach the cluster [default: $KUBECONFIG, ~/.kube/config].",
+    ),
+    click.option(
+        "--context-name", metavar="NAME",
+        help="The kubeconfig context [default: the current one].",
+    ),
+    click.option(
+        "--cluster-timeout", type=click.FloatRange(min=0, min_open=True), default=15.0,
+        metavar="SECONDS", show_default=True, help="How long reading the cluster may take.",
+    ),
+)
+
+
+CommandFunction = Callable[..., None]
+
+
+def _options(
+    group: tuple[Callable[[Any], Any], ...],
+) -> Callable[[CommandFunction], CommandFunction]:
+    """Apply a group of options shared by several commands, in their order."""
+
+    def apply(command: CommandFunction) -> CommandFunction:
+        for option in reversed(group):
+            command = option(command)
+        return command
+
+    return apply
+
+
+_config_options = _options(_CONFIG_OPTIONS)
 
 
 @main.command()
 @click.argument("paths", nargs=-1, type=click.Path(path_type=str))
 @_config_options
-@click.option(
-    "--trainer-version", metavar="VERSION",
-    help="Trainer release the manifests target (2.0, 2.1, 2.2, 2.3) [default: 2.3].",
-)
-@click.option(
-    "--kubernetes-version", metavar="VERSION",
-    help="Kubernetes release of the cluster, for the schemas of core objects [default: 1.33].",
-)
-@click.option("--select", metavar="CODES", help="Comma-separated codes, prefixes or names to run.")
-@click.option("--extend-select", metavar="CODES", help="Codes to run on top of `select`.")
-@click.option("--ignore", metavar="CODES", help="Comma-separated codes, prefixes or names to skip.")
-@click.option(
-    "--preview", is_flag=True, default=None,
-    help="Also run the preview rules (off by default; see `trainlint rules --preview`).",
-)
-@click.option(
-    "--output-format", metavar="FORMAT[:PATH],...", envvar="TRAINLINT_OUTPUT_FORMAT",
-    callback=lambda ctx, _param, value: _outputs(ctx, value),
-    help=f"How findings are printed: {', '.join(FORMATS)}; `FORMAT:PATH` writes one to a "
-    "file, and several can be given, e.g. `github,sarif:trainlint.sarif` [default: "
-    "$TRAINLINT_OUTPUT_FORMAT, else github in GitHub Actions, full on a terminal, else concise].",
-)
-@click.option(
-    "--color", type=click.Choice(["auto", "always", "never"]), default="auto",
-    show_default=True,
-    help="Color the `full` format: auto is on a terminal unless $NO_COLOR is set "
-    "(or $FORCE_COLOR forces it).",
-)
-@click.option(
-    "--output-file", type=click.Path(dir_okay=False, path_type=Path),
-    help="Write the report to this file instead of standard output.",
-)
-@click.option("--statistics", is_flag=True, help="Print how many findings each rule has.")
-@click.option(
-    "--fail-on", type=click.Choice(["warning", "error"]),
-    help="The least severity that makes the exit status 1 [default: `fail-on`, warning].",
-)
-@click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
+@_options(_SELECTION_OPTIONS)
+@_options(_REPORT_OPTIONS)
 @click.option("--stdin-filename", default="<stdin>", help="Name shown for input read from `-`.")
 @click.option("--fix", is_flag=True, help="Apply safe fixes in place (`-`: print the fixed text).")
 @click.option("--unsafe-fixes", is_flag=True, help="Also apply fixes that may change behaviour.")
@@ -168,18 +209,7 @@ def _config_options(command: Callable[..., None]) -> Callable[..., None]:
     "(list calls only; needs the `serve` extra); the cluster then stands for the bundled "
     "runtimes, and no cache is used.",
 )
-@click.option(
-    "--kubeconfig", type=click.Path(dir_okay=False, path_type=str),
-    help="With --from-cluster: the kubeconfig file [default: $KUBECONFIG, ~/.kube/config].",
-)
-@click.option(
-    "--context-name", metavar="NAME",
-    help="With --from-cluster: the kubeconfig context [default: the current one].",
-)
-@click.option(
-    "--cluster-timeout", type=click.FloatRange(min=0, min_open=True), default=15.0,
-    metavar="SECONDS", show_default=True, help="With --from-cluster: how long reading may take.",
-)
+@_options(_CLUSTER_OPTIONS)
 @click.option(
     "--allow-empty", is_flag=True,
     help="Exit 0 when the paths hold no Kubernetes object (a pre-commit hook given only "
@@ -233,15 +263,12 @@ def check(
         paths, fixing=fixing, add_suppressions=add_suppressions, watch=watch,
         cluster_options=bool(kubeconfig or context_name) and not from_cluster,
     )
-    given = {
-        "trainer-version": trainer_version, "kubernetes-version": kubernetes_version,
-        "select": _split(select), "extend-select": _split(extend_select),
-        "ignore": _split(ignore), "preview": preview, "context": list(context_paths) or None,
+    overrides = _overrides(
+        trainer_version, kubernetes_version, select, extend_select, ignore, preview,
+        context=list(context_paths) or None, fail_on=fail_on,
         # The cluster knows which runtimes it has: none is assumed.
-        "bundled-runtimes": False if no_bundled_runtimes or from_cluster else None,
-        "fail-on": fail_on,
-    }
-    overrides = {key: value for key, value in given.items() if value is not None}
+        bundled_runtimes=False if no_bundled_runtimes or from_cluster else None,
+    )
     chosen = _select(paths, config_file, isolated, overrides, stdin_filename)
     names, where = chosen.names, chosen.settings
     cluster = _from_cluster(kubeconfig, context_name, cluster_timeout) if from_cluster else []
@@ -631,6 +658,7 @@ def _report(
     findings: list[Finding], files: list[str], chosen: list[Output] | None,
     output_file: Path | None, statistics: bool, can_fix: Callable[[Finding], bool],
     quotable: Callable[[str], bool], to_stderr: bool, docs_url: str, color: str,
+    objects: Sequence[ObjectRef] = (),
 ) -> None:
     """Each output chosen, rendered from the same findings; the one without a file of its
     own goes to `--output-file` or standard output (stderr when stdout holds a fixed
@@ -644,7 +672,7 @@ def _report(
     terminal = output_file is None and sys.stdout.isatty()
     report = Report(
         findings, files, color=_color(color, terminal), can_fix=can_fix, quotable=quotable,
-        docs_url=docs_url,
+        docs_url=docs_url, objects=objects,
     )
     plain = replace(report, color=False)  # files never hold escape codes
     for fmt, path in chosen or [(default, None)]:
@@ -675,6 +703,20 @@ def show_config(path: Path, config_file: str | None, isolated: bool) -> None:
         click.echo(describe(Resolver(config_file, isolated=isolated).for_path(path)), nl=False)
     except ConfigError as error:
         raise Failure(str(error)) from None
+
+
+def _overrides(
+    trainer_version: str | None, kubernetes_version: str | None, select: str | None,
+    extend_select: str | None, ignore: str | None, preview: bool | None, **more: Any,
+) -> dict[str, Any]:
+    """The configuration keys the command line sets (`more` by their Python names)."""
+    given = {
+        "trainer-version": trainer_version, "kubernetes-version": kubernetes_version,
+        "select": _split(select), "extend-select": _split(extend_select),
+        "ignore": _split(ignore), "preview": preview,
+        **{name.replace("_", "-"): value for name, value in more.items()},
+    }
+    return {key: value for key, value in given.items() if value is not None}
 
 
 def _split(value: str | None) -> list[str] | None:
@@ -794,6 +836,88 @@ def _leave(code: object) -> NoReturn:
 
 
 @main.command()
+@_config_options
+@click.option(
+    "-n", "--namespace", "namespaces", multiple=True, metavar="NAMESPACE",
+    help="Audit this namespace (repeatable) [default: every namespace]; cluster-scoped "
+    "runtimes are always audited.",
+)
+@_options(_SELECTION_OPTIONS)
+@_options(_REPORT_OPTIONS)
+@_options(_CLUSTER_OPTIONS)
+@click.option(
+    "--apply", "apply_reports", is_flag=True,
+    help="Write the findings to the cluster as PolicyReports (one per namespace) and a "
+    "ClusterPolicyReport, by server-side apply with field manager `trainlint`.",
+)
+def audit(
+    config_file: str | None, isolated: bool, namespaces: tuple[str, ...],
+    trainer_version: str | None, kubernetes_version: str | None, select: str | None,
+    extend_select: str | None, ignore: str | None, preview: bool | None,
+    output_format: list[Output] | None, color: str, output_file: Path | None,
+    statistics: bool, fail_on: str | None, exit_zero: bool, kubeconfig: str | None,
+    context_name: str | None, cluster_timeout: float, apply_reports: bool,
+) -> None:
+    """Check every TrainJob, TrainingRuntime and ClusterTrainingRuntime in the cluster,
+    with its runtimes, PVCs, StorageClasses and PriorityClasses as context (list calls
+    only, unless `--apply`; needs the `serve` extra).
+
+    Exit status: 0 clean, 1 findings at or above `fail-on`, 2 usage or configuration
+    error, or the cluster could not be read or written.
+    """
+    from trainlint.config import ConfigError, Resolver
+    from trainlint.engine import lint
+
+    overrides = _overrides(
+        trainer_version, kubernetes_version, select, extend_select, ignore, preview,
+        fail_on=fail_on, bundled_runtimes=False,  # the cluster has the runtimes it has
+    )
+    try:
+        settings = Resolver(config_file, isolated=isolated, overrides=overrides).for_path(
+            Path.cwd()
+        ).settings
+    except ConfigError as error:
+        raise Failure(str(error)) from None
+    try:
+        from trainlint import audit as auditing
+        from trainlint.webhook import listing
+    except ImportError as error:
+        raise Failure(
+            f"{error.name} is missing: `audit` needs `pip install 'trainlint[serve]'`"
+        ) from None
+    try:
+        found = auditing.split(listing.list_for_audit(
+            kubeconfig, context_name, cluster_timeout, namespaces
+        ))
+    except listing.ClusterError as error:
+        raise Failure(f"audit: {error}") from None
+    findings = lint(found.inputs, settings, context=found.context)
+    _report(
+        findings, [item.source.name for item in found.inputs], output_format, output_file,
+        statistics, lambda finding: False, lambda file: True, False, settings.docs_url, color,
+        found.checked,
+    )
+    if apply_reports:
+        from trainlint.report.policy_report import reports
+
+        written = reports(findings, found.checked, settings.docs_url)
+        try:
+            listing.apply_reports(kubeconfig, context_name, cluster_timeout, written)
+        except listing.ClusterError as error:
+            raise Failure(f"audit --apply: {error}") from None
+        click.echo(f"trainlint: applied {_count(len(written), 'report')}: "
+                   + ", ".join(_report_name(report) for report in written), err=True)
+    sys.exit(_status(findings, lambda _: settings, exit_zero=exit_zero))
+
+
+def _report_name(report: dict[str, Any]) -> str:
+    namespace = report["metadata"].get("namespace")
+    return f"{report['kind']} {namespace}/{report['metadata']['name']}" if namespace else (
+        f"{report['kind']} {report['metadata']['name']}"
+    )
+
+
+@main.command()
 @click.option("--host", default="0.0.0.0", show_default=True, help="Address to listen on.")
 @click.option("--port", default=9443, show_default=True, help="HTTPS port of `/validate`.")
 @click.option("--metrics-port", default=8080, show_default=True,
@@ -898,12 +1022,9 @@ def lsp(
     also pass these settings as `initializationOptions`."""
     from trainlint.config import COMMAND_LINE, ConfigError, validate
 
-    given = {
-        "trainer-version": trainer_version, "kubernetes-version": kubernetes_version,
-        "select": _split(select), "extend-select": _split(extend_select),
-        "ignore": _split(ignore), "preview": preview,
-    }
-    overrides = {key: value for key, value in given.items() if value is not None}
+    overrides = _overrides(
+        trainer_version, kubernetes_version, select, extend_select, ignore, preview
+    )
     try:
         validate(overrides, COMMAND_LINE, "--")
         from trainlint import lsp as server

@@ -469,6 +469,13 @@ class ObjectRef:
     name: str
     namespace: str | None
 
+    @classmethod
+    def of(cls, manifest: Manifest) -> ObjectRef:
+        """The object as findings name it: its namespace as written (None when unset)."""
+        namespace = mapping(manifest.body.get("metadata")).get("namespace")
+        return cls(manifest.api_version, manifest.kind, manifest.name,
+                   namespace if isinstance(namespace, str) else None)
+
 
 @dataclass(frozen=True, slots=True)
 class Finding:
@@ -791,12 +798,7 @@ def _from_load_problem(rule: Rule, problem: LoadProblem, source: Source) -> Find
 
 
 def _from_problem(rule: Rule, problem: Problem, manifest: Manifest) -> Finding:
-    metadata = mapping(manifest.body.get("metadata"))
-    namespace = metadata.get("namespace")
-    ref = ObjectRef(
-        manifest.api_version, manifest.kind, manifest.name,
-        namespace if isinstance(namespace, str) else None,
-    )
+    ref = ObjectRef.of(manifest)
     return Finding(
         rule.code, rule.name, rule.severity, problem.message,
         problem.help or rule.help, manifest.source, manifest.span(problem.path),

@@ -12,13 +12,14 @@ from trainlint.rule import DOCS_URL
 if TYPE_CHECKING:
     from xml.etree import ElementTree as ET
 
-    from trainlint.engine import Finding
+    from trainlint.engine import Finding, ObjectRef
 
 #: Format name → module under `trainlint.report`.
 FORMATS = {
     "full": "full", "concise": "concise", "grouped": "grouped", "json": "json_format",
     "json-lines": "json_lines", "sarif": "sarif", "github": "github", "gitlab": "gitlab",
     "junit": "junit", "checkstyle": "checkstyle", "markdown": "markdown",
+    "policy-report": "policy_report",
 }
 
 
@@ -69,6 +70,8 @@ class Report:
     quotable: Callable[[str], bool] = field(default=lambda file: True)
     #: The documentation site rules link to (config `docs-url`).
     docs_url: str = DOCS_URL
+    #: Every object checked, when known (`audit`): `policy-report` passes the clean ones.
+    objects: Sequence[ObjectRef] = ()
 
     def marker(self, finding: Finding) -> str:
         """`[*] ` before the message of a finding `--fix` can repair, as ruff marks them."""

@@ -1,4 +1,5 @@
-"""`trainlint check --from-cluster`: the cluster's objects that checks refer to, read once.
+"""The cluster, read once: the objects checks refer to (`trainlint check --from-cluster`),
+and those `trainlint audit` checks; and the PolicyReports `audit --apply` writes.
 
 The webhook's client and models list each kind once (`ClusterSource.list` into a
 `Store`): list calls only, no watch, nothing written, one deadline over it all. Whatever
@@ -11,19 +12,30 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 
 from trainlint.document import Manifest
-from trainlint.webhook.sources import ClusterSource, Lister, cluster_configuration
+from trainlint.webhook.sources import (
+    TRAINER_API,
+    ClusterSource,
+    Lister,
+    cluster_configuration,
+    read_list,
+)
 from trainlint.webhook.store import KINDS, Store
 
 #: Listed besides what the webhook watches: pods name them, and the scheduler needs them.
 PRIORITY_CLASS = ("PriorityClass", "scheduling.k8s.io/v1", "priorityclasses")
+TRAINJOB = "TrainJob"
+#: The kinds `audit` lists in each namespace named (`-n`).
+NAMESPACED = frozenset({TRAINJOB, "TrainingRuntime", "PersistentVolumeClaim"})
 #: The resource each kind is listed as, for messages.
 RESOURCES = {
+    TRAINJOB: "trainjobs.trainer.kubeflow.org",
     "TrainingRuntime": "trainingruntimes.trainer.kubeflow.org",
     "ClusterTrainingRuntime": "clustertrainingruntimes.trainer.kubeflow.org",
     "PersistentVolumeClaim": "persistentvolumeclaims",
@@ -41,22 +53,40 @@ def list_objects(kubeconfig: str | None, context: str | None, timeout: float) ->
     return asyncio.run(_list_objects(kubeconfig, context, timeout))
 
 
-async def _list_objects(
-    kubeconfig: str | None, context: str | None, timeout: float
+def list_for_audit(
+    kubeconfig: str | None, context: str | None, timeout: float, namespaces: Sequence[str]
 ) -> list[Manifest]:
-    from kubernetes_asyncio import client, config
+    """What `trainlint audit` reads: every TrainJob besides the objects of `list_objects`,
+    the namespaced kinds (TrainJobs, TrainingRuntimes, PVCs) of `namespaces` only when
+    any are named (listed in each, as a namespace's own permissions allow)."""
+    return asyncio.run(_list_objects(kubeconfig, context, timeout, namespaces, audit=True))
+
+
+async def _configuration(kubeconfig: str | None, context: str | None) -> Any:
+    from kubernetes_asyncio import config
 
     if kubeconfig is not None and not Path(kubeconfig).is_file():
         raise ClusterError(f"cannot read the kubeconfig: {kubeconfig}: no such file")
     # What the client logs of a missing file is said once, below, as an error.
     logging.getLogger("kubernetes_asyncio").addHandler(logging.NullHandler())
     try:
-        configuration = await cluster_configuration(kubeconfig, context)
+        return await cluster_configuration(kubeconfig, context)
     except (config.ConfigException, OSError, ValueError, TypeError) as error:
         where = kubeconfig or "$KUBECONFIG or ~/.kube/config"
         raise ClusterError(f"cannot read the kubeconfig ({where}): {error}") from None
+
+
+async def _list_objects(
+    kubeconfig: str | None, context: str | None, timeout: float,
+    namespaces: Sequence[str] = (), *, audit: bool = False,
+) -> list[Manifest]:
+    from kubernetes_asyncio import client
+
+    configuration = await _configuration(kubeconfig, context)
     host = configuration.host
-    store = Store((*KINDS, PRIORITY_CLASS[0]))
+    kinds = (*KINDS, PRIORITY_CLASS[0], *((TRAINJOB,) if audit else ()))
+    needs = AUDIT_NEEDS if audit else FROM_CLUSTER_NEEDS
+    store = Store(kinds)
     source = ClusterSource(configuration)
     try:
         async with asyncio.timeout(timeout), client.ApiClient(configuration) as api_client:
@@ -66,8 +96,12 @@ async def _list_objects(
                     client.SchedulingV1Api(api_client).list_priority_class, PRIORITY_CLASS[1]
                 ),
             }
+            if audit:
+                listers[TRAINJOB] = (_trainjobs(api_client), "/".join(TRAINER_API))
+            if namespaces:
+                listers.update(_in_namespaces(api_client, listers))
             failures = await asyncio.gather(
-                *(_list(source, store, kind, lister, api_version, host)
+                *(_list(source, store, kind, lister, api_version, host, namespaces, needs)
                   for kind, (lister, api_version) in listers.items()),
                 return_exceptions=True,
             )
@@ -82,16 +116,59 @@ async def _list_objects(
     return list(store.objects())
 
 
+def _trainjobs(api_client: Any) -> Lister:
+    from kubernetes_asyncio import client
+
+    custom = client.CustomObjectsApi(api_client)
+
+    async def list_trainjobs(**kwargs: Any) -> Any:
+        return await custom.list_cluster_custom_object(*TRAINER_API, "trainjobs", **kwargs)
+
+    return list_trainjobs
+
+
+def _in_namespaces(
+    api_client: Any, listers: dict[str, tuple[Lister, str]]
+) -> dict[str, tuple[Lister, str]]:
+    """The namespaced kinds' list calls of one namespace (given as the first argument)."""
+    from kubernetes_asyncio import client
+
+    custom = client.CustomObjectsApi(api_client)
+
+    def namespaced(plural: str) -> Lister:
+        async def list_namespaced(namespace: str, **kwargs: Any) -> Any:
+            return await custom.list_namespaced_custom_object(
+                *TRAINER_API, namespace, plural, **kwargs
+            )
+        return list_namespaced
+
+    chosen = {
+        "TrainingRuntime": namespaced("trainingruntimes"),
+        TRAINJOB: namespaced("trainjobs"),
+        "PersistentVolumeClaim": (
+            client.CoreV1Api(api_client).list_namespaced_persistent_volume_claim
+        ),
+    }
+    return {kind: (lister, listers[kind][1]) for kind, lister in chosen.items() if kind in listers}
+
+
 async def _list(
-    source: ClusterSource, store: Store, kind: str, lister: Lister, api_version: str, host: str
+    source: ClusterSource, store: Store, kind: str, lister: Lister, api_version: str, host: str,
+    namespaces: Sequence[str], needs: str,
 ) -> None:
+    """One kind into the store; a namespaced kind listed in each of `namespaces`, if any."""
     from kubernetes_asyncio.client.exceptions import ApiException
 
     resource = RESOURCES[kind]
     try:
-        await source.list(store, kind, lister, api_version)
+        if namespaces and kind in NAMESPACED:
+            found = await asyncio.gather(*(read_list(lister, name) for name in namespaces))
+            store.replace(kind, ({"apiVersion": api_version, "kind": kind, **item}
+                                 for items, _ in found for item in items))
+        else:
+            await source.list(store, kind, lister, api_version)
     except ApiException as error:
-        raise ClusterError(_refusal(error, resource, host)) from None
+        raise ClusterError(_refusal(error, resource, host, needs)) from None
     except (aiohttp.ClientError, OSError) as error:
         raise ClusterError(f"cannot reach the cluster at {host}: {error}") from None
     except (LookupError, ValueError, TypeError):
@@ -101,7 +178,18 @@ async def _list(
         ) from None
 
 
-def _refusal(error: Any, resource: str, host: str) -> str:
+#: What each command must be allowed to list, for a 403.
+FROM_CLUSTER_NEEDS = (
+    "`--from-cluster` needs `list` on runtimes, PVCs (all namespaces), StorageClasses and "
+    "PriorityClasses"
+)
+AUDIT_NEEDS = (
+    "`trainlint audit` needs `list` on TrainJobs, runtimes and PVCs (in every namespace, or "
+    "in those named with `-n`), StorageClasses and PriorityClasses"
+)
+
+
+def _refusal(error: Any, resource: str, host: str, needs: str) -> str:
     """What an API error means for listing `resource`, and what to do about it."""
     status = error.status
     detail = _message(error.body) or str(error.reason or "")
@@ -113,9 +201,7 @@ def _refusal(error: Any, resource: str, host: str) -> str:
         )
     if status == 403:
         return (
-            f"not allowed to list {resource} at {host} (403 Forbidden: {detail}): "
-            "`--from-cluster` needs `list` on runtimes, PVCs (all namespaces), "
-            "StorageClasses and PriorityClasses"
+            f"not allowed to list {resource} at {host} (403 Forbidden: {detail}): {needs}"
         )
     if status == 404 and resource.endswith("trainer.kubeflow.org"):
         return f"the cluster at {host} serves no {resource} (404): is Kubeflow Trainer installed?"
@@ -130,3 +216,69 @@ def _message(body: object) -> str:
         return ""
     message = status.get("message") if isinstance(status, dict) else None
     return message if isinstance(message, str) else ""
+
+
+#: Who owns the fields of the reports written (server-side apply).
+FIELD_MANAGER = "trainlint"
+REPORT_GROUP = ("wgpolicyk8s.io", "v1alpha2")
+
+
+def apply_reports(
+    kubeconfig: str | None, context: str | None, timeout: float, reports: Sequence[dict[str, Any]]
+) -> None:
+    """Write each PolicyReport and ClusterPolicyReport by server-side apply (field manager
+    `trainlint`, conflicts forced: the reports are trainlint's own)."""
+    asyncio.run(_apply_reports(kubeconfig, context, timeout, reports))
+
+
+async def _apply_reports(
+    kubeconfig: str | None, context: str | None, timeout: float, reports: Sequence[dict[str, Any]]
+) -> None:
+    from kubernetes_asyncio import client
+    from kubernetes_asyncio.client.exceptions import ApiException
+
+    configuration = await _configuration(kubeconfig, context)
+    host = configuration.host
+    try:
+        async with asyncio.timeout(timeout), client.ApiClient(configuration) as api_client:
+            custom = client.CustomObjectsApi(api_client)
+            for report in reports:
+                metadata = report["metadata"]
+                options: dict[str, Any] = {
+                    "field_manager": FIELD_MANAGER, "force": True,
+                    "_content_type": "application/apply-patch+yaml",
+                }
+                try:
+                    if "namespace" in metadata:
+                        await custom.patch_namespaced_custom_object(
+                            *REPORT_GROUP, metadata["namespace"], "policyreports",
+                            metadata["name"], report, **options,
+                        )
+                    else:
+                        await custom.patch_cluster_custom_object(
+                            *REPORT_GROUP, "clusterpolicyreports", metadata["name"], report,
+                            **options,
+                        )
+                except ApiException as error:
+                    raise ClusterError(_apply_refusal(error, report, host)) from None
+                except (aiohttp.ClientError, OSError) as error:
+                    raise ClusterError(f"cannot reach the cluster at {host}: {error}") from None
+    except TimeoutError:
+        raise ClusterError(
+            f"the cluster at {host} did not answer within {timeout:g} s "
+            "(raise `--cluster-timeout`, or check the network)"
+        ) from None
+
+
+def _apply_refusal(error: Any, report: dict[str, Any], host: str) -> str:
+    where = report["metadata"].get("namespace")
+    what = f"the {report['kind']}" + (f" of namespace {where}" if where else "")
+    detail = _message(error.body) or str(error.reason or "")
+    if error.status == 404:
+        return (f"the cluster at {host} serves no {report['apiVersion']} {report['kind']} "
+                f"(404: {detail}): install the PolicyReport CRDs (Kyverno and Policy Reporter "
+                "ship them)")
+    if error.status == 403:
+        return (f"not allowed to write {what} at {host} (403 Forbidden: {detail}): `--apply` "
+                "needs `patch` on policyreports and clusterpolicyreports.wgpolicyk8s.io")
+    return f"writing {what} at {host} failed: {error.status} {detail}"

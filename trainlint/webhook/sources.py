@@ -104,6 +104,23 @@ async def cluster_configuration(
     return configuration
 
 
+async def read_list(lister: Lister, *args: Any) -> tuple[list[dict[str, Any]], str]:
+    """One list call: its items (as the API server sends them: no kind or apiVersion) and
+    the list's resourceVersion. A refusal is an ApiException, as from a typed call."""
+    from kubernetes_asyncio.client.exceptions import ApiException
+
+    response = await lister(*args, _preload_content=False)
+    async with response:
+        body = await response.read()
+    if not 200 <= response.status < 300:  # a raw response is not checked for us
+        error = ApiException(status=response.status, reason=response.reason)
+        error.body = body
+        raise error
+    data = json.loads(body)
+    items = [item for item in data.get("items") or [] if isinstance(item, dict)]
+    return items, str(data["metadata"]["resourceVersion"])
+
+
 class ClusterSource:
     """Watch-backed caches of the four kinds, through kubernetes-asyncio: list, then watch
     from the listed resourceVersion; `410 Gone` lists again; other failures back off."""
@@ -167,19 +184,9 @@ class ClusterSource:
             backoff = min(backoff * 2, MAX_BACKOFF)
 
     async def list(self, store: Store, kind: str, lister: Lister, api_version: str) -> str:
-        from kubernetes_asyncio.client.exceptions import ApiException
-
-        response = await lister(_preload_content=False)
-        async with response:
-            body = await response.read()
-        if not 200 <= response.status < 300:  # a raw response is not checked for us
-            error = ApiException(status=response.status, reason=response.reason)
-            error.body = body
-            raise error
-        data = json.loads(body)
-        items = [item for item in data.get("items") or [] if isinstance(item, dict)]
+        items, version = await read_list(lister)
         store.replace(kind, ({"apiVersion": api_version, "kind": kind, **item} for item in items))
-        return str(data["metadata"]["resourceVersion"])
+        return version
 
     async def watch(self, store: Store, kind: str, lister: Lister, version: str) -> str:
         """One watch call, applied to the store; returns the resourceVersion to go on from."""
