@@ -258,9 +258,9 @@ def check(
     # without it). Forked workers inherit this, so they do not touch the shared pages.
     gc.disable()
     click.get_current_context().call_on_close(_collect_again)  # for callers in this process
-    fixing = _fixing(fix or fix_only or diff, base, base_all)
-    _modes(
-        paths, fixing=fixing, add_suppressions=add_suppressions, watch=watch,
+    fixing = _modes(
+        paths, fixing=fix or fix_only or diff, base=base, base_all=base_all,
+        add_suppressions=add_suppressions, watch=watch,
         cluster_options=bool(kubeconfig or context_name) and not from_cluster,
     )
     overrides = _overrides(
@@ -333,15 +333,6 @@ def check(
     )
     summary.tell()
     sys.exit(_status(findings, settings_for, exit_zero=exit_zero))
-
-
-def _fixing(fixing: bool, base: str | None, base_all: bool) -> bool:
-    """Whether the run fixes; a usage error for options that do not go together."""
-    if base_all and base is None:
-        raise click.UsageError("--base-all needs --base REV")
-    if base is not None and fixing:
-        raise click.UsageError("--base checks a change; it does not combine with fixing")
-    return fixing
 
 
 def _fix(
@@ -490,10 +481,15 @@ def _status(
 
 
 def _modes(
-    paths: tuple[str, ...], *, fixing: bool, add_suppressions: bool, watch: bool,
-    cluster_options: bool,
-) -> None:
-    """Refuse what does not combine; `--watch` takes over from here."""
+    paths: tuple[str, ...], *, fixing: bool, base: str | None, base_all: bool,
+    add_suppressions: bool, watch: bool, cluster_options: bool,
+) -> bool:
+    """Whether the run fixes; a usage error for options that do not go together;
+    `--watch` takes over from here."""
+    if base_all and base is None:
+        raise click.UsageError("--base-all needs --base REV")
+    if base is not None and fixing:
+        raise click.UsageError("--base checks a change; it does not combine with fixing")
     if cluster_options:
         raise click.UsageError("--kubeconfig and --context-name go with --from-cluster")
     if add_suppressions and (fixing or STDIN in paths):
@@ -502,6 +498,7 @@ def _modes(
         )
     if watch:
         _watch(paths)
+    return fixing
 
 
 def _watch(paths: tuple[str, ...]) -> NoReturn:
