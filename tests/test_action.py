@@ -198,16 +198,24 @@ def test_the_version_input_installs_that_release(workspace: Path) -> None:
     assert found.failed is None
 
 
-def test_base_is_passed_to_check(workspace: Path) -> None:
-    help_text = subprocess.run(
-        [sys.executable, "-c", "from trainlint.cli import run; run()", "check", "--help"],
-        capture_output=True, text=True, check=False,
-    ).stdout
-    runner = run_action(workspace, version=__version__, paths="deploy", base="HEAD~1")
-    if "--base" not in help_text:
-        # `check --base` is not in this build: the action passes it, and check refuses it.
-        assert runner.outputs["check"]["exit-code"] == "2"
-        return
+def test_base_reports_only_what_the_change_adds_or_modifies(workspace: Path) -> None:
+    """`base` reaches `check --base`: of two runtimes with TL301, only the one the change
+    touched is reported, and the SARIF goes to a category of its own."""
+    def git(*arguments: str) -> None:
+        subprocess.run(["git", *arguments], cwd=workspace, check=True, capture_output=True)
+
+    deploy = workspace / "deploy"
+    (deploy / "old.yaml").write_text(RUNTIME.replace("name: torch-ckpt", "name: old-ckpt"))
+    (deploy / "runtime.yaml").write_text(CLEAN)
+    git("init", "-q")
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "base")
+    (deploy / "runtime.yaml").write_text(RUNTIME)  # the change: checkpoints on emptyDir
+    runner = run_action(workspace, version=__version__, paths="deploy", base="HEAD")
+    assert runner.outputs["check"] == {"exit-code": "1", "sarif-written": "true", "findings": "1"}
+    annotations = [line for out in runner.stdout for line in out.splitlines()
+                   if line.startswith("::")]
+    assert [line.split(",")[0] for line in annotations] == ["::error file=deploy/runtime.yaml"]
     (upload,) = [used for used in runner.used if "upload-sarif" in used[0]]
     assert upload[1]["category"] == "trainlint-changes"
 
