@@ -207,3 +207,16 @@ def test_watch_checks_again_when_a_file_changes(runtime: Path) -> None:
         process.send_signal(signal.SIGINT)
         status = process.wait(timeout=20)
     assert status == 0
+
+
+def test_serve_without_credentials_for_the_cluster_exits_2(tmp_path: Path) -> None:
+    pytest.importorskip("aiohttp")
+    (tmp_path / "kubeconfig").write_text("apiVersion: v1\nkind: Config\n")
+    result = trainlint(
+        "serve", "--self-signed", "--port", "0", "--metrics-port", "0", cwd=tmp_path,
+        env={"KUBECONFIG": str(tmp_path / "kubeconfig"), "KUBERNETES_SERVICE_HOST": ""},
+    )
+    assert result.returncode == 2, result.stderr
+    assert "Error: cannot serve: no credentials for the cluster (" in result.stderr
+    assert "or read the context from manifests with --context-dir" in result.stderr
+    assert "Traceback" not in result.stderr

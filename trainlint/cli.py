@@ -968,8 +968,6 @@ def serve(
     except (ConfigError, ValueError) as error:
         raise click.BadParameter(str(error), param_hint="--config") from None
     try:
-        from kubernetes_asyncio.config import ConfigException
-
         from trainlint import webhook
         from trainlint.webhook.tls import CertificateError
     except ImportError as error:
@@ -990,7 +988,7 @@ def serve(
         webhook.run(options, self_signed=self_signed, ca_out=ca_out, context_dir=context_dir)
     except CertificateError as error:
         raise Failure(f"cannot serve: {error}") from None
-    except ConfigException as error:
+    except webhook.NoCredentials as error:
         raise Failure(
             f"cannot serve: no credentials for the cluster ({error}): in a pod, its service "
             "account's; elsewhere, the current context of $KUBECONFIG or ~/.kube/config; or "

@@ -20,7 +20,7 @@ from trainlint.webhook.admission import Mode
 from trainlint.webhook.server import Options, serve_forever
 from trainlint.webhook.sources import ClusterSource, ContextSource, DirectorySource
 
-__all__ = ["Mode", "Options", "run"]
+__all__ = ["Mode", "NoCredentials", "Options", "run"]
 
 
 def run(options: Options, *, self_signed: bool, ca_out: Path | None,
@@ -43,7 +43,17 @@ async def _main(options: Options, context_dir: Path | None) -> None:
     if context_dir is not None:
         source = DirectorySource(context_dir)
     else:
+        # The client's models are imported only here: serving from files never loads them.
+        from kubernetes_asyncio.config import ConfigException
+
         from trainlint.webhook.sources import cluster_configuration
 
-        source = ClusterSource(await cluster_configuration())
+        try:
+            source = ClusterSource(await cluster_configuration())
+        except ConfigException as error:
+            raise NoCredentials(str(error)) from None
     await serve_forever(options, source)
+
+
+class NoCredentials(Exception):
+    """Neither a pod's service account nor a kubeconfig says how to reach the cluster."""
