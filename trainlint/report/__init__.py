@@ -7,8 +7,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from trainlint.rule import DOCS_URL
-
 if TYPE_CHECKING:
     from xml.etree import ElementTree as ET
 
@@ -68,10 +66,17 @@ class Report:
     #: Whether a file's text may be quoted (code frames): not when it lies outside the
     #: folders checked, behind a symbolic link (see `trainlint.files.Tree`).
     quotable: Callable[[str], bool] = field(default=lambda file: True)
-    #: The documentation site rules link to (config `docs-url`).
-    docs_url: str = DOCS_URL
+    #: The documentation site rules link to (config `docs-url`; None: the default one).
+    docs_url: str | None = None
     #: Every object checked, when known (`audit`): `policy-report` passes the clean ones.
     objects: Sequence[ObjectRef] = ()
+
+    @property
+    def site(self) -> str:
+        """The documentation site rules link to."""
+        from trainlint.rule import DOCS_URL
+
+        return self.docs_url or DOCS_URL
 
     def marker(self, finding: Finding) -> str:
         """`[*] ` before the message of a finding `--fix` can repair, as ruff marks them."""

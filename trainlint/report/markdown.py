@@ -19,7 +19,7 @@ def render(report: Report) -> str:
     lines = ["## trainlint", "", summary(report.findings, report).replace("\n", "  \n"), ""]
     if not report.findings:
         return "\n".join(lines)
-    site = report.docs_url.rstrip("/")
+    site = report.site.rstrip("/")
     lines += ["| rule | severity | findings |", "|---|---|---|"]
     for row in counts(report):
         link = RULE_DOCS.format(site=site, code=row["code"])

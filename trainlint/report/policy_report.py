@@ -18,7 +18,7 @@ from typing import Any
 from trainlint.document import dotted
 from trainlint.engine import CLUSTER_SCOPED, Finding, ObjectRef
 from trainlint.report import Report
-from trainlint.rule import RULE_DOCS, Severity
+from trainlint.rule import DOCS_URL, RULE_DOCS, Severity
 
 API_VERSION = "wgpolicyk8s.io/v1alpha2"
 NAME = "trainlint"
@@ -43,7 +43,7 @@ def scope_of(ref: ObjectRef | None) -> str:
 
 def reports(
     findings: Sequence[Finding], checked: Sequence[ObjectRef] = (),
-    site: str = "https://trainlint.dev", now: int | None = None,
+    site: str = DOCS_URL, now: int | None = None,
 ) -> list[dict[str, Any]]:
     """The reports, namespaces in name order and the cluster's last; an empty report for
     a namespace whose checked objects are all clean, so applying it clears old results.
@@ -116,6 +116,6 @@ def render(report: Report) -> str:
     import yaml
 
     return yaml.safe_dump_all(
-        reports(report.findings, report.objects, report.docs_url), sort_keys=False,
+        reports(report.findings, report.objects, report.site), sort_keys=False,
         allow_unicode=True, width=1 << 16,
     )

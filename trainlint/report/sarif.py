@@ -72,8 +72,8 @@ def render(report: Report) -> str:
         "runs": [{
             "tool": {
                 "driver": {
-                    "name": "trainlint", "version": __version__, "informationUri": report.docs_url,
-                    "rules": [_rule(registry[code], report.docs_url) for code in codes],
+                    "name": "trainlint", "version": __version__, "informationUri": report.site,
+                    "rules": [_rule(registry[code], report.site) for code in codes],
                 },
             },
             "results": [
