@@ -13,7 +13,9 @@ from hypothesis import strategies as st
 
 from tests.conftest import ROOT, lint_files
 from tests.test_cli import trainlint
-from trainlint import fix
+from trainlint import fix, parallel
+
+UNRELATED = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {a: b}\n"
 
 BROKEN = ROOT / "examples" / "finetune-broken"
 
@@ -36,7 +38,7 @@ def applied(text: str, edits: list[dict[str, Any]]) -> str:
 
 def test_every_fix_in_json_has_the_edits_fix_makes(tmp_path: Path) -> None:
     shutil.copytree(BROKEN, tmp_path / "broken")
-    # --jobs 2: edits are worked out on the objects found, so JSON checks in this process.
+    # --jobs 2: each file's edits are worked out in the process that checks it.
     result = trainlint("check", "--jobs", "2", "--output-format", "json", "broken",
                        cwd=tmp_path)
     assert result.returncode == 1, result.stderr
@@ -66,6 +68,35 @@ def test_unfixed_findings_keep_the_keys_they_had(tmp_path: Path) -> None:
         "title": "mount a PersistentVolumeClaim at /scratch (RWX if numNodes > 1)",
         "applicable": False,
     }
+
+
+def _json_run(folder: Path, *options: str) -> list[dict[str, Any]]:
+    result = trainlint("check", "--output-format", "json", *options, "many", cwd=folder)
+    assert result.returncode == 1, result.stderr
+    found: list[dict[str, Any]] = json.loads(result.stdout)
+    return found
+
+
+def test_edits_are_the_same_from_workers_and_from_the_cache(tmp_path: Path) -> None:
+    """Enough files for workers to check some: their edits cross back packed, and a warm
+    run serves them from the cache; an entry a concise run wrote holds none, so JSON
+    checks that file again rather than give a fix without its edits."""
+    (tmp_path / "many").mkdir()
+    for number in range(parallel.MIN_INPUTS):
+        (tmp_path / "many" / f"{number:03d}.yaml").write_text(UNRELATED)
+    spread = range(0, parallel.MIN_INPUTS, parallel.MIN_INPUTS // 5)
+    for number in spread:
+        shutil.copytree(BROKEN, tmp_path / "many" / f"{number:03d}-broken")
+    one = _json_run(tmp_path, "--no-cache", "--jobs", "1")
+    assert sum("edits" in (item["fix"] or {}) for item in one) == 4 * len(spread)
+    assert _json_run(tmp_path, "--no-cache", "--jobs", "2") == one
+    cache = str(tmp_path / "cache")
+    concise = trainlint("check", "--cache-dir", cache, "many", cwd=tmp_path)
+    assert concise.returncode == 1, concise.stderr
+    assert _json_run(tmp_path, "--cache-dir", cache, "--jobs", "2") == one  # over concise entries
+    assert _json_run(tmp_path, "--cache-dir", cache, "--jobs", "2") == one  # warm: all cached
+    stored = next((tmp_path / "cache").glob("findings-*.json")).read_text()
+    assert "backoffLimit: 0" in stored
 
 
 lines = st.lists(st.sampled_from(["a: 1\n", "b: [x, y]\n", "  c: z\n", "\n", "# note\n", "d"]),

@@ -8,6 +8,10 @@ every look-up would still find the same objects, so a TrainJob is checked again 
 runtime's file changes. A file whose size and modification time are unchanged
 is not even read; when the run is the last one again, nothing is parsed or checked.
 
+A run that gives JSON stores each fix's text edits with the findings (`Fix.edits`), and
+marks the entry's settings key so (`WITH_EDITS`): such an entry serves any run, one
+without edits only the runs that need none.
+
 Context files (`--context`) have entries too, whose objects the index holds and which
 hold no findings: a TrainJob is checked again when the runtime in its context changes.
 
@@ -56,6 +60,8 @@ FINDINGS_KEYS = frozenset(
 #: once and read as context another time has an entry of each kind.
 CONTEXT = "context"
 INDEX_KEYS = frozenset({"provides", "dependencies"})
+#: Ends the settings key of an entry whose findings' fixes hold their text edits.
+WITH_EDITS = "+edits"
 
 
 @dataclass
@@ -108,7 +114,9 @@ class Cache:
     def lookup(self, name: str, content: str, settings: str) -> Entry | None:
         """The whole entry of an unchanged file (findings and index parts), or None."""
         entry = self.entries.get(name)
-        if entry is None or entry["content"] != content or entry["settings"] != settings:
+        if entry is None or entry["content"] != content:
+            return None
+        if entry["settings"] not in (settings, _with_edits(settings)):
             return None
         indexed = self.index().get(name)
         return None if indexed is None else {**entry, **indexed}
@@ -170,12 +178,14 @@ def check(
     settle_all: SettleAll,
     cache: Cache,
     context: Sequence[str] = (),
+    *, edits: bool = False,
 ) -> Outcome:
     """Every finding of the files `names`, from the cache where it still holds; the files
-    `context` are read for their objects only."""
+    `context` are read for their objects only. With `edits`, `settle_all` works out the
+    fixes' text edits, and only entries that hold them are used."""
     every = [*names, *context]
     stats = {name: _stat(name) for name in every}
-    keys = {**_settings_keys(names, settings_of), **dict.fromkeys(context, CONTEXT)}
+    keys = {**_settings_keys(names, settings_of, edits), **dict.fromkeys(context, CONTEXT)}
     known = _known_contents(every, stats, cache)
     if len(known) == len(every):  # every file may be served from the cache
         served = _served(names, context, known, keys, cache)
@@ -188,7 +198,9 @@ def check(
         settings_for=lambda source: settings_of(source.name),
         contents=contents, context_files=[loaded for loaded, _ in read[len(names) :]],
     )
-    identities = (contents, stats, keys)
+    #: Each entry's settings key as stored: one reused keeps its own (with edits or not).
+    stored_keys = dict(keys)
+    identities = (contents, stats, stored_keys)
 
     def keep(position: int, settled: list[Packed]) -> Encoded | None:
         """A fresh entry, encoded where its file was checked (None: the file could not be
@@ -208,6 +220,7 @@ def check(
             item = run.inputs[position]
             found = _unpacked(entry["settled"], item.source, item.manifests, cache.texts)
             if found is not None:
+                stored_keys[name] = entry["settings"]
                 looked_up = (entry["dependencies"], entry["unchecked"])
                 kept = _encoded(run, item, identities, looked_up, entry["settled"])
                 results[position] = found, kept
@@ -245,13 +258,16 @@ def _known_contents(
     return known
 
 
-def _settings_keys(names: Sequence[str], settings_of: Callable[[str], Settings]) -> dict[str, str]:
+def _settings_keys(
+    names: Sequence[str], settings_of: Callable[[str], Settings], edits: bool
+) -> dict[str, str]:
     by_settings: dict[int, str] = {}  # files share a few Settings: digest each once
     keys = {}
     for name in names:
         settings = settings_of(name)
         if id(settings) not in by_settings:
-            by_settings[id(settings)] = _settings_key(settings)
+            key = _settings_key(settings)
+            by_settings[id(settings)] = _with_edits(key) if edits else key
         keys[name] = by_settings[id(settings)]
     return keys
 
@@ -415,6 +431,10 @@ def _stat(name: str) -> list[int] | None:
 
 def _settings_key(settings: Settings) -> str:
     return hashlib.blake2b(repr(settings).encode(), digest_size=16).hexdigest()
+
+
+def _with_edits(key: str) -> str:
+    return key if key.endswith(WITH_EDITS) else key + WITH_EDITS
 
 
 def _read_json(path: Path) -> dict[str, Any]:

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from trainlint.document import Loaded, Manifest, Source, Span
     from trainlint.engine import Finding, ObjectRef, Run, Settings
     from trainlint.fix import Request as FixRequest
+    from trainlint.parallel import Amend
     from trainlint.rule import Rule
 
 STDIN = "-"
@@ -273,9 +274,11 @@ def check(
     names, where = chosen.names, chosen.settings
     cluster = _from_cluster(kubeconfig, context_name, cluster_timeout) if from_cluster else []
     quotable = _quotable(paths, stdin_filename)
-    # Fixes edit the objects they were found on, so fixing stays in one process.
-    in_process = fixing or add_suppressions or _gives_edits(output_format) or STDIN in paths
+    # Fixes edit the objects they were found on, so fixing stays in one process; the
+    # fixes' edits (JSON) are worked out in the process that checks each file.
+    in_process = fixing or add_suppressions or STDIN in paths
     processes = 1 if in_process else jobs or parallel.available_cores()
+    amend = _edits_of_fixes(output_format)
     read = partial(_read, stdin_filename=stdin_filename)
     read_all = partial(parallel.read_all, jobs=processes)
 
@@ -306,10 +309,10 @@ def check(
             report_err = STDIN in paths and output_file is None
         elif base is not None:
             run, findings, inputs = _check_change(
-                read_all(names, read), base, base_all, settings_for, context, processes)
+                read_all(names, read), base, base_all, settings_for, context, processes, amend)
         else:
             run = Run(read_all(names, read), settings_for=settings_for, context=context)
-            findings, inputs = parallel.lint_all(run, processes), run.inputs
+            findings, inputs = parallel.lint_all(run, processes, amend), run.inputs
         files = [item.source.name for item in inputs]
         summary = _Summary.of(run, inputs)
     else:
@@ -318,8 +321,9 @@ def check(
 
         result = cached_check(
             names, read_all, where.__getitem__,
-            lambda run, positions, keep: parallel.settle_all(run, positions, processes, keep),
-            Cache(cache_dir or chosen.cache_dir), chosen.context,
+            lambda run, positions, keep: parallel.settle_all(
+                run, positions, processes, keep, amend),
+            Cache(cache_dir or chosen.cache_dir), chosen.context, edits=amend is not None,
         )
         findings, files = result.findings, result.files
         summary = _Summary(result.objects, result.fragments, result.unchecked)
@@ -356,6 +360,7 @@ def _fix(
 def _check_change(
     inputs: list[Loaded], base: str, base_all: bool,
     settings_for: Callable[[Source], Settings], context: list[Manifest], processes: int,
+    amend: Amend | None,
 ) -> tuple[Run, list[Finding], list[Loaded]]:
     """`--base REV`: the findings of the change, objects compared with their state at REV.
     Files with neither a changed object nor a changed text are only looked up, like
@@ -379,7 +384,7 @@ def _check_change(
         else:
             looked_up.extend(item.manifests)
     run = Run(checked, settings_for=settings_for, context=looked_up, previous=revision.objects)
-    findings = parallel.lint_all(run, processes)
+    findings = parallel.lint_all(run, processes, amend)
     if not base_all:
         findings = [finding for finding in findings
                     if finding.manifest is None or id(finding.manifest) in changed]
@@ -466,10 +471,14 @@ def _from_cluster(kubeconfig: str | None, context_name: str | None, timeout: flo
         raise Failure(f"--from-cluster: {error}") from None
 
 
-def _gives_edits(outputs: list[Output] | None) -> bool:
-    """Whether an output gives each fix's edits (JSON): they are worked out on the objects
-    the findings are on, so the run checks in this process, without the cache."""
-    return any(fmt in {"json", "json-lines"} for fmt, _ in outputs or ())
+def _edits_of_fixes(outputs: list[Output] | None) -> Amend | None:
+    """What works out each fix's edits where its file is checked, if an output gives them
+    (JSON): they need the objects the findings are on, and are cached with them."""
+    if not any(fmt in {"json", "json-lines"} for fmt, _ in outputs or ()):
+        return None
+    from trainlint.fix import with_edits
+
+    return with_edits
 
 
 def _status(

@@ -15,6 +15,7 @@ nothing changes (or `MAX_PASSES`), so fixes that depend on each other converge.
 from __future__ import annotations
 
 import contextlib
+import copy
 import difflib
 import errno
 import functools
@@ -26,7 +27,7 @@ import stat
 import tempfile
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,7 @@ from trainlint.document import Loaded
 from trainlint.engine import Finding
 from trainlint.files import read_bytes
 from trainlint.loader import load
+from trainlint.rule import TextEdit
 
 #: Why a file behind a symbolic link out of the folders checked is not written.
 OUTSIDE_TREE = (
@@ -183,13 +185,25 @@ def apply(text: str, findings: Sequence[Finding]) -> tuple[str, list[Finding]]:
 
 def _edit_tree(text: str, findings: Sequence[Finding]) -> tuple[str, list[Finding]]:
     """`text` with the tree edits of `findings` spliced in (see the module's docstring)."""
+    parser, documents = _load_tree(text)
+    return _spliced(text, parser, documents, _dump(parser, documents), findings)
+
+
+def _load_tree(text: str) -> tuple[Any, list[Any]]:
+    """The round-trip parser for `text` and the documents it reads from it."""
     work = _LINE_BREAK.sub("\n", text)  # the round trip reads and writes `\n` alone
     parser = _round_trip(work)
     try:
-        documents = list(parser.load_all(work))
+        return parser, list(parser.load_all(work))
     except Exception as error:  # ruamel raises many unrelated types for bad input
         raise Unfixable(f"the round-trip parser cannot read it ({type(error).__name__})") from None
-    before = _dump(parser, documents)
+
+
+def _spliced(
+    text: str, parser: Any, documents: list[Any], before: str, findings: Sequence[Finding]
+) -> tuple[str, list[Finding]]:
+    """`text` with the edits of `findings` made on `documents` (which `before` dumps, and
+    which they change) spliced in."""
     applied = []
     for finding in findings:
         assert finding.fix is not None and finding.fix.edit is not None
@@ -542,27 +556,53 @@ def fixed_codes(applied: Sequence[Finding]) -> Iterator[tuple[str, str, int]]:
 # --- the edits of one fix (`fix.edits` in JSON) ---
 
 
-@dataclass(frozen=True)
-class TextEdit:
-    """Replace the text from (row, column) up to (end_row, end_column) (1-based, columns
-    in characters, the end excluded) of the original file with `content`."""
+def with_edits(findings: Sequence[Finding]) -> list[Finding]:
+    """`findings`, each fix that has no edits yet given what it alone changes in its file
+    (`Fix.edits`, JSON's `fix.edits`): ranges of the file as it is and their new text.
 
-    row: int
-    column: int
-    end_row: int
-    end_column: int
-    content: str
+    Each file's round-trip tree is loaded and dumped once for all its fixes, and each fix
+    but the last edits a copy of it: loading costs about twice a dump, which each fix pays
+    anyway. Run where the findings were made: the edits work on those objects."""
+    done: dict[int, Finding] = {}
+    by_file: dict[int, list[Finding]] = {}
+    for finding in findings:
+        if finding.fix is not None and finding.fix.edits is None:
+            by_file.setdefault(id(finding.source), []).append(finding)
+    for group in by_file.values():
+        for finding, edits in zip(group, _file_edits(group[0].source.text, group), strict=True):
+            assert finding.fix is not None
+            done[id(finding)] = replace(finding, fix=replace(finding.fix, edits=edits))
+    return [done.get(id(finding), finding) for finding in findings]
 
 
-def edits_of(finding: Finding) -> list[TextEdit] | None:
-    """What the finding's fix alone changes in its file, as ranges of the file as it is
-    and their new text (ruff's JSON `fix.edits`); None when it cannot be applied there."""
-    text = finding.source.text
-    try:
-        fixed, applied = apply(text, [finding])
-    except Unfixable:
-        return None
-    return text_edits(text, fixed) if applied else None
+def _file_edits(text: str, findings: Sequence[Finding]) -> list[tuple[TextEdit, ...]]:
+    """The edits of each finding's fix alone, on the file `text` they share; () for one
+    that cannot be applied there (as `apply(text, [finding])` would find)."""
+    if TEMPLATE in text:
+        return [() for _ in findings]
+    edits: dict[int, tuple[TextEdit, ...]] = {}
+    on_tree = []
+    for finding in findings:
+        assert finding.fix is not None
+        if finding.fix.rewrite is not None:
+            with contextlib.suppress(LookupError):
+                edits[id(finding)] = tuple(text_edits(text, finding.fix.rewrite(text)))
+        elif finding.fix.edit is not None and finding.manifest is not None:
+            on_tree.append(finding)
+    if on_tree:
+        try:
+            parser, documents = _load_tree(text)
+        except Unfixable:
+            on_tree = []
+        else:
+            before = _dump(parser, documents)
+            copies = [copy.deepcopy(documents) for _ in on_tree[1:]]
+            for finding, tree in zip(on_tree, [*copies, documents], strict=True):
+                with contextlib.suppress(Unfixable):
+                    fixed, applied = _spliced(text, parser, tree, before, [finding])
+                    if applied:
+                        edits[id(finding)] = tuple(text_edits(text, fixed))
+    return [edits.get(id(finding), ()) for finding in findings]
 
 
 def text_edits(before: str, after: str) -> list[TextEdit]:

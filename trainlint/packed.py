@@ -2,19 +2,21 @@
 
 A packed finding names the object it lands on by its position among its file's objects,
 never by identity, so it can be unpacked against the inputs of another process or of a
-later run. A fix travels as its title and safety: its edit works only on the objects it
-was found on, so fixing always happens where the finding was made.
+later run. A fix travels as its title and safety, and its text edits once worked out
+(`Fix.edits`): its edit works only on the objects it was found on, so fixing always
+happens where the finding was made.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import astuple, replace
 from functools import lru_cache
 from typing import Any
 
 from trainlint.document import Manifest, Source, Span
 from trainlint.engine import Finding, ObjectRef
-from trainlint.rule import Fix, Severity
+from trainlint.rule import Fix, Severity, TextEdit
 
 #: code, severity, message, help, span, path, object, fix, manifest: a list, not a
 #: mapping, so a cache of 15,000 findings does not spell each key 15,000 times. The file
@@ -41,7 +43,7 @@ def pack(finding: Finding, number: int | None, known: Texts) -> Packed:
         None if finding.help == known[finding.code][1] else finding.help,
         list(finding.span), list(finding.path),
         None if ref is None else [ref.api_version, ref.kind, ref.name, ref.namespace],
-        None if finding.fix is None else [finding.fix.title, finding.fix.safe],
+        None if finding.fix is None else _packed_fix(finding.fix),
         number,
     ]
 
@@ -54,7 +56,7 @@ def unpack(packed: Packed, source: Source, manifests: list[Manifest], known: Tex
         code, str(name), _SEVERITIES[severity], message,
         default_help if help_text is None else help_text, source, Span(*span),
         tuple(path), None if ref is None else _object(*ref),
-        None if fix is None else _fix(fix[0], bool(fix[1])),
+        None if fix is None else _unpacked_fix(*fix),
         manifests[number] if number is not None and number < len(manifests) else None,
     )
 
@@ -71,6 +73,23 @@ def _object(api_version: str, kind: str, name: str, namespace: str | None) -> Ob
 @lru_cache(maxsize=4096)
 def _fix(title: str, safe: bool) -> Fix:
     return Fix(title, _applied_where_found, safe)
+
+
+def _packed_fix(fix: Fix) -> list[Any]:
+    """Title and safety, and the text edits (row, column, end row, end column, content)
+    once worked out."""
+    if fix.edits is None:
+        return [fix.title, fix.safe]
+    return [fix.title, fix.safe, [list(astuple(edit)) for edit in fix.edits]]
+
+
+def _unpacked_fix(title: str, safe: object, edits: list[list[Any]] | None = None) -> Fix:
+    if edits is None:
+        return _fix(title, bool(safe))
+    return replace(_fix(title, bool(safe)), edits=tuple(
+        TextEdit(int(row), int(column), int(end_row), int(end_column), str(content))
+        for row, column, end_row, end_column, content in edits
+    ))
 
 
 def numbers(inputs: Any) -> dict[int, int]:

@@ -62,19 +62,23 @@ def read_all(names: Sequence[str], read: Callable[[str], R], jobs: int) -> list[
     return _spread(names, jobs, read, read, lambda _, result: result, meanwhile=all_rules)
 
 
-def lint_all(run: Run, jobs: int) -> list[Finding]:
+#: Completes an input's settled findings where they were made (`fix.with_edits`).
+Amend = Callable[[list[Finding]], list[Finding]]
+
+
+def lint_all(run: Run, jobs: int, amend: Amend | None = None) -> list[Finding]:
     """`run`'s findings, its inputs checked and settled on `jobs` processes."""
-    settled = settle_all(run, range(len(run.inputs)), jobs)
+    settled = settle_all(run, range(len(run.inputs)), jobs, amend=amend)
     return in_order(found for found, _ in settled.values())
 
 
 def settle_all(
     run: Run, positions: Sequence[int], jobs: int,
-    keep: Callable[[int, list[Packed]], K] | None = None,
+    keep: Callable[[int, list[Packed]], K] | None = None, amend: Amend | None = None,
 ) -> dict[int, tuple[list[Finding], K | None]]:
     """The findings of the inputs at `positions` (in that order), checked and settled on
     `jobs` processes, each with what `keep` makes of them packed (the cache's entry),
-    made in the process that checked the input."""
+    made in the process that checked the input, as is what `amend` adds to them."""
     spread = worth_it(jobs, len(positions))
     anything_packed = keep is not None or spread
     places = numbers(run.inputs) if anything_packed else {}
@@ -84,6 +88,8 @@ def settle_all(
         """The input's findings, and with `packing` the same packed and what `keep`
         makes of them."""
         found = run.settle_input(position, run.check(position))
+        if amend is not None:
+            found = amend(found)
         if not packing:
             return found, [], None
         packed = [

@@ -80,6 +80,18 @@ Rewrite = Callable[[str], str]
 
 
 @dataclass(frozen=True, slots=True)
+class TextEdit:
+    """Replace the text from (row, column) up to (end_row, end_column) (1-based, columns
+    in characters, the end excluded) of the original file with `content`."""
+
+    row: int
+    column: int
+    end_row: int
+    end_column: int
+    content: str
+
+
+@dataclass(frozen=True, slots=True)
 class Fix:
     """A repair a check offers with its Problem, built where the check knows the case.
 
@@ -92,6 +104,9 @@ class Fix:
     edit: Edit | None
     safe: bool = True
     rewrite: Rewrite | None = None
+    #: What the fix alone changes in its file (`fix.with_edits`; JSON's `fix.edits`):
+    #: None until worked out, () when it cannot apply there.
+    edits: tuple[TextEdit, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)

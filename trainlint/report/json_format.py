@@ -19,7 +19,14 @@ def as_dict(finding: Finding, applicable: bool = False) -> dict[str, Any]:
     }
     if repair is not None and finding.fix is not None:
         repair["applicability"] = "safe" if finding.fix.safe else "unsafe"
-        repair["edits"] = _edits(finding)
+        repair["edits"] = [
+            {
+                "content": edit.content,
+                "location": {"row": edit.row, "column": edit.column},
+                "end_location": {"row": edit.end_row, "column": edit.end_column},
+            }
+            for edit in finding.fix.edits or ()
+        ]
     return {
         "code": finding.code,
         "name": finding.name,
@@ -39,21 +46,15 @@ def as_dict(finding: Finding, applicable: bool = False) -> dict[str, Any]:
     }
 
 
-def _edits(finding: Finding) -> list[dict[str, Any]]:
-    """The fix's edits as ruff's JSON gives them; [] when it cannot apply to the file."""
-    from trainlint.fix import edits_of
+def with_edits(report: Report) -> list[Finding]:
+    """The report's findings, each fix with its edits: a run that gives JSON works them
+    out where it checks each file (`fix.with_edits`); a run that fixes, here."""
+    from trainlint.fix import with_edits
 
-    return [
-        {
-            "content": edit.content,
-            "location": {"row": edit.row, "column": edit.column},
-            "end_location": {"row": edit.end_row, "column": edit.end_column},
-        }
-        for edit in edits_of(finding) or ()
-    ]
+    return with_edits(report.findings)
 
 
 def render(report: Report) -> str:
     return json.dumps(
-        [as_dict(finding, report.can_fix(finding)) for finding in report.findings], indent=2
+        [as_dict(finding, report.can_fix(finding)) for finding in with_edits(report)], indent=2
     ) + "\n"

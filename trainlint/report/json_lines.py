@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 
 from trainlint.report import Report
-from trainlint.report.json_format import as_dict
+from trainlint.report.json_format import as_dict, with_edits
 
 
 def render(report: Report) -> str:
     return "".join(
-        json.dumps(as_dict(finding, report.can_fix(finding))) + "\n" for finding in report.findings
+        json.dumps(as_dict(finding, report.can_fix(finding))) + "\n"
+        for finding in with_edits(report)
     )
