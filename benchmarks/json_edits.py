@@ -13,6 +13,8 @@ import argparse
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -35,12 +37,12 @@ def main() -> None:
                 stdout=subprocess.DEVNULL, check=False,
             )
 
-        actions = {}
+        actions: dict[str, Callable[[], object]] = {}
         for fmt in ("concise", "json"):
             cache = str(Path(scratch) / f"cache-{fmt}")
             run(fmt, "--cache-dir", cache)  # the warm runs find what this one wrote
-            actions[f"{fmt} cold"] = lambda fmt=fmt: run(fmt, "--no-cache")
-            actions[f"{fmt} warm"] = lambda fmt=fmt, cache=cache: run(fmt, "--cache-dir", cache)
+            actions[f"{fmt} cold"] = partial(run, fmt, "--no-cache")
+            actions[f"{fmt} warm"] = partial(run, fmt, "--cache-dir", cache)
         times = medians(actions, options.runs)
     for name, seconds in times.items():
         print(f"{name:13} {seconds:6.2f} s")
