@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,6 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.test_suppression import RUNTIME
+from trainlint import keys
 from trainlint.config import CONFIG_NAMES, ConfigError, Resolver, describe, discover
 from trainlint.document import Source
 from trainlint.engine import Finding, Settings, lint
@@ -254,8 +257,7 @@ def test_bad_values_name_the_key() -> None:
 
 def test_bad_rule_options_name_the_option() -> None:
     assert error('[rules.TL402]\nmin-seconds = "soon"\n') == (
-        ".trainlint.toml: rules.TL402.min-seconds: "
-        "Input should be a valid integer, unable to parse string as an integer"
+        '.trainlint.toml: rules.TL402.min-seconds: Input should be a valid integer, not "soon"'
     )
     assert error("[rules.TL402]\nmax-seconds = 1\n") == (
         ".trainlint.toml: rules.TL402.max-seconds: unknown option (did you mean "
@@ -266,6 +268,175 @@ def test_bad_rule_options_name_the_option() -> None:
     )
     assert error("[rules.TL999]\nx = 1\n") == (
         ".trainlint.toml: rules.TL999: no rule has this code or name (see `trainlint rules`)"
+    )
+
+
+def test_values_are_strict_json_types() -> None:
+    """What YAML or TOML spells otherwise is refused, not converted: "yes" is no boolean,
+    "60", 60.0 and true are no integers."""
+    assert error('respect-gitignore = "yes"\n') == (
+        '.trainlint.toml: respect-gitignore: Input should be a valid boolean, not "yes"'
+    )
+    assert error("respect-gitignore: 1\n", ".trainlint.yaml") == (
+        ".trainlint.yaml: respect-gitignore: Input should be a valid boolean, not 1"
+    )
+    for written in ('"90"', "90.0", "true"):
+        assert error(f"[rules.TL402]\nmin-seconds = {written}\n") == (
+            f".trainlint.toml: rules.TL402.min-seconds: Input should be a valid integer, "
+            f"not {written}"
+        )
+    assert error("[rules.TL303]\nlocal-provisioners = [1]\n") == (
+        ".trainlint.toml: rules.TL303.local-provisioners[0]: Input should be a valid string, "
+        "not 1"
+    )
+    assert error("cache-dir = 2024-01-01\n") == (
+        ".trainlint.toml: cache-dir: a date is not a value any key takes"
+    )
+    assert error("severity:\n  1: error\n", ".trainlint.yaml") == (
+        ".trainlint.yaml: severity: the key 1 is not a string"
+    )
+
+
+def test_rule_options_out_of_range_are_refused() -> None:
+    assert error("[rules.TL402]\nmin-seconds = -5\n") == (
+        ".trainlint.toml: rules.TL402.min-seconds: must be from 31 to 9223372036854775807, "
+        "not -5 (a pod without the setting gets 30 s already)"
+    )
+    assert "not 30 " in error("[rules.TL402]\nmin-seconds = 30\n")
+    assert "not 9223372036854775808 " in error(
+        "rules:\n  TL402:\n    min-seconds: 9223372036854775808\n", ".trainlint.yaml"
+    )
+    assert error("[rules.TL405]\nmax-restarts = -1\n") == (
+        ".trainlint.toml: rules.TL405.max-restarts: must be from 0 to 2147483647, not -1 "
+        "(JobSet's maxRestarts is an int32)"
+    )
+    assert error('[rules.TL007]\nmanager = "migrated"\n') == (
+        ".trainlint.toml: rules.TL007.manager: the Trainer webhook denies 'migrated' as a "
+        'runtime patch manager (must be a domain-prefixed path (such as "acme.io/foo"))'
+    )
+    for option in ("env-name-parts", "env-names", "flags"):
+        assert error(f'[rules.TL301]\n{option} = ["CKPT", ""]\n') == (
+            f".trainlint.toml: rules.TL301.{option}: must not hold an empty string"
+        )
+    assert error('[rules.TL303]\nlocal-provisioners = [""]\n') == (
+        ".trainlint.toml: rules.TL303.local-provisioners: must not hold an empty string"
+    )
+    write(".trainlint.toml", '[rules.TL402]\nmin-seconds = 31\n[rules.TL405]\nmax-restarts = 0\n')
+    options = Resolver().for_path(Path("x.yaml")).settings.rule_options
+    assert keys.dump_options(options["TL402"])["min-seconds"] == 31
+    assert keys.dump_options(options["TL405"]) == {"max-restarts": 0}
+
+
+def test_a_refused_minimum_is_never_written_by_fix() -> None:
+    """The issue's case: `min-seconds = -5` made `--fix` write a negative grace period."""
+    write(".trainlint.toml", "[rules.TL402]\nmin-seconds = -5\n")
+    write("rt.yaml", NO_GRACE)
+    result = subprocess.run(
+        ["trainlint", "check", "--fix", "rt.yaml"], capture_output=True, text=True, check=False
+    )
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr.startswith("Error: .trainlint.toml: rules.TL402.min-seconds: must be ")
+    assert Path("rt.yaml").read_text() == NO_GRACE
+
+
+def test_patterns_are_compiled_when_read() -> None:
+    assert error('exclude = ["["]\n') == (
+        ".trainlint.toml: exclude: '[' matches no path as a gitignore pattern "
+        "(an unclosed `[`: write `\\[` for a bracket)"
+    )
+    assert error('extend-exclude = ["#notes"]\n') == (
+        ".trainlint.toml: extend-exclude: '#notes' matches no path as a gitignore pattern"
+    )
+    assert error('exclude = ["a/[z-a]"]\n').startswith(
+        ".trainlint.toml: exclude: 'a/[z-a]' is not a gitignore pattern: bad character range"
+    )
+    assert error('exclude = ["!"]\n').startswith(
+        ".trainlint.toml: exclude: '!' is not a gitignore pattern: "
+    )
+    assert error('[per-file-ignores]\n"[" = ["TL301"]\n').startswith(
+        ".trainlint.toml: per-file-ignores: '[' matches no path"
+    )
+    assert error('[per-file-ignores]\n"!a/*" = ["TL301"]\n') == (
+        ".trainlint.toml: per-file-ignores: '!a/*': a negated pattern on its own matches no file"
+    )
+    write(".trainlint.toml", 'exclude = ["gen/", "!gen/keep.yaml", "[ab].yaml"]\n')
+    assert Resolver().for_path(Path("x.yaml")).excluded("a.yaml")
+
+
+def test_device_resources_are_resource_names() -> None:
+    for name in ("gpu", "nvidia.com gpu", "Nvidia.com/gpu", "nvidia.com/"):
+        assert error(f'[device-resources]\n"{name}" = "gpu"\n') == (
+            f".trainlint.toml: device-resources: {name!r} is not a device-plugin resource "
+            'name like "nvidia.com/gpu"'
+        )
+    assert error('[device-resources]\n"example.com/vgpu" = true\n').startswith(
+        ".trainlint.toml: device-resources.example.com/vgpu: Input should be "
+    )
+    write(".trainlint.toml", '[device-resources]\n"example.com/v_gpu.2" = "gpu"\n')
+    settings = Resolver().for_path(Path("x.yaml")).settings
+    assert settings.device_resources == {"example.com/v_gpu.2": "gpu"}
+
+
+@pytest.mark.parametrize("cache_dir", ["", ".", "./", "sub/..", "..", "../..", "/"])
+def test_cache_dir_must_be_a_folder_of_its_own(cache_dir: str) -> None:
+    """The cache folder gets a `.gitignore` of `*`: the project's own folder must not."""
+    assert error(f"cache-dir = {json.dumps(cache_dir)}\n") == (
+        f".trainlint.toml: cache-dir: {cache_dir!r} is not a folder of its own: trainlint "
+        'marks the cache folder ignored by git; name one such as ".trainlint_cache"'
+    )
+
+
+def test_kubernetes_version_needs_installed_schemas() -> None:
+    from trainlint.model.k8s import versions
+
+    oldest = versions()[0]
+    too_old = f"1.{int(oldest.split('.')[1]) - 1}"
+    assert error(f'kubernetes-version = "{too_old}"\n') == (
+        f".trainlint.toml: kubernetes-version: no schemas for Kubernetes {too_old} "
+        f"(oldest: {oldest})"
+    )
+
+
+@pytest.mark.parametrize("name", [".trainlint.yaml", ".trainlint.toml"])
+@pytest.mark.parametrize("depth", [11, 500, 100_000])
+def test_deep_nesting_is_refused_clearly(name: str, depth: int) -> None:
+    """Too deep for any key, or for the parser's recursion: a configuration error."""
+    nested = "[" * depth + "]" * depth
+    text = f"exclude: {nested}\n" if name.endswith("yaml") else f"exclude = {nested}\n"
+    message = error(text, name)
+    if depth == 11:
+        assert message == (
+            f"{name}: exclude[0][0][0][0][0][0][0][0][0]: nested more than 10 levels deep; "
+            "no key takes such a value"
+        )
+    elif depth == 100_000:
+        assert message == f"{name}: invalid {name[11:].upper()}: nested too deeply to read"
+    else:  # read, or not, by the parser's recursion: either way a clear refusal
+        assert message.startswith(f"{name}: "), message
+        assert "nested" in message
+
+
+def test_deep_nesting_in_the_command_output() -> None:
+    """The issue's case, through the command: exit 2 and a message, no internal error."""
+    write(".trainlint.yaml", "rules: " + "[" * 5000 + "]" * 5000 + "\n")
+    write("rt.yaml", NO_GRACE)
+    result = subprocess.run(["trainlint", "check", "rt.yaml"], capture_output=True, text=True,
+                            check=False)
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == "Error: .trainlint.yaml: invalid YAML: nested too deeply to read\n"
+
+
+def test_alias_bombs_and_cycles_are_refused_quickly() -> None:
+    lines = ['a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    for name, previous in zip("bcdefgh", "abcdefg", strict=True):
+        lines.append(f"{name}: &{name} [" + ", ".join([f"*{previous}"] * 9) + "]")
+    bomb = "\n".join(lines).replace("a: &a", "rules:\n  TL402:\n    flags: &a", 1)
+    assert error(bomb + "\n", ".trainlint.yaml") == (
+        ".trainlint.yaml: more than 100,000 values (YAML aliases count as copies); no "
+        "configuration needs that many"
+    )
+    assert error("exclude: &a [*a]\n", ".trainlint.yaml").endswith(
+        ": nested more than 10 levels deep; no key takes such a value"
     )
 
 

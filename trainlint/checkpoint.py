@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from trainlint import script
 from trainlint.document import Manifest, dig
-from trainlint.rule import Options
+from trainlint.rule import Options, check_no_empty_names
 from trainlint.trainer import At, TrainerPod, Value
 
 if TYPE_CHECKING:
@@ -40,6 +40,9 @@ class CheckpointOptions(Options):
         "--output_dir", "--output-dir", "--checkpoint_dir", "--checkpoint-dir",
         "--ckpt_dir", "--save_dir", "--save",
     )
+
+    def __post_init__(self) -> None:
+        check_no_empty_names(self, "env_name_parts", "env_names", "flags")
 
 
 @dataclass(frozen=True, slots=True)

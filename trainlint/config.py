@@ -188,6 +188,8 @@ def _toml(text: str, shown: str) -> dict[str, Any]:
 
     try:
         return tomllib.loads(text)
+    except RecursionError:
+        raise ConfigError(f"{shown}: invalid TOML: nested too deeply to read") from None
     except tomllib.TOMLDecodeError as error:
         match = re.search(r"\(at line (\d+), column (\d+)\)", str(error))
         where = f"{shown}:{match[1]}:{match[2]}" if match else shown
@@ -200,6 +202,8 @@ def _yaml(text: str, shown: str) -> Any:
 
     try:
         return yaml.safe_load(text) or {}
+    except RecursionError:
+        raise ConfigError(f"{shown}: invalid YAML: nested too deeply to read") from None
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark
         where = f"{shown}:{mark.line + 1}:{mark.column + 1}" if mark else shown

@@ -72,6 +72,32 @@ class Options:
     }
 
 
+class OptionError(ValueError):
+    """A rule option out of its range, raised by the options' `__post_init__`: plain
+    checks, so that importing the rules imports no validation library."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        #: The option's name in configuration (`min-seconds`).
+        self.option = kebab(field)
+
+
+def check_range(options: Options, field: str, low: int, high: int, why: str = "") -> None:
+    """Refuse an integer option outside [low, high]; `why` explains the bounds."""
+    value = getattr(options, field)
+    if not low <= value <= high:
+        reason = f" ({why})" if why else ""
+        raise OptionError(field, f"must be from {low} to {high}, not {value}{reason}")
+
+
+def check_no_empty_names(options: Options, *fields: str) -> None:
+    """Refuse an empty string in a list option of names: as a part of a name it would
+    match every name, and as a whole name it matches none."""
+    for field in fields:
+        if "" in getattr(options, field):
+            raise OptionError(field, "must not hold an empty string")
+
+
 #: Edits the round-trip mapping (ruamel.yaml) of the object a Problem is on, in place.
 Edit = Callable[[Any], None]
 #: Edits a file's text (comments, which the round-trip tree does not give to edit):

@@ -10,8 +10,8 @@ from trainlint import fixes
 from trainlint.document import Manifest, dig, mapping
 from trainlint.engine import Context
 from trainlint.model.check import OTHER_RELEASE, SCHEMA_KINDS, issues
-from trainlint.rule import Edit, Fix, Options, Problem, Severity, rule
-from trainlint.trainer import PATCH_JOBS
+from trainlint.rule import Edit, Fix, OptionError, Options, Problem, Severity, rule
+from trainlint.trainer import PATCH_JOBS, domain_prefixed_path_errors
 
 SPEC_OVERRIDES, TEMPLATE_OVERRIDES, PATCHES = (
     "podSpecOverrides", "podTemplateOverrides", "runtimePatches",
@@ -27,6 +27,15 @@ POD_METADATA = frozenset({"labels", "annotations"})
 class MigrationOptions(Options):
     #: The `manager` of the runtime patch that the fix writes from overrides.
     manager: str = "trainlint.dev/migrated"
+
+    def __post_init__(self) -> None:
+        # The fix must not write a patch that the Trainer webhook denies (TL209).
+        errors = domain_prefixed_path_errors(self.manager)
+        if errors:
+            raise OptionError(
+                "manager", f"the Trainer webhook denies {self.manager!r} as a runtime patch "
+                f"manager ({errors[0]})",
+            )
 
 
 @rule(

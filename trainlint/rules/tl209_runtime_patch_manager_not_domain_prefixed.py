@@ -1,22 +1,11 @@
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 from trainlint.document import Manifest, dig, mappings
 from trainlint.engine import Context
 from trainlint.rule import Problem, Severity, rule
-
-SUBDOMAIN_FORMAT = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
-PATH_FORMAT = r"[A-Za-z0-9/\-._~%!$&'()*+,;=:]+"
-#: apimachinery's texts, as the webhook prints them.
-SUBDOMAIN_ERROR = (
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' "
-    "or '.', and must start and end with an alphanumeric character (e.g. 'example.com', "
-    f"regex used for validation is '{SUBDOMAIN_FORMAT}')"
-)
-PATH_ERROR = f"Invalid path (regex used for validation is '{PATH_FORMAT}')"
-NOT_PREFIXED = 'must be a domain-prefixed path (such as "acme.io/foo")'
+from trainlint.trainer import domain_prefixed_path_errors
 
 
 @rule(
@@ -71,26 +60,9 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
         manager = patch.get("manager")
         if not isinstance(manager, str):
             continue
-        for detail in _path_errors(manager):
+        for detail in domain_prefixed_path_errors(manager):
             yield Problem(
                 ("spec", "runtimePatches", index, "manager"),
                 f"manager `{manager}` is not a domain-prefixed path: the Trainer webhook denies "
                 f'the TrainJob ("{detail}")',
             )
-
-
-def _path_errors(value: str) -> list[str]:
-    """apimachinery's `IsDomainPrefixedPath`: the details of its errors, in its order."""
-    if not value:
-        return ["Required value"]
-    host, slash, path = value.partition("/")
-    if not slash or not host or not path:
-        return [NOT_PREFIXED]
-    errors = []
-    if len(host) > 253:
-        errors.append("must be no more than 253 characters")
-    if not re.fullmatch(SUBDOMAIN_FORMAT, host):
-        errors.append(SUBDOMAIN_ERROR)
-    if not re.fullmatch(PATH_FORMAT, path):
-        errors.append(PATH_ERROR)
-    return errors

@@ -14,7 +14,7 @@ from trainlint.checkpoint import (
 )
 from trainlint.document import Manifest, dig
 from trainlint.engine import Context
-from trainlint.rule import Problem, Severity, rule
+from trainlint.rule import Problem, Severity, check_no_empty_names, rule
 from trainlint.trainer import pod_for
 
 
@@ -26,6 +26,10 @@ class LocalStorageOptions(CheckpointOptions):
         "kubernetes.io/no-provisioner", "rancher.io/local-path", "topolvm.io",
         "topolvm.cybozu.com", "openebs.io/local", "local.csi.openebs.io",
     )
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_no_empty_names(self, "local_provisioners")
 
 
 @rule(

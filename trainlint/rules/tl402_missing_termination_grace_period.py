@@ -9,16 +9,27 @@ from trainlint import fixes, script
 from trainlint.checkpoint import CheckpointOptions, checkpoint_dirs, first_on
 from trainlint.document import Manifest, Path
 from trainlint.engine import Context
-from trainlint.rule import Edit, Fix, Problem, Severity, rule
+from trainlint.rule import Edit, Fix, Problem, Severity, check_range, rule
 from trainlint.trainer import At, TrainerPod, pod_for
 
 #: Kubernetes' default `terminationGracePeriodSeconds`.
 DEFAULT_GRACE = 30
+#: The field is an int64.
+MAX_GRACE = 2**63 - 1
 
 
 @dataclass(frozen=True)
 class Options(CheckpointOptions):
     min_seconds: int = 60
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        # At or below the default, an unset grace period would be flagged though it is
+        # enough, and the fix would shorten it.
+        check_range(
+            self, "min_seconds", DEFAULT_GRACE + 1, MAX_GRACE,
+            f"a pod without the setting gets {DEFAULT_GRACE} s already",
+        )
 
 
 @rule(
@@ -49,8 +60,8 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     not among the checked files.
 
     ## Options
-    `min-seconds`: the least grace period accepted. Also `env-name-parts`, `env-names`,
-    `flags` as in TL301.
+    `min-seconds`: the least grace period accepted, more than Kubernetes' default of
+    30 s (default 60). Also `env-name-parts`, `env-names`, `flags` as in TL301.
 
     ## Example
     ```yaml

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from trainlint.document import Manifest, mapping
 from trainlint.engine import Context
-from trainlint.rule import Options, Problem, Severity, rule
+from trainlint.rule import Options, Problem, Severity, check_range, rule
 from trainlint.trainer import JOBSET, is_count, jobset
 
 
@@ -14,6 +14,9 @@ from trainlint.trainer import JOBSET, is_count, jobset
 class MaxRestartsOptions(Options):
     #: The most JobSet restarts a run may plausibly need.
     max_restarts: int = 10
+
+    def __post_init__(self) -> None:
+        check_range(self, "max_restarts", 0, 2**31 - 1, "JobSet's maxRestarts is an int32")
 
 
 @rule(
@@ -36,7 +39,7 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     At or below the `max-restarts` option.
 
     ## Options
-    `max-restarts`: the largest `maxRestarts` accepted without a finding.
+    `max-restarts`: the largest `maxRestarts` accepted without a finding (0 or more).
 
     ## Example
     ```yaml
