@@ -697,6 +697,72 @@ def _report(
             _write(text, output_file)
 
 
+@main.command("render")
+@click.argument("paths", nargs=-1, type=click.Path(path_type=str))
+@_config_options
+@click.option(
+    "--trainer-version", metavar="VERSION",
+    help="Trainer release whose controller to follow (2.0, 2.1, 2.2, 2.3) [default: 2.3].",
+)
+@click.option("--output-format", type=click.Choice(["yaml", "json"]), default="yaml",
+              show_default=True, help="YAML with each value's origin as a comment, or JSON.")
+@click.option("--runtime", "runtime_name", metavar="NAME",
+              help="Render the runtime of this name on its own: what every TrainJob gets.")
+def render_command(
+    paths: tuple[str, ...], config_file: str | None, isolated: bool,
+    trainer_version: str | None, output_format: str, runtime_name: str | None,
+) -> None:
+    """Print the JobSet the Trainer controller builds for each TrainJob in the files
+    (folders are searched as by `check`), every value annotated with where it came from.
+
+    Exit status: 0 every JobSet rendered, 1 a TrainJob's runtime is not among the inputs
+    (what the TrainJob says is rendered alone) or a file does not parse, 2 usage error.
+    """
+    import json
+
+    from trainlint.engine import RUNTIME_KINDS, Index, object_kind
+    from trainlint.render import render
+    from trainlint.render.show import to_json, to_yaml
+
+    overrides = {"trainer-version": trainer_version} if trainer_version else {}
+    names, where, _ = _select(paths, config_file, isolated, overrides, "<stdin>")
+    inputs = [_read(name, "<stdin>") for name in names]
+    incomplete = False
+    for item in inputs:
+        for problem in item.problems:
+            incomplete = True
+            span = problem.span
+            click.echo(f"{item.source.name}:{span.line}:{span.column}: {problem.message}", err=True)
+    manifests = [manifest for item in inputs for manifest in item.manifests]
+    index = Index(manifests)
+    results = []
+    for manifest in manifests:
+        kind = object_kind(manifest)
+        version = where[manifest.source.name].trainer_version
+        if runtime_name is not None:
+            if kind in RUNTIME_KINDS and manifest.name == runtime_name:
+                results.append(render(None, manifest, version))
+        elif kind == "TrainJob":
+            runtime = index.runtime_for(manifest)
+            if runtime is None:
+                incomplete = True
+                span = manifest.span(("spec", "runtimeRef"))
+                click.echo(
+                    f"{manifest.source.name}:{span.line}:{span.column}: {manifest.describe()}: "
+                    "its runtime is not among the inputs; only what the TrainJob says is "
+                    "rendered", err=True,
+                )
+            results.append(render(manifest, runtime, version))
+    if not results:
+        wanted = f"runtime `{runtime_name}`" if runtime_name else "TrainJob"
+        raise Failure(f"no {wanted} among the inputs")
+    if output_format == "json":
+        _write(json.dumps([to_json(result) for result in results], indent=2) + "\n", None)
+    else:
+        _write("---\n".join(to_yaml(result) for result in results), None)
+    sys.exit(1 if incomplete else 0)
+
+
 @main.command("config")
 @click.argument("path", default=".", type=click.Path(exists=True, path_type=Path))
 @_config_options

@@ -1,0 +1,311 @@
+"""The render against the upstream controller, case by case, and the `render` command.
+
+`fixtures/render/*.yaml` hold cases ported from the unit tests of kubeflow/trainer's
+controller (each names its test and tag): input objects, the releases the case holds for,
+and the JobSet fields the upstream test asserts. Paths name a replicatedJob or a
+container by name (`job[node].pod.containers[node].env`); an env list is compared as a
+mapping of names to values, as the upstream tests sort it.
+
+The golden outputs of `trainlint render examples/<name>/` are in
+`fixtures/render/examples/<name>.expected.yaml`; refresh them with
+`TRAINLINT_UPDATE_FIXTURES=1 python3 -m pytest tests/test_render.py`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.conftest import ROOT, UPDATE
+from trainlint.engine import Index
+from trainlint.loader import load
+from trainlint.render import render
+from trainlint.rule import parse_version
+
+FIXTURES = ROOT / "fixtures" / "render"
+_SEGMENT = re.compile(r"([^.\[\]]+)((?:\[[^\]]+\])*)")
+ALIASES = {"pod": ("template", "spec", "template", "spec")}
+
+
+def _cases() -> list[Any]:
+    params = []
+    for path in sorted(FIXTURES.glob("*.yaml")):
+        for case in yaml.safe_load(path.read_text())["cases"]:
+            for release in case["releases"]:
+                params.append(pytest.param(
+                    case, str(release), id=f"{path.stem}:{case['name']}@v{release}"
+                ))
+    return params
+
+
+def resolve(value: Any, path: str) -> tuple[bool, Any]:
+    """(found, value) at a path such as `job[node].pod.containers[node].env`."""
+    for key, selectors in _SEGMENT.findall(path):
+        steps: list[str | int] = list(ALIASES.get(key, (key,)))
+        if key == "job":
+            steps = ["spec", "replicatedJobs"]
+        for step in steps:
+            if not isinstance(value, dict) or step not in value:
+                return False, None
+            value = value[step]
+        for selector in re.findall(r"\[([^\]]+)\]", selectors):
+            if isinstance(value, list) and selector.lstrip("-").isdigit():
+                index = int(selector)
+                if not -len(value) <= index < len(value):
+                    return False, None
+                value = value[index]
+            elif isinstance(value, list):
+                found = [item for item in value if isinstance(item, dict)
+                         and item.get("name") == selector]
+                if not found:
+                    return False, None
+                value = found[0]
+            elif isinstance(value, dict) and selector in value:
+                value = value[selector]
+            else:
+                return False, None
+    return True, value
+
+
+def _comparable(expected: Any, actual: Any) -> Any:
+    """An env list compared with a mapping: names to values (or valueFrom)."""
+    if isinstance(expected, dict) and isinstance(actual, list):
+        return {item.get("name"): item.get("value", item.get("valueFrom")) for item in actual
+                if isinstance(item, dict)}
+    return actual
+
+
+@pytest.mark.parametrize(("case", "release"), _cases())
+def test_upstream_case(case: dict[str, Any], release: str) -> None:
+    loaded = load(case["objects"], "case.yaml")
+    assert loaded.problems == []
+    index = Index(loaded.manifests)
+    jobs = [manifest for manifest in loaded.manifests if manifest.kind == "TrainJob"]
+    if jobs:
+        result = render(jobs[0], index.runtime_for(jobs[0]), parse_version(release))
+    else:
+        runtimes = [m for m in loaded.manifests if m.kind.endswith("TrainingRuntime")]
+        result = render(None, runtimes[0], parse_version(release))
+    for path, expected in case.get("expect", {}).items():
+        found, actual = resolve(result.jobset, path)
+        assert found, f"{path} is not in the render"
+        assert _comparable(expected, actual) == expected, path
+    for path in case.get("absent", []):
+        assert not resolve(result.jobset, path)[0], f"{path} should not be in the render"
+    if "hostfile" in case:
+        [(kind, _, data, _)] = result.extras
+        assert (kind, data) == ("ConfigMap", {"hostfile": case["hostfile"]})
+    for path, described in case.get("origins", {}).items():
+        steps = _steps(result.jobset, path)
+        assert result.origin(steps).describe() == described, path
+
+
+def _steps(root: Any, path: str) -> tuple[str | int, ...]:
+    """The key path of the render a fixture path names (for its origin)."""
+    steps: list[str | int] = []
+    value = root
+    for key, selectors in _SEGMENT.findall(path):
+        names: list[str | int] = (
+            ["spec", "replicatedJobs"] if key == "job" else list(ALIASES.get(key, (key,)))
+        )
+        for step in names:
+            steps.append(step)
+            value = value[step]
+        for selector in re.findall(r"\[([^\]]+)\]", selectors):
+            position: str | int = selector
+            if isinstance(value, list):
+                position = int(selector) if selector.isdigit() else next(
+                    index for index, item in enumerate(value) if item.get("name") == selector
+                )
+            steps.append(position)
+            value = value[position]
+    return tuple(steps)
+
+
+def test_every_case_cites_its_upstream_test() -> None:
+    count = 0
+    for path in sorted(FIXTURES.glob("*.yaml")):
+        for case in yaml.safe_load(path.read_text())["cases"]:
+            upstream = case["upstream"]
+            assert re.fullmatch(r"v2\.[0-3]\.0", upstream["tag"]), case["name"]
+            assert upstream["file"].endswith("_test.go") and upstream["test"].startswith("Test")
+            assert upstream["case"], case["name"]
+            count += 1
+    assert count >= 30
+
+
+EXAMPLES = sorted(path for path in (ROOT / "examples").iterdir() if path.is_dir())
+
+
+@pytest.mark.parametrize("folder", EXAMPLES, ids=[path.name for path in EXAMPLES])
+def test_render_of_examples(folder: Path) -> None:
+    done = subprocess.run(
+        ["trainlint", "render", "--isolated", f"examples/{folder.name}"],
+        capture_output=True, text=True, cwd=ROOT, check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    expected = FIXTURES / "examples" / f"{folder.name}.expected.yaml"
+    if UPDATE:
+        expected.parent.mkdir(parents=True, exist_ok=True)
+        expected.write_text(done.stdout)
+    assert done.stdout == expected.read_text()
+    rendered = list(yaml.safe_load_all(done.stdout))
+    assert rendered[0]["kind"] == "JobSet"
+
+
+def test_render_json_names_every_value_origin(tmp_path: Path) -> None:
+    done = subprocess.run(
+        ["trainlint", "render", "--isolated", "--output-format", "json", "examples/finetune-fixed"],
+        capture_output=True, text=True, cwd=ROOT, check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    [document] = json.loads(done.stdout)
+    env = "spec.replicatedJobs[0].template.spec.template.spec.containers[0].env[0].value"
+    assert document["origins"][env]["object"]["kind"] == "TrainJob"
+    assert document["origins"][env]["path"] == "spec.trainer.env[0].value"
+    assert document["origins"][env]["line"] > 1
+
+
+def _render_text(text: str, release: str = "2.3") -> Any:
+    loaded = load(text, "case.yaml")
+    index = Index(loaded.manifests)
+    [job] = [manifest for manifest in loaded.manifests if manifest.kind == "TrainJob"]
+    return render(job, index.runtime_for(job), parse_version(release))
+
+
+_RUNTIME_AND_PATCH = """
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata: {name: torch}
+spec:
+  mlPolicy: {torch: {}}
+  template:
+    spec:
+      replicatedJobs:
+        - name: launcher
+          template: {spec: {template: {spec: {containers: [{name: main, image: a}]}}}}
+        - name: node
+          template:
+            metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
+            spec: {template: {spec: {containers: [{name: node, image: b}]}}}
+---
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: job}
+spec:
+  runtimeRef: {name: torch}
+  runtimePatches:
+    - manager: example.com/tool
+      trainingRuntimeSpec:
+        template:
+          spec:
+            replicatedJobs:
+              - name: worker
+                template:
+                  spec:
+                    template: {spec: {containers: [{name: worker, env: [{name: A, value: b}]}]}}
+"""
+
+
+def test_v23_appends_a_job_a_patch_names_and_v22_ignores_it() -> None:
+    appended = _render_text(_RUNTIME_AND_PATCH, "2.3")
+    assert [job.name for job in appended.jobs] == ["launcher", "worker", "node"]
+    worker = appended.job_named("worker")
+    assert worker is not None and worker.containers()[0].body.get("image") is None
+    origin = appended.origin((*worker.path, "name"))
+    assert origin.describe() == (
+        "TrainJob job spec.runtimePatches[0].trainingRuntimeSpec.template.spec."
+        "replicatedJobs[0].name"
+    )
+    node = appended.job_named("node")
+    assert node is not None
+    assert appended.origin((*node.path, "name")).path[-3:] == ("replicatedJobs", 1, "name")
+    ignored = _render_text(_RUNTIME_AND_PATCH, "2.2")
+    assert [job.name for job in ignored.jobs] == ["launcher", "node"]
+
+
+def test_a_runtime_alone_renders_what_every_trainjob_inherits() -> None:
+    loaded = load(_RUNTIME_AND_PATCH, "case.yaml")
+    alone = render(None, loaded.manifests[0], (2, 3))
+    node = alone.job_named("node")
+    assert node is not None
+    env = node.containers()[0].env
+    assert env["PET_MASTER_ADDR"][1]["value"] == "<trainjob>-node-0-0.<trainjob>"
+    assert alone.jobset["metadata"]["name"] == "<trainjob>"
+
+
+def test_the_render_leaves_its_objects_as_they_were() -> None:
+    import copy
+
+    loaded = load(_RUNTIME_AND_PATCH, "case.yaml")
+    before = [copy.deepcopy(manifest.body) for manifest in loaded.manifests]
+    index = Index(loaded.manifests)
+    for release in ("2.0", "2.1", "2.2", "2.3"):
+        render(loaded.manifests[1], index.runtime_for(loaded.manifests[1]), parse_version(release))
+        render(None, loaded.manifests[0], parse_version(release))
+    assert [manifest.body for manifest in loaded.manifests] == before
+
+
+def _leaves(value: Any, path: tuple[Any, ...] = ()) -> Any:
+    if isinstance(value, dict) and value:
+        for key, inner in value.items():
+            yield from _leaves(inner, (*path, key))
+    elif isinstance(value, list) and value:
+        for index, inner in enumerate(value):
+            yield from _leaves(inner, (*path, index))
+    else:
+        yield path, value
+
+
+def test_every_written_origin_holds_the_rendered_value() -> None:
+    """On every upstream manifest, per release: a value the render says was written in an
+    object is exactly what that object has at that key."""
+    from tests.conftest import shared_or_skip
+    from trainlint.document import dig
+
+    corpus = shared_or_skip("corpus", "trainer")
+    checked = 0
+    for folder in sorted(corpus.iterdir()):
+        manifests = [m for path in sorted(folder.glob("*.yaml"))
+                     for m in load(path.read_text(), str(path)).manifests]
+        index = Index(manifests)
+        for release in ((2, 0), (2, 1), (2, 2), (2, 3)):
+            for manifest in manifests:
+                if manifest.kind == "TrainJob":
+                    result = render(manifest, index.runtime_for(manifest), release)
+                elif manifest.kind.endswith("TrainingRuntime"):
+                    result = render(None, manifest, release)
+                else:
+                    continue
+                for path, value in _leaves(result.jobset):
+                    origin = result.origin(path)
+                    if origin.note is None and origin.manifest is not None:
+                        assert dig(origin.manifest.body, *origin.path) == value, (path, origin)
+                        checked += 1
+    assert checked > 1000
+
+
+def test_render_reports_an_unknown_runtime_and_renders_the_trainjob_alone(tmp_path: Path) -> None:
+    job = tmp_path / "job.yaml"
+    job.write_text(
+        "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: alone}\n"
+        "spec:\n  runtimeRef: {name: missing}\n  trainer:\n    env: [{name: CKPT_DIR, value: /c}]\n"
+    )
+    done = subprocess.run(["trainlint", "render", "--isolated", str(job)],
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 1
+    assert done.stderr == (
+        f"{job}:5:3: TrainJob `alone`: its runtime is not among the inputs; only what the "
+        "TrainJob says is rendered\n"
+    )
+    assert "value: /c  # TrainJob alone spec.trainer.env[0].value\n" in done.stdout
+    missing = subprocess.run(["trainlint", "render", "--isolated", "--runtime", "x", str(job)],
+                             capture_output=True, text=True, check=False)
+    assert missing.returncode == 2
+    assert "no runtime `x` among the inputs" in missing.stderr

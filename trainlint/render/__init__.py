@@ -1,0 +1,187 @@
+"""The JobSet the Trainer controller builds from a TrainJob and its runtime, per release.
+
+`render(job, runtime, version)` follows the controller of that release step by step
+(`trainlint.render.build`): the runtime's JobSet template, the TrainJob's overrides or
+patches merged as Kubernetes merges them, what the TrainJob fills in per ancestor label,
+what the ML-policy plugin injects, and the defaults JobSet and Kubernetes apply. Every
+value keeps its `Origin`, so a finding on the built pod points at the key a user edits.
+A runtime renders on its own (`job` None): what every TrainJob that uses it inherits.
+
+The render is plain data, shared with the objects it came from: read it, never change it.
+It knows nothing of rules, the engine or any front end.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from trainlint.document import Manifest, Path, mapping, mappings
+from trainlint.render.tree import Origin, Tree
+
+__all__ = ["Container", "Job", "Origin", "Render", "render"]
+
+Version = tuple[int, int]
+#: The label the controller reads a replicatedJob's role from, on its job template.
+ANCESTOR_LABEL = "trainer.kubeflow.org/trainjob-ancestor-step"
+TRAINER = "trainer"
+INITIALIZERS = ("dataset-initializer", "model-initializer")
+#: Where the replicatedJobs are in a rendered JobSet, and a pod spec inside one of them.
+JOBS: Path = ("spec", "replicatedJobs")
+POD_SPEC: Path = ("template", "spec", "template", "spec")
+
+
+@dataclass(eq=False)
+class Container:
+    """A container of a rendered pod template."""
+
+    job: Job
+    #: `containers` or `initContainers`.
+    kind: str
+    index: int
+    body: dict[str, Any]
+
+    @property
+    def name(self) -> str:
+        name = self.body.get("name")
+        return name if isinstance(name, str) else ""
+
+    @property
+    def path(self) -> Path:
+        return (*self.job.pod_path, self.kind, self.index)
+
+    def origin(self, *keys: str | int) -> Origin:
+        return self.job.render.origin((*self.path, *keys))
+
+    @property
+    def env(self) -> dict[str, tuple[int, dict[str, Any]]]:
+        """Its env variables by name, with their index (a later one wins, as in Kubernetes)."""
+        return {
+            item["name"]: (index, item) for index, item in mappings(self.body.get("env"))
+            if isinstance(item.get("name"), str)
+        }
+
+    def strings(self, key: str) -> list[tuple[str, Origin]]:
+        """The items of its `command` or `args`, each with its origin."""
+        items = self.body.get(key)
+        if not isinstance(items, list):
+            return []
+        return [
+            (item, self.origin(key, index)) for index, item in enumerate(items)
+            if isinstance(item, str)
+        ]
+
+
+@dataclass(eq=False)
+class Job:
+    """A replicatedJob of the rendered JobSet: its pods, as the controller sizes them."""
+
+    render: Render
+    index: int
+    body: dict[str, Any]
+    #: The ancestor label the controller read (`trainer`...), or None.
+    ancestor: str | None
+    #: Pods of one Job (its parallelism) and where that count was set.
+    pods: int
+    pods_at: Origin
+
+    @property
+    def name(self) -> str:
+        name = self.body.get("name")
+        return name if isinstance(name, str) else ""
+
+    @property
+    def path(self) -> Path:
+        return (*JOBS, self.index)
+
+    @property
+    def pod_path(self) -> Path:
+        return (*self.path, *POD_SPEC)
+
+    @property
+    def spec(self) -> dict[str, Any]:
+        """The Job spec (`template.spec`)."""
+        return mapping(mapping(self.body.get("template")).get("spec"))
+
+    @property
+    def pod_spec(self) -> dict[str, Any]:
+        return mapping(mapping(self.spec.get("template")).get("spec"))
+
+    @property
+    def replicas(self) -> int:
+        replicas = self.body.get("replicas", 1)
+        return replicas if isinstance(replicas, int) and not isinstance(replicas, bool) else 1
+
+    def containers(self, kind: str = "containers") -> list[Container]:
+        return [
+            Container(self, kind, index, body)
+            for index, body in mappings(self.pod_spec.get(kind))
+        ]
+
+    def container(self, name: str) -> Container | None:
+        return next((item for item in self.containers() if item.name == name), None)
+
+    def volumes(self) -> dict[str, tuple[int, dict[str, Any]]]:
+        """The pod's volumes by name, with their index."""
+        return {
+            volume["name"]: (index, volume)
+            for index, volume in mappings(self.pod_spec.get("volumes"))
+            if isinstance(volume.get("name"), str)
+        }
+
+    def origin(self, *keys: str | int) -> Origin:
+        return self.render.origin((*self.path, *keys))
+
+
+@dataclass(eq=False)
+class Render:
+    """What the controller builds for one TrainJob on one runtime (or a runtime alone)."""
+
+    #: The TrainJob, or None when the runtime is rendered on its own.
+    job: Manifest | None
+    #: The runtime, or None when it is unknown: the render then holds only what the
+    #: TrainJob says, on the `node` job the controller would look for (`complete` False).
+    runtime: Manifest | None
+    version: Version
+    tree: Tree
+    #: The ML policy plugin that ran (`torch`, `mpi`, `jax`, `xgboost`, `flux`, or
+    #: `plainml` for a runtime with none).
+    framework: str
+    jobs: list[Job] = field(default_factory=list)
+    #: What the controller also creates beside the JobSet (the MPI hostfile ConfigMap),
+    #: as (kind, name, data) with the origin of the data.
+    extras: list[tuple[str, str, dict[str, Any], Origin]] = field(default_factory=list)
+    #: What rules work out from the render (checkpoint directories...), by how they did.
+    derived: dict[tuple[Any, ...], Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def jobset(self) -> dict[str, Any]:
+        return self.tree.root
+
+    @property
+    def complete(self) -> bool:
+        return self.runtime is not None
+
+    def origin(self, path: Path) -> Origin:
+        """Where the value at `path` of the rendered JobSet came from."""
+        return self.tree.origin(path)
+
+    @property
+    def trainer(self) -> Job | None:
+        """The job the plugins treat as the trainer: the first labelled `trainer`."""
+        return next((job for job in self.jobs if job.ancestor == TRAINER), None)
+
+    def job_named(self, name: str) -> Job | None:
+        return next((job for job in self.jobs if job.name == name), None)
+
+    def containers(self, kind: str = "containers") -> Iterator[Container]:
+        for job in self.jobs:
+            yield from job.containers(kind)
+
+
+def render(job: Manifest | None, runtime: Manifest | None, version: Version) -> Render:
+    """The JobSet the controller of `version` builds for `job` on `runtime`."""
+    from trainlint.render.build import build
+
+    return build(job, runtime, version)
