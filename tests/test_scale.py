@@ -9,25 +9,28 @@ import pytest
 
 from tests.conftest import lint_text
 from tests.test_cache import CHECKPOINTED, checkpointing
-from trainlint import trainer
 from trainlint.engine import Settings
+from trainlint.render import Render
+from trainlint.render import build as building
 
 
 @pytest.mark.parametrize("jobs", [10, 40])
 def test_a_shared_runtime_is_worked_out_once_per_run(
     jobs: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Each TrainJob's pod is built three times at most (its own rules, the runtime's look
-    at its TrainJobs, the run-wide map of checkpoint directories), however many TrainJobs
-    share its runtime. Comparing each with every other would build 40 × 39 / 2 pods."""
+    """Each TrainJob's JobSet is rendered three times at most (once for all its own rules,
+    the runtime's look at its TrainJobs, the run-wide map of checkpoint directories),
+    however many TrainJobs share its runtime. Comparing each with every other would render
+    40 × 39 / 2 JobSets."""
     built: list[str] = []
-    build = trainer.trainjob_pod
+    build = building.build
 
-    def counted(job: Any, *args: Any) -> trainer.TrainerPod:
-        built.append(job.name)
+    def counted(job: Any, *args: Any) -> Render:
+        if job is not None:
+            built.append(job.name)
         return build(job, *args)
 
-    monkeypatch.setattr(trainer, "trainjob_pod", counted)
+    monkeypatch.setattr(building, "build", counted)
     # Every fourth run reuses the directory of the one before it.
     text = CHECKPOINTED + "".join(
         f"---\n{checkpointing(f'run-{n}', f'/mnt/ckpt/{n - n % 4 // 3}')}" for n in range(jobs)

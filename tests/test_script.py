@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from trainlint import script
 from trainlint.document import Manifest, Source
-from trainlint.trainer import At, Value
+from trainlint.render.tree import Origin
 
-AT = At(Manifest({}, Source("case.yaml")), ("spec",))
+AT = Origin(Manifest({}, Source("case.yaml")), ("spec",))
 
 
 def read(*items: str) -> script.Script:
-    return script.read_items([Value(item, AT) for item in items])
+    return script.read_items([(item, AT) for item in items])
 
 
 def settings(found: script.Script) -> list[tuple[str, object, str, str | None]]:

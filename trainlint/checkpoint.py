@@ -2,10 +2,12 @@
 
 Trainer has no checkpoint API, so the checkpoint directory is recognised by convention:
 environment variables and settings of the command line (`trainlint.script`: flags,
-overrides, inline Python, configs written by the script) that name one. A job with no
-such path is not checkpointing, nor one whose settings say it saves nothing
+overrides, inline Python, configs written by the script) that name one. A container with
+no such path is not checkpointing, nor one whose settings say it saves nothing
 (`save_strategy="no"`, `save_steps` beyond `max_steps`): the checkpoint rules stay silent
-for both.
+for both. Every container of the rendered JobSet is looked at (`writers`), whatever its job
+or its name: what counts is the pod the controller builds, not which container the
+controller fills.
 """
 
 from __future__ import annotations
@@ -15,12 +17,13 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from trainlint import script
-from trainlint.document import Manifest, dig
+from trainlint.document import Manifest, dig, mappings
+from trainlint.render import Container, Render
+from trainlint.render.tree import Origin
 from trainlint.rule import Options, check_no_empty_names
-from trainlint.trainer import At, TrainerPod, Value
 
 if TYPE_CHECKING:
     from trainlint.engine import Context
@@ -50,9 +53,16 @@ class CheckpointDir:
     path: str
     #: How it was found, for messages: `env CKPT_DIR`, `flag --output_dir`...
     origin: str
-    at: At
+    at: Origin
     #: The setting or variable that names it (`output_dir`, `CKPT_DIR`).
     key: str = ""
+
+
+class Mount(NamedTuple):
+    """A volumeMount of a rendered container, and where it was written."""
+
+    value: dict[str, Any]
+    at: Origin
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,41 +72,59 @@ class Storage:
 
     kind: str
     volume: str | None = None
-    mount: Value | None = None
+    mount: Mount | None = None
     #: The key that makes the volume what it is (`volumes[i].emptyDir`).
-    volume_at: At | None = None
+    volume_at: Origin | None = None
 
     @property
     def mount_path(self) -> str | None:
         return self.mount.value["mountPath"] if self.mount else None
 
 
-def checkpoint_dirs(pod: TrainerPod, options: CheckpointOptions) -> list[CheckpointDir]:
-    """Absolute checkpoint paths from the pod's env and command line, first mention first
-    (worked out once per pod and way of recognising them: several rules ask)."""
-    key = ("checkpoint-dirs", options.env_name_parts, options.env_names, options.flags)
-    if key not in pod.derived:
-        pod.derived[key] = _checkpoint_dirs(pod, options)
-    found: list[CheckpointDir] = pod.derived[key]
+def writers(
+    render: Render, options: CheckpointOptions
+) -> list[tuple[Container, list[CheckpointDir]]]:
+    """Every container of the render that writes checkpoints, with the directories: the
+    containers of every job but the initializers', which download rather than checkpoint."""
+    key = ("writers", options.env_name_parts, options.env_names, options.flags)
+    if key not in render.derived:
+        render.derived[key] = [
+            (container, found) for container in render.workload()
+            for found in [checkpoint_dirs(container, options)] if found
+        ]
+    listed: list[tuple[Container, list[CheckpointDir]]] = render.derived[key]
+    return listed
+
+
+def checkpoint_dirs(container: Container, options: CheckpointOptions) -> list[CheckpointDir]:
+    """Absolute checkpoint paths from the container's env and command line, first mention
+    first (worked out once per container and way of recognising them: several rules ask)."""
+    key = ("checkpoint-dirs", container.path, options.env_name_parts, options.env_names,
+           options.flags)
+    derived = container.job.render.derived
+    if key not in derived:
+        derived[key] = _checkpoint_dirs(container, options)
+    found: list[CheckpointDir] = derived[key]
     return found
 
 
-def _checkpoint_dirs(pod: TrainerPod, options: CheckpointOptions) -> list[CheckpointDir]:
-    if saves_nothing(pod) is not None:
+def _checkpoint_dirs(container: Container, options: CheckpointOptions) -> list[CheckpointDir]:
+    if saves_nothing(container) is not None:
         return []
     found: dict[str, CheckpointDir] = {}
-    for candidate in _candidates(pod, options):
-        path = _expanded(pod, candidate.path) if "$(" in candidate.path else candidate.path
+    env = container.env
+    for candidate in _candidates(container, env, options):
+        path = _expanded(env, candidate.path) if "$(" in candidate.path else candidate.path
         if path.startswith("/") and "$" not in path and path not in found:
             found[path] = CheckpointDir(path, candidate.origin, candidate.at, candidate.key)
     return list(found.values())
 
 
-def saves_nothing(pod: TrainerPod) -> str | None:
-    """Why the trainer's own settings say it writes no checkpoint during the run, if they
-    do: `save_strategy` `no`, or `save_steps` at or beyond `max_steps` (the run ends
+def saves_nothing(container: Container) -> str | None:
+    """Why the container's own settings say it writes no checkpoint during the run, if
+    they do: `save_strategy` `no`, or `save_steps` at or beyond `max_steps` (the run ends
     before the first save)."""
-    settings = script.read(pod)
+    settings = script.read(container)
     strategy = settings.get("save_strategy")
     if strategy is not None and str(strategy.value).lower() == "no":
         return f"`save_strategy` is `no` ({strategy.origin})"
@@ -115,11 +143,11 @@ def _count(setting: script.Setting | None) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _expanded(pod: TrainerPod, path: str) -> str:
-    """`path` with each `$(NAME)` replaced by the value the pod's env gives it, if any."""
+def _expanded(env: dict[str, tuple[int, dict[str, Any]]], path: str) -> str:
+    """`path` with each `$(NAME)` replaced by the value the container's env gives it."""
 
     def value(match: re.Match[str]) -> str:
-        found = _literal(pod.env.get(match[1], {}))
+        found = _literal(env.get(match[1], (0, {}))[1])
         return match[0] if found is None else found
 
     return _VARIABLE.sub(value, path)
@@ -131,15 +159,17 @@ def _literal(variable: dict[str, Any]) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _candidates(pod: TrainerPod, options: CheckpointOptions) -> Iterator[CheckpointDir]:
+def _candidates(
+    container: Container, env: dict[str, tuple[int, dict[str, Any]]], options: CheckpointOptions
+) -> Iterator[CheckpointDir]:
     names_a_dir = _DirectoryNames.of(options.env_names, options.env_name_parts)
-    for name, variable in pod.env.items():
+    for name, (index, variable) in env.items():
         if names_a_dir(name):
             value = _literal(variable)
             if value is not None:
-                yield CheckpointDir(value, f"env {name}", pod.variable_at(variable), name)
+                yield CheckpointDir(value, f"env {name}", container.origin("env", index), name)
     keys = _flag_keys(options.flags)
-    for setting in script.read(pod).settings:
+    for setting in script.read(container).settings:
         path = setting.path()
         if setting.key.rsplit(".", 1)[-1] in keys and path is not None:
             yield CheckpointDir(path, setting.origin, setting.at, setting.key)
@@ -177,47 +207,69 @@ def _flag_keys(flags: tuple[str, ...]) -> frozenset[str]:
     return frozenset(flag.lstrip("-") for flag in flags)
 
 
-def storage(pod: TrainerPod, path: str) -> Storage:
-    """The storage under `path`: the longest mountPath prefix, then the volume it mounts
-    (worked out once per pod and path: every checkpoint rule asks)."""
-    key = ("storage", path)
-    if key not in pod.derived:
-        pod.derived[key] = _storage(pod, path)
-    found: Storage = pod.derived[key]
+def storage(container: Container, path: str) -> Storage:
+    """The storage under `path`: the longest mountPath prefix of the container's mounts,
+    then the volume it mounts (worked out once per container and path: every checkpoint
+    rule asks)."""
+    key = ("storage", container.path, path)
+    derived = container.job.render.derived
+    if key not in derived:
+        derived[key] = _storage(container, path)
+    found: Storage = derived[key]
     return found
 
 
-def _storage(pod: TrainerPod, path: str) -> Storage:
-    inside = [
-        mount_path for mount_path in pod.mounts
-        if path == mount_path or path.startswith(mount_path.rstrip("/") + "/")
-    ]
-    mount = pod.mounts[max(inside, key=len)] if inside else None
+def _storage(container: Container, path: str) -> Storage:
+    mount: Mount | None = None
+    longest = -1
+    for index, item in mappings(container.body.get("volumeMounts")):
+        mount_path, name = item.get("mountPath"), item.get("name")
+        if not isinstance(mount_path, str) or not isinstance(name, str):
+            continue
+        inside = mount_path.rstrip("/") or "/"
+        covers = path == inside or path.startswith(inside.rstrip("/") + "/")
+        if covers and len(inside) > longest:
+            mount, longest = Mount(item, container.origin("volumeMounts", index)), len(inside)
+    render = container.job.render
     if mount is None:
-        return Storage("container" if pod.complete else "unknown")
+        return Storage("container" if render.complete else "unknown")
     name = mount.value["name"]
-    volume = pod.volumes.get(name)
-    if volume is not None:
-        kind = next((key for key in volume.value if key != "name"), "unknown")
-        at = At(volume.at.manifest, (*volume.at.path, kind))
-        return Storage(kind, name, mount, at)
-    template = pod.claim_templates.get(name)
+    volumes = container.job.volumes()
+    if name in volumes:
+        index, volume = volumes[name]
+        kind = next((key for key in volume if key != "name"), "unknown")
+        return Storage(kind, name, mount, container.job.origin(*_pod_keys("volumes", index, kind)))
+    template = claim_template(render, name)
     if template is not None:
-        return Storage("volumeClaimPolicies", name, mount, template.at)
+        return Storage("volumeClaimPolicies", name, mount, template[1])
     return Storage("unknown", name, mount)
 
 
-def first_on(manifest: object, *places: At | None) -> At | None:
+def _pod_keys(*keys: str | int) -> tuple[str | int, ...]:
+    return ("template", "spec", "template", "spec", *keys)
+
+
+def claim_template(render: Render, name: str) -> tuple[dict[str, Any], Origin] | None:
+    """The `volumeClaimPolicies` template JobSet makes the PVC `name` from, if any."""
+    policies = ("spec", "volumeClaimPolicies")
+    for index, policy in mappings(dig(render.jobset, *policies)):
+        for position, template in mappings(policy.get("templates")):
+            if dig(template, "metadata", "name") == name:
+                return template, render.origin((*policies, index, "templates", position))
+    return None
+
+
+def first_on(manifest: object, *places: Origin | None) -> Origin | None:
     """The first place that is in `manifest`: where a TrainJob contributed to a problem."""
     return next((at for at in places if at is not None and at.manifest is manifest), None)
 
 
-def claim_name(pod: TrainerPod, where: Storage) -> str | None:
+def claim_name(container: Container, where: Storage) -> str | None:
     """The PVC a `persistentVolumeClaim` storage mounts, by name."""
-    volume = pod.volumes.get(where.volume or "")
-    if where.kind != "persistentVolumeClaim" or volume is None:
+    found = container.job.volumes().get(where.volume or "")
+    if where.kind != "persistentVolumeClaim" or found is None:
         return None
-    name = dig(volume.value, "persistentVolumeClaim", "claimName")
+    name = dig(found[1], "persistentVolumeClaim", "claimName")
     return name if isinstance(name, str) and name else None
 
 
@@ -242,9 +294,10 @@ def claim_namespaces(manifest: Manifest, ctx: Context) -> list[str]:
 READ_ONLY_KEYS = frozenset({"checkpointer.checkpoint_dir"})
 
 
-def written_dirs(pod: TrainerPod, options: CheckpointOptions) -> list[CheckpointDir]:
-    """The checkpoint directories the trainer writes (`checkpoint_dirs` less the inputs)."""
+def written_dirs(container: Container, options: CheckpointOptions) -> list[CheckpointDir]:
+    """The checkpoint directories a container writes (`checkpoint_dirs` less the inputs)."""
     return [
-        directory for directory in checkpoint_dirs(pod, options)
+        directory for directory in checkpoint_dirs(container, options)
         if directory.key not in READ_ONLY_KEYS
     ]
+

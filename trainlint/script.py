@@ -28,7 +28,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from trainlint.trainer import At, TrainerPod, Value
+from trainlint.render import Container
+from trainlint.render.tree import Origin
 
 #: Python interpreters: their `-c` word, or a heredoc fed to `python -`, is a program.
 PYTHONS = re.compile(r"(?:.*/)?python(?:3(?:\.\d+)?)?")
@@ -50,7 +51,7 @@ class Setting:
     value: Any
     #: How it was given, for messages: `flag --save_steps`, `python save_steps=`...
     origin: str
-    at: At
+    at: Origin
     #: The folder the script had changed to when the setting was given, if it did.
     cwd: str | None = None
 
@@ -68,7 +69,7 @@ class Script:
 
     settings: tuple[Setting, ...]
     #: The words of every simple command, in order (an inline Python program is one word).
-    words: tuple[tuple[str, At], ...]
+    words: tuple[tuple[str, Origin], ...]
     #: The command and args as written, heredocs and inline programs included.
     texts: tuple[str, ...] = ()
 
@@ -81,12 +82,14 @@ class Script:
         return any(program.fullmatch(word) for word, _ in self.words)
 
 
-def read(pod: TrainerPod) -> Script:
-    """The script of a pod's effective command and args (worked out once per pod)."""
-    key = ("script",)
-    if key not in pod.derived:
-        pod.derived[key] = read_items([*pod.command, *pod.args])
-    found: Script = pod.derived[key]
+def read(container: Container) -> Script:
+    """The script of a rendered container's command and args (worked out once per
+    container and render)."""
+    key = ("script", container.path)
+    derived = container.job.render.derived
+    if key not in derived:
+        derived[key] = read_items([*container.strings("command"), *container.strings("args")])
+    found: Script = derived[key]
     return found
 
 
@@ -94,12 +97,12 @@ def read(pod: TrainerPod) -> Script:
 Found = tuple[str, Any, str, str | None]
 
 
-def read_items(items: list[Value]) -> Script:
+def read_items(items: list[tuple[str, Origin]]) -> Script:
+    """The script of command and args items, each with its origin."""
     settings: list[Setting] = []
-    words: list[tuple[str, At]] = []
+    words: list[tuple[str, Origin]] = []
     previous: list[str] = []
-    for position, item in enumerate(items):
-        text, at = item.value, item.at
+    for position, (text, at) in enumerate(items):
         if previous[-1:] == ["-c"] and len(previous) >= 2 and PYTHONS.fullmatch(previous[-2]):
             found: tuple[Found, ...] = tuple(_python(text, None))
             words.append((text, at))
@@ -107,12 +110,12 @@ def read_items(items: list[Value]) -> Script:
             found, script_words = _shell(text)
             words.extend((word, at) for word in script_words)
         else:
-            following = items[position + 1].value if position + 1 < len(items) else None
+            following = items[position + 1][0] if position + 1 < len(items) else None
             found = tuple(_word_setting(text, following, None))
             words.append((text, at))
         settings.extend(Setting(key, value, origin, at, cwd) for key, value, origin, cwd in found)
         previous.append(text)
-    return Script(tuple(settings), tuple(words), tuple(item.value for item in items))
+    return Script(tuple(settings), tuple(words), tuple(text for text, _ in items))
 
 
 @lru_cache(maxsize=2048)

@@ -1,31 +1,25 @@
-"""The trainer job and pod as the Trainer controller builds them from a runtime and a TrainJob.
+"""What rules read of a runtime and a TrainJob as written, and the render they judge pods by.
 
-Each value keeps where it came from (`At`: object and key path), so a rule can report a
-problem on the object, and at the key, that caused it.
+The pods the controller builds are the render's (`rendered`: `trainlint.render`, every
+value with its origin); this module has the rest: a runtime's replicatedJobs and trainer
+job as written, the overrides and patches a TrainJob brings (for the admission checks, which
+read them as written), and what the Trainer webhooks look at.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeGuard
+from typing import TYPE_CHECKING, Any, TypeGuard
 
-from trainlint.document import (
-    Manifest,
-    Path,
-    dig,
-    mapping,
-    mappings,
-    once_per_object,
-    sequence,
-)
+from trainlint.document import Manifest, Path, dig, mapping, mappings, once_per_object
+from trainlint.render import ANCESTOR_LABEL, TRAINER, Container, Job, Render, render
 
 if TYPE_CHECKING:
     from trainlint.engine import Context
 
-ANCESTOR_LABEL = "trainer.kubeflow.org/trainjob-ancestor-step"
-TRAINER = "trainer"
+__all__ = ["ANCESTOR_LABEL", "TRAINER"]
+
 #: Containers the controller fills from the TrainJob, by ancestor.
 MAIN_CONTAINERS = {
     TRAINER: "node",
@@ -39,19 +33,8 @@ JOBSET: Path = JOBS[:-1]
 PATCH_JOBS: tuple[str, ...] = ("trainingRuntimeSpec", "template", "spec", "replicatedJobs")
 #: From a replicatedJob to its pod spec.
 POD_SPEC: Path = ("template", "spec", "template", "spec")
-
-
-class At(NamedTuple):
-    """Where a value was written: the object and the key path inside it (named tuples:
-    a trainer pod makes a pair for every env variable, mount and argument)."""
-
-    manifest: Manifest
-    path: Path
-
-
-class Value(NamedTuple):
-    value: Any
-    at: At
+#: The TrainJob field the controller reads its pod overrides from, per release.
+OVERRIDES = {(2, 0): "podSpecOverrides", (2, 1): "podTemplateOverrides"}
 
 
 @once_per_object
@@ -87,19 +70,26 @@ def named(items: object, name: str) -> tuple[int, dict[str, Any]] | None:
     )
 
 
-def override_containers(job: Manifest) -> Iterator[tuple[Path, dict[str, Any], list[str]]]:
-    """(path, container, target job names) of every container in the TrainJob's
-    `podSpecOverrides` (v2.0), `podTemplateOverrides` (v2.1) or `runtimePatches` (v2.2+),
-    whichever are present."""
-    for pod_path, pod, targets in override_pods(job):
+def override_containers(
+    job: Manifest, version: tuple[int, int]
+) -> Iterator[tuple[Path, dict[str, Any], list[str]]]:
+    """(path, container, target job names) of every container in the overrides or patches
+    the release reads: `podSpecOverrides` (v2.0), `podTemplateOverrides` (v2.1) or
+    `runtimePatches` (v2.2+)."""
+    for pod_path, pod, targets in override_pods(job, version):
         for index, container in mappings(pod.get("containers")):
             yield (*pod_path, "containers", index), container, targets
 
 
-def override_pods(job: Manifest) -> Iterator[tuple[Path, dict[str, Any], list[str]]]:
-    """(path, pod-spec-like mapping, target job names) of each override or patch."""
+def override_pods(
+    job: Manifest, version: tuple[int, int]
+) -> Iterator[tuple[Path, dict[str, Any], list[str]]]:
+    """(path, pod-spec-like mapping, target job names) of each override or patch the
+    release reads (those of other releases are pruned by the API server)."""
     spec = mapping(job.body.get("spec"))
-    for field_name, pod_path in (("podSpecOverrides", ()), ("podTemplateOverrides", ("spec",))):
+    field_name = OVERRIDES.get(version, "runtimePatches")
+    if field_name != "runtimePatches":
+        pod_path: Path = ("spec",) if field_name == "podTemplateOverrides" else ()
         for index, override in mappings(spec.get(field_name)):
             targets = [
                 target["name"]
@@ -108,188 +98,12 @@ def override_pods(job: Manifest) -> Iterator[tuple[Path, dict[str, Any], list[st
             ]
             yield (("spec", field_name, index, *pod_path), mapping(dig(override, *pod_path)),
                    targets)
+        return
     for index, patch in mappings(spec.get("runtimePatches")):
         for job_index, patched in mappings(dig(patch, *PATCH_JOBS)):
             name = patched.get("name")
             path = ("spec", "runtimePatches", index, *PATCH_JOBS, job_index, *POD_SPEC)
             yield path, mapping(dig(patched, *POD_SPEC)), [name] if isinstance(name, str) else []
-
-
-@dataclass
-class TrainerPod:
-    """The trainer job's pod: main container, volumes and settings, each with its origin."""
-
-    job_name: str
-    #: Where the pod spec is (to report a missing setting).
-    pod_at: At
-    namespace: str
-    #: The main container's env variables by name (a later one wins, as in Kubernetes).
-    env: dict[str, dict[str, Any]] = field(default_factory=dict)
-    #: The lists they came from, in order: (object, path, list). A TrainJob may set dozens
-    #: of variables and rules report few, so where one was written is found on demand.
-    env_lists: list[tuple[Manifest, Path, list[Any]]] = field(default_factory=list)
-    command: list[Value] = field(default_factory=list)
-    args: list[Value] = field(default_factory=list)
-    #: Main-container volumeMounts, by mountPath.
-    mounts: dict[str, Value] = field(default_factory=dict)
-    volumes: dict[str, Value] = field(default_factory=dict)
-    #: `volumeClaimPolicies` templates: JobSet creates a PVC for each and mounts it by name.
-    claim_templates: dict[str, Value] = field(default_factory=dict)
-    #: Names of volumes mounted by any container of the pod.
-    mounted: set[str] = field(default_factory=set)
-    grace: Value | None = None
-    num_nodes: Value | None = None
-    #: False when the runtime is unknown: absent mounts or volumes prove nothing.
-    complete: bool = True
-    #: What rules derive from the pod (its checkpoint directories...), by how they did.
-    derived: dict[tuple[Any, ...], Any] = field(default_factory=dict, repr=False)
-
-    def copy(self) -> TrainerPod:
-        """A copy to lay a TrainJob over, with nothing derived yet."""
-        return TrainerPod(
-            self.job_name, self.pod_at, self.namespace, env=dict(self.env),
-            env_lists=list(self.env_lists), command=list(self.command), args=list(self.args),
-            mounts=dict(self.mounts), volumes=dict(self.volumes),
-            claim_templates=dict(self.claim_templates), mounted=set(self.mounted),
-            grace=self.grace, num_nodes=self.num_nodes, complete=self.complete,
-        )
-
-    def variable_at(self, variable: dict[str, Any]) -> At:
-        """Where an env variable of `env` was written."""
-        for manifest, path, variables in reversed(self.env_lists):
-            for index, item in enumerate(variables):
-                if item is variable:
-                    return At(manifest, (*path, index))
-        raise ValueError("not a variable of this pod")
-
-    @property
-    def nodes(self) -> int:
-        count = self.num_nodes.value if self.num_nodes else 1
-        return count if isinstance(count, int) and not isinstance(count, bool) else 1
-
-
-def runtime_pod(runtime: Manifest) -> TrainerPod | None:
-    """The trainer pod of a runtime on its own, or None without a trainer job."""
-    found = trainer_job(runtime)
-    if found is None:
-        return None
-    index, job = found
-    job_path = (*JOBS, index)
-    pod_path = (*job_path, *POD_SPEC)
-    pod_spec = mapping(dig(job, *POD_SPEC))
-    pod = TrainerPod(str(job.get("name", "")), At(runtime, pod_path), runtime.namespace)
-    container = named(pod_spec.get("containers"), "node")
-    if container is not None:
-        at = (*pod_path, "containers", container[0])
-        _add_container(pod, container[1], runtime, at)
-    for kind in ("containers", "initContainers"):
-        for _, other in mappings(pod_spec.get(kind)):
-            pod.mounted.update(_mount_names(other))
-    _add_volumes(pod, pod_spec, runtime, pod_path)
-    policies = (*JOBSET, "volumeClaimPolicies")
-    for policy_index, policy in mappings(dig(runtime.body, *policies)):
-        for template_index, template in mappings(policy.get("templates")):
-            name = dig(template, "metadata", "name")
-            if isinstance(name, str):
-                path = (*policies, policy_index, "templates", template_index)
-                pod.claim_templates[name] = Value(template, At(runtime, path))
-    if "terminationGracePeriodSeconds" in pod_spec:
-        pod.grace = _value(pod_spec, "terminationGracePeriodSeconds", runtime, pod_path)
-    if "numNodes" in mapping(dig(runtime.body, "spec", "mlPolicy")):
-        pod.num_nodes = _value(
-            dig(runtime.body, "spec", "mlPolicy"), "numNodes", runtime, ("spec", "mlPolicy")
-        )
-    return pod
-
-
-def trainjob_pod(
-    job: Manifest, runtime: Manifest | None, base: TrainerPod | None, version: tuple[int, int]
-) -> TrainerPod:
-    """The trainer pod of a TrainJob: its `spec.trainer` and overrides laid over a copy of
-    `base`, the runtime's own pod (`runtime_pod`).
-
-    Without the runtime the pod holds only what the TrainJob itself says (`complete` False).
-    """
-    pod = base.copy() if base is not None else None
-    if pod is None:
-        name = "launcher" if runtime is not None and is_mpi(runtime) else "node"
-        pod = TrainerPod(name, At(job, ("spec",)), job.namespace, complete=runtime is not None)
-    pod.namespace = job.namespace
-    trainer = mapping(dig(job.body, "spec", "trainer"))
-    trainer_path = ("spec", "trainer")
-    _add_env(pod, trainer.get("env"), job, trainer_path)
-    for key in ("command", "args"):
-        if isinstance(trainer.get(key), list):
-            setattr(pod, key, _strings(trainer[key], job, (*trainer_path, key)))
-    if "numNodes" in trainer:
-        pod.num_nodes = _value(trainer, "numNodes", job, trainer_path)
-    for pod_path, override, targets in override_pods(job):
-        if pod.job_name not in targets:
-            continue
-        _add_volumes(pod, override, job, pod_path)
-        for index, container in mappings(override.get("containers")):
-            mount_names = _mount_names(container)
-            pod.mounted.update(mount_names)
-            if container.get("name") == "node":
-                _add_mounts(pod, container, job, (*pod_path, "containers", index))
-        if version >= (2, 3) and "terminationGracePeriodSeconds" in override:
-            pod.grace = _value(override, "terminationGracePeriodSeconds", job, pod_path)
-    return pod
-
-
-def _value(parent: dict[str, Any], key: str, manifest: Manifest, path: Path) -> Value:
-    return Value(parent[key], At(manifest, (*path, key)))
-
-
-def _strings(items: object, manifest: Manifest, path: Path) -> list[Value]:
-    return [
-        Value(item, At(manifest, (*path, index)))
-        for index, item in enumerate(sequence(items))
-        if isinstance(item, str)
-    ]
-
-
-def _mount_names(container: dict[str, Any]) -> set[str]:
-    return {
-        mount["name"] for _, mount in mappings(container.get("volumeMounts"))
-        if isinstance(mount.get("name"), str)
-    }
-
-
-def _add_container(
-    pod: TrainerPod, container: dict[str, Any], manifest: Manifest, path: Path
-) -> None:
-    _add_env(pod, container.get("env"), manifest, path)
-    pod.command = _strings(container.get("command"), manifest, (*path, "command"))
-    pod.args = _strings(container.get("args"), manifest, (*path, "args"))
-    _add_mounts(pod, container, manifest, path)
-
-
-def _add_env(pod: TrainerPod, variables: object, manifest: Manifest, path: Path) -> None:
-    """The named env variables under `path` (a later one wins, as in Kubernetes)."""
-    if not isinstance(variables, list):
-        return
-    pod.env_lists.append((manifest, (*path, "env"), variables))
-    env = pod.env
-    for variable in variables:
-        if isinstance(variable, dict):
-            name = variable.get("name")
-            if isinstance(name, str):
-                env[name] = variable
-
-
-def _add_mounts(pod: TrainerPod, container: dict[str, Any], manifest: Manifest, path: Path) -> None:
-    for index, mount in mappings(container.get("volumeMounts")):
-        if isinstance(mount.get("mountPath"), str) and isinstance(mount.get("name"), str):
-            at = At(manifest, (*path, "volumeMounts", index))
-            pod.mounts[mount["mountPath"].rstrip("/") or "/"] = Value(mount, at)
-            pod.mounted.add(mount["name"])
-
-
-def _add_volumes(pod: TrainerPod, pod_spec: dict[str, Any], manifest: Manifest, path: Path) -> None:
-    for index, volume in mappings(pod_spec.get("volumes")):
-        if isinstance(volume.get("name"), str):
-            pod.volumes[volume["name"]] = Value(volume, At(manifest, (*path, "volumes", index)))
 
 
 # --- admission parity: what the Trainer webhooks look at ---
@@ -335,10 +149,12 @@ def container_names(job: dict[str, Any], kind: str = "containers") -> set[str]:
     }
 
 
-def override_targets(job: Manifest) -> Iterator[tuple[Path, str]]:
-    """(path of the name, job name) of every job an override or patch targets."""
+def override_targets(job: Manifest, version: tuple[int, int]) -> Iterator[tuple[Path, str]]:
+    """(path of the name, job name) of every job an override or patch the release reads
+    targets."""
     spec = mapping(job.body.get("spec"))
-    for field_name in ("podSpecOverrides", "podTemplateOverrides"):
+    field_name = OVERRIDES.get(version, "runtimePatches")
+    if field_name != "runtimePatches":
         for index, override in mappings(spec.get(field_name)):
             for target_index, target in mappings(override.get("targetJobs")):
                 if isinstance(target.get("name"), str):
@@ -346,6 +162,7 @@ def override_targets(job: Manifest) -> Iterator[tuple[Path, str]]:
                         ("spec", field_name, index, "targetJobs", target_index, "name"),
                         target["name"],
                     )
+        return
     for index, patch in mappings(spec.get("runtimePatches")):
         for job_index, patched in mappings(dig(patch, *PATCH_JOBS)):
             if isinstance(patched.get("name"), str):
@@ -387,35 +204,41 @@ def trainer_container(runtime: Manifest) -> tuple[Path, dict[str, Any]] | None:
     return None
 
 
-def pod_for(manifest: Manifest, ctx: Context) -> TrainerPod | None:
-    """The trainer pod a rule judges: a TrainJob's over its runtime, or a runtime's own.
+def rendered(manifest: Manifest, ctx: Context) -> Render:
+    """The render a rule judges: a TrainJob's on its runtime, or a runtime's on its own.
 
-    Built once per object and run, as most checkpoint and storage rules ask for it; the
-    pod is shared, so rules only read it.
+    A TrainJob's is worked out once per object checked and shared by all its rules; a
+    runtime's once per run (the runtime's rules, and those of every TrainJob that compares
+    with what the runtime gives by itself, ask for it). Renders are shared: read only.
     """
-    key = ("trainer-pod", id(manifest), ctx.trainer_version)
-    if key not in ctx.index.memo:
-        if manifest.kind == "TrainJob":
-            runtime = ctx.runtime_for(manifest)
-            base = None if runtime is None else _runtime_pod(runtime, ctx)
-            ctx.index.memo[key] = trainjob_pod(manifest, runtime, base, ctx.trainer_version)
-        else:
-            ctx.index.memo[key] = _runtime_pod(manifest, ctx)
-    pod: TrainerPod | None = ctx.index.memo[key]
-    return pod
+    if manifest.kind != "TrainJob":
+        return runtime_render(manifest, ctx)
+    key = ("render", id(manifest), ctx.trainer_version)
+    memo = ctx.index.memo
+    if key not in memo:
+        memo[key] = render(manifest, ctx.runtime_for(manifest), ctx.trainer_version)
+    found: Render = memo[key]
+    return found
 
 
-def _runtime_pod(runtime: Manifest, ctx: Context) -> TrainerPod | None:
-    """`runtime_pod`, built once per runtime and run: the runtime's own rules and those of
-    every TrainJob that uses it start from the same pod."""
-    return ctx.index.derived(runtime, ("runtime-pod",), lambda: runtime_pod(runtime))
+def trainer_of(render: Render) -> Job | None:
+    """The job meant to train: the one labelled `trainer`, else the job named like it
+    (`launcher` for MPI, else `node`), which the TrainJob's settings miss."""
+    fallback = "launcher" if render.framework == "mpi" else "node"
+    return render.trainer or render.job_named(fallback)
 
 
-def job_pod(job: Manifest, ctx: Context) -> TrainerPod:
-    """`pod_for` a TrainJob, which always has one (its own, when the runtime is unknown)."""
-    pod = pod_for(job, ctx)
-    assert pod is not None
-    return pod
+def trainer_container_of(render: Render) -> Container | None:
+    """The `node` container of the job meant to train (`trainer_of`): the one whose
+    command is the trainer's."""
+    job = trainer_of(render)
+    return job.container("node") if job is not None else None
+
+
+def runtime_render(runtime: Manifest, ctx: Context) -> Render:
+    """The render of a runtime on its own: what every TrainJob that uses it inherits."""
+    version = ctx.trainer_version
+    return ctx.index.derived(runtime, ("render", version), lambda: render(None, runtime, version))
 
 
 def is_count(value: object) -> TypeGuard[int]:

@@ -179,6 +179,13 @@ class Render:
         for job in self.jobs:
             yield from job.containers(kind)
 
+    def workload(self) -> Iterator[Container]:
+        """The containers that run the training: those of every job but the
+        initializers' (labelled or named so), which download."""
+        for job in self.jobs:
+            if job.ancestor not in INITIALIZERS and job.name not in INITIALIZERS:
+                yield from job.containers()
+
 
 def render(job: Manifest | None, runtime: Manifest | None, version: Version) -> Render:
     """The JobSet the controller of `version` builds for `job` on `runtime`."""

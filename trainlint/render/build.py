@@ -86,8 +86,8 @@ class _Build:
             self.ml_policy = policy if isinstance(policy, dict) else None
         self.framework = _framework(self.ml_policy, version)
         #: Pod counts by replicatedJob index, with the origin of each (the pod sets).
-        self.counts: list[tuple[int, Origin]] = []
-        self.ancestors: list[str | None] = []
+        self.counts: dict[int, tuple[int, Origin]] = {}
+        self.ancestors: dict[int, str | None] = {}
         self.pod_labels: dict[str, tuple[str, Origin]] = {}
         self.pod_annotations: dict[str, tuple[str, Origin]] = {}
         #: What a plugin changed of `spec.trainer` before the builder reads it (the
@@ -125,9 +125,9 @@ class _Build:
         from trainlint.render.defaults import apply_defaults
 
         apply_defaults(self.tree, self.version)
-        for index, job in enumerate(mappings(self.tree.get(JOBS))):
-            pods, at = self.counts[index] if index < len(self.counts) else (1, _NOWHERE)
-            result.jobs.append(Job(result, index, job[1], self.ancestors[index], pods, at))
+        for index, job in mappings(self.tree.get(JOBS)):
+            pods, at = self.counts.get(index, (1, _NOWHERE))
+            result.jobs.append(Job(result, index, job, self.ancestors.get(index), pods, at))
         return result
 
     def _start(self) -> Tree:
@@ -253,8 +253,8 @@ class _Build:
                 count = nodes if _is_count(nodes) else 1
                 at = (self.runtime_at("spec", "mlPolicy", "numNodes") if _is_count(nodes)
                       else injected(f"{SET_BY_CONTROLLER} (the runtime sets no numNodes)"))
-            self.ancestors.append(ancestor)
-            self.counts.append((max(count, 1), at))
+            self.ancestors[index] = ancestor
+            self.counts[index] = (max(count, 1), at)
 
     def set_count(self, index: int, count: object, at: Origin) -> None:
         if isinstance(count, int) and not isinstance(count, bool):
@@ -268,7 +268,7 @@ class _Build:
         if not isinstance(given, dict):
             return
         for index, job in mappings(self.tree.get(JOBS)):
-            trainer = self.ancestors[index] == TRAINER and self.ml_policy is not None
+            trainer = self.ancestors.get(index) == TRAINER and self.ml_policy is not None
             if not (trainer or (self.launcher_as_node and job.get("name") == "node")):
                 continue
             for position, container in mappings(dig(job, *POD_SPEC, "containers")):
@@ -291,7 +291,7 @@ class _Build:
 
     def _sync_counts(self) -> None:
         """Every replicatedJob's parallelism and completions become its pod count."""
-        for index, (count, at) in enumerate(self.counts):
+        for index, (count, at) in self.counts.items():
             spec = (*JOBS, index, "template", "spec")
             for key in ("parallelism", "completions"):
                 if self.tree.get((*spec, key)) != count or self.tree.origin((*spec, key)) != at:
@@ -302,7 +302,7 @@ class _Build:
         its container of the same name gets `STORAGE_URI`, the env and the secret."""
         initializer = mapping(self.spec.get("initializer"))
         for index, job in mappings(self.tree.get(JOBS)):
-            ancestor = self.ancestors[index]
+            ancestor = self.ancestors.get(index)
             if ancestor not in INITIALIZERS:
                 continue
             self.tree.put((*JOBS, index, "replicas"), 1, injected(
@@ -332,7 +332,7 @@ class _Build:
         that runs its launcher as a node, from v2.1); up to v2.2 `resourcesPerNode`
         replaces its resources."""
         for index, job in mappings(self.tree.get(JOBS)):
-            trainer = self.ancestors[index] == TRAINER
+            trainer = self.ancestors.get(index) == TRAINER
             if trainer:
                 self.tree.put((*JOBS, index, "replicas"), 1,
                               injected(f"{SET_BY_CONTROLLER} for the trainer job"))

@@ -60,7 +60,7 @@ def enforce(build: _Build, render: Render) -> None:
 
 def trainer_index(build: _Build) -> int | None:
     """The first job labelled `trainer` (`FindPodSetByAncestor`)."""
-    return next((index for index, name in enumerate(build.ancestors) if name == TRAINER), None)
+    return next((index for index, name in build.ancestors.items() if name == TRAINER), None)
 
 
 def trainer_container(build: _Build) -> Path | None:
@@ -102,7 +102,7 @@ def resources_per_node(build: _Build) -> tuple[dict[str, Any], Origin]:
     if isinstance(build.trainer.get("resourcesPerNode"), dict):
         return build.trainer["resourcesPerNode"], build.trainer_at("resourcesPerNode")
     for index, job in mappings(build.tree.get(JOBS)):
-        if job.get("name") != "node" and build.ancestors[index] != TRAINER:
+        if job.get("name") != "node" and build.ancestors.get(index) != TRAINER:
             continue
         path = _container(build, index, "node")
         if path is not None:

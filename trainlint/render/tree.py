@@ -79,14 +79,18 @@ class Tree:
                 return None
         return value
 
-    def own(self, path: Path) -> Any:
-        """The container at `path`, copied first if it is shared; missing mappings on
-        the way are made (a list index must exist)."""
+    def own(self, path: Path, listed: bool = False) -> Any:
+        """The container at `path` (a list if `listed`, else a mapping), copied first if it
+        is shared; a missing or wrongly shaped one on the way is replaced by an empty one
+        (an index must exist)."""
         value: Any = self.root
-        for key in path:
+        for position, key in enumerate(path):
             child = value.get(key) if isinstance(value, dict) else value[key]
-            if not isinstance(child, dict | list):
-                child = {}
+            wanted = (
+                isinstance(path[position + 1], int) if position + 1 < len(path) else listed
+            )
+            if not isinstance(child, list if wanted else dict):
+                child = [] if wanted else {}
             elif id(child) not in self._owned:
                 child = dict(child) if isinstance(child, dict) else list(child)
             else:
@@ -104,11 +108,11 @@ class Tree:
 
     def put(self, path: Path, value: Any, origin: Origin) -> None:
         """Set the value at `path` (an index one past the end appends) and its origin."""
-        parent = self.own(path[:-1])
         key = path[-1]
+        parent = self.own(path[:-1], isinstance(key, int))
         if isinstance(parent, list):
             assert isinstance(key, int)
-            if key == len(parent):
+            if key >= len(parent):
                 parent.append(value)
             else:
                 parent[key] = value
@@ -141,7 +145,7 @@ class Tree:
     def reorder(self, path: Path, order: list[int]) -> None:
         """Put the items of the list at `path` in `order` (old indexes, new order), their
         origins with them."""
-        items = self.own(path)
+        items = self.own(path, listed=True)
         items[:] = [items[index] for index in order]
         node = self._origins
         for key in path:

@@ -25,8 +25,8 @@ DENIAL = "must not have envs for the dataset-initializer, model-initializer, nod
 def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does
     Flags `env` on the `node`, `dataset-initializer` or `model-initializer` containers of
-    `podSpecOverrides` (v2.0), `podTemplateOverrides` (v2.1) or `runtimePatches` (v2.2+),
-    whichever the TrainJob uses.
+    `podSpecOverrides` (v2.0), `podTemplateOverrides` (v2.1) or `runtimePatches` (v2.2+):
+    the field the release reads (the API server prunes the others, see TL007).
 
     ## Why is this bad?
     The Trainer admission webhook denies the TrainJob with "must not have envs for the
@@ -46,15 +46,22 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     spec:
       runtimeRef:
         name: torch-ckpt
-      podTemplateOverrides:
-        - targetJobs:
-            - name: node
-          spec:
-            containers:
-              - name: node
-                env:
-                  - name: CKPT_DIR
-                    value: /mnt/ckpt/sft-run-1
+      runtimePatches:
+        - manager: example.com/ml-platform
+          trainingRuntimeSpec:
+            template:
+              spec:
+                replicatedJobs:
+                  - name: node
+                    template:
+                      spec:
+                        template:
+                          spec:
+                            containers:
+                              - name: node
+                                env:
+                                  - name: CKPT_DIR
+                                    value: /mnt/ckpt/sft-run-1
     ```
 
     Use instead:
@@ -72,7 +79,7 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
             value: /mnt/ckpt/sft-run-1
     ```
     """
-    for path, container, _ in override_containers(job):
+    for path, container, _ in override_containers(job, ctx.trainer_version):
         name = string(container.get("name"))
         if name in DESTINATIONS and container.get("env"):
             destination = DESTINATIONS[name]

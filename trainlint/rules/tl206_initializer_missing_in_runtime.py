@@ -1,12 +1,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 from trainlint.document import Manifest, Path, dig, mapping, mappings
 from trainlint.engine import Context
+from trainlint.render import POD_SPEC, Render
 from trainlint.rule import Problem, Related, Severity, rule
-from trainlint.trainer import JOBS, POD_SPEC, named, override_pods
+from trainlint.trainer import JOBS, rendered
 
 #: `spec.initializer` key → (job and container name, what the webhook calls the input).
 INITIALIZERS = {
@@ -119,7 +119,7 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     for key, (name, config) in INITIALIZERS.items():
         if not isinstance(initializer.get(key), dict):
             continue
-        detail = _missing(job, runtime, name, config, ctx.trainer_version)
+        detail = _missing(rendered(job, ctx), name, config)
         if detail is not None:
             denial, remedy, lacking = detail
             yield Problem(
@@ -131,23 +131,25 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
             )
 
 
-def _missing(
-    job: Manifest, runtime: Manifest, name: str, config: str, version: tuple[int, int]
-) -> tuple[str, str, Path] | None:
+def _missing(render: Render, name: str, config: str) -> tuple[str, str, Path] | None:
     """(denial, remedy, where in the runtime it is lacking) for the first thing the
-    initializer lacks, or None."""
-    found = named(dig(runtime.body, *JOBS), name)
-    if found is None:
+    initializer lacks, or None.
+
+    The webhook checks the runtime's template after the TrainJob's overrides or patches
+    are merged into it, the JobSet the controller starts from: a job, container or mount
+    that the TrainJob adds counts."""
+    job = render.job_named(name)
+    if job is None:
         return (
             f"must have {name} job when trainJob is configured with input {config}",
             f"add a replicatedJob named `{name}` to the runtime, or use a runtime that has one",
             JOBS,
         )
-    pod_path = (*JOBS, found[0], *POD_SPEC)
-    pod = mapping(dig(found[1], *POD_SPEC))
+    written = job.origin(*POD_SPEC)
+    pod_path = written.path if written.manifest is render.runtime else JOBS
     containers = [
         container for kind in ("containers", "initContainers")
-        for _, container in mappings(pod.get(kind)) if container.get("name") == name
+        for container in job.containers(kind) if container.name == name
     ]
     if not containers:
         return (
@@ -155,7 +157,11 @@ def _missing(
             f"name the initializer container of job `{name}` `{name}`",
             pod_path,
         )
-    if version >= (2, 3) and not any(_mounts(c) for c in [*containers, *_patched(job, name)]):
+    mounts = [
+        mount for container in containers if container.kind == "containers"
+        for _, mount in mappings(container.body.get("volumeMounts"))
+    ]
+    if render.version >= (2, 3) and not any(mount.get("name") == VOLUME for mount in mounts):
         return (
             f"must have volumeMount with name - {VOLUME} in container {name} of the {name} job",
             f"mount a volume named `{VOLUME}` in container `{name}` of the runtime's `{name}` "
@@ -163,17 +169,3 @@ def _missing(
             pod_path,
         )
     return None
-
-
-def _mounts(container: dict[str, Any]) -> bool:
-    return named(container.get("volumeMounts"), VOLUME) is not None
-
-
-def _patched(job: Manifest, name: str) -> list[dict[str, Any]]:
-    """The TrainJob's override or patch containers named `name` on the job named `name`."""
-    return [
-        container
-        for _, pod, targets in override_pods(job) if name in targets
-        for kind in ("containers", "initContainers")
-        for _, container in mappings(pod.get(kind)) if container.get("name") == name
-    ]

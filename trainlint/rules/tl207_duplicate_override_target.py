@@ -61,7 +61,7 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     ```
     """
     seen: set[str] = set()
-    for path, name in override_targets(job):
+    for path, name in override_targets(job, ctx.trainer_version):
         if path[1] != "podSpecOverrides":
             continue
         if name in seen:

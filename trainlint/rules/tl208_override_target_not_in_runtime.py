@@ -136,7 +136,7 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     jobs = dig(runtime.body, *JOBS)
     noun = "targetJob" if ctx.trainer_version < (2, 2) else "replicated job"
     detail = f"must not have {noun} that doesn't exist in the runtime job template"
-    for path, name in override_targets(job):
+    for path, name in override_targets(job, ctx.trainer_version):
         if named(jobs, name) is None:
             verdict = _verdict(detail, appends=ctx.trainer_version >= (2, 3))
             yield Problem(
@@ -145,7 +145,7 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
                 help=f"target one of the runtime's jobs: {_names(jobs)}",
                 related=(Related(runtime, JOBS, f"the jobs of {runtime.describe()}"),),
             )
-    for pod_path, pod, targets in override_pods(job):
+    for pod_path, pod, targets in override_pods(job, ctx.trainer_version):
         for target in targets:
             found = named(jobs, target)
             if found is None:

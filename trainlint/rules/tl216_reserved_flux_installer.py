@@ -78,7 +78,7 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     if runtime is None or framework(runtime) != "flux":
         return
     if manifest.kind == "TrainJob":
-        patches = override_pods(manifest)
+        patches = override_pods(manifest, ctx.trainer_version)
         places = [(path, pod) for path, pod, targets in patches if "node" in targets]
         whose = "this TrainJob"
     else:

@@ -12,8 +12,9 @@ from trainlint.trainer import (
     TRAINER,
     ancestor,
     framework,
-    pod_for,
+    rendered,
     replicated_jobs,
+    trainer_container_of,
 )
 
 
@@ -91,8 +92,10 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     plugin = framework(runtime)
     if plugin not in RENDEZVOUS_FRAMEWORKS:
         return
-    pod = pod_for(runtime, ctx)
-    if plugin == "torch" and pod is not None and script.own_rendezvous(script.read(pod)):
+    container = trainer_container_of(rendered(runtime, ctx))
+    if plugin == "torch" and container is not None and script.own_rendezvous(
+        script.read(container)
+    ):
         return  # torchrun is given its own master: the injected PET_MASTER_ADDR is unused
     for index, job in replicated_jobs(runtime):
         name = job.get("name")

@@ -6,7 +6,8 @@ from trainlint import script
 from trainlint.document import Manifest, dig
 from trainlint.engine import Context
 from trainlint.rule import Problem, Severity, rule
-from trainlint.trainer import RENDEZVOUS_FRAMEWORKS, TrainerPod, framework, pod_for
+from trainlint.render import Container
+from trainlint.trainer import RENDEZVOUS_FRAMEWORKS, framework, rendered, trainer_container_of
 
 
 @rule(
@@ -81,14 +82,16 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     if runtime is None or isinstance(dig(job.body, "spec", "trainer"), dict):
         return
     plugin = framework(runtime)
-    pod = pod_for(runtime, ctx)
-    if plugin == "flux":
+    render = rendered(job, ctx)
+    nodes = render.trainer.pods if render.trainer is not None else 1
+    container = trainer_container_of(render)
+    if plugin == "flux" and ctx.trainer_version >= (2, 2):
         consequence = "the Flux plugin reads `spec.trainer.command` and the reconcile fails"
-    elif plugin in RENDEZVOUS_FRAMEWORKS and pod is not None and pod.nodes > 1:
-        if plugin == "torch" and _wires_itself(pod):
+    elif plugin in RENDEZVOUS_FRAMEWORKS and nodes > 1:
+        if plugin == "torch" and container is not None and _wires_itself(container):
             return  # torchrun is given its own node count and master: no PET_* is read
         consequence = (
-            f"its {pod.nodes} nodes get no {plugin} rendezvous variables, so they never meet "
+            f"its {nodes} nodes get no {plugin} rendezvous variables, so they never meet "
             "or train as independent single-node runs"
         )
     else:
@@ -99,8 +102,8 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     )
 
 
-def _wires_itself(pod: TrainerPod) -> bool:
-    """Whether the runtime's command gives torchrun the node count and the rendezvous
+def _wires_itself(container: Container) -> bool:
+    """Whether the trainer's command gives torchrun the node count and the rendezvous
     host itself (`--nnodes`, `--master_addr` or `--rdzv_endpoint`)."""
-    found = script.read(pod)
+    found = script.read(container)
     return script.own_rendezvous(found) is not None and script.flag(found, "nnodes") is not None

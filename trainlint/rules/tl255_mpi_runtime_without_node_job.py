@@ -6,7 +6,7 @@ from trainlint import script
 from trainlint.document import Manifest, mappings, sequence
 from trainlint.engine import Context
 from trainlint.rule import Problem, Severity, rule
-from trainlint.trainer import JOBS, At, Value, is_mpi, pod_specs, replicated_jobs
+from trainlint.trainer import JOBS, is_mpi, replicated_jobs, runtime_render
 
 #: Where the MPI plugin mounts the hostfile it writes.
 PLUGIN_HOSTFILE = "/etc/mpi/hostfile"
@@ -98,7 +98,7 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     """
     if not is_mpi(runtime) or any(job.get("name") == "node" for _, job in replicated_jobs(runtime)):
         return
-    if _own_hostfile(runtime):
+    if _own_hostfile(runtime, ctx):
         return  # the launcher lists its workers itself
     yield Problem(
         JOBS,
@@ -107,17 +107,11 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     )
 
 
-def _own_hostfile(runtime: Manifest) -> bool:
+def _own_hostfile(runtime: Manifest, ctx: Context) -> bool:
     """Whether a container's command gives `mpirun` a hostfile of its own (not the one the
     plugin writes): the workers it lists are then the runtime's business."""
-    for path, _, pod_spec in pod_specs(runtime):
-        for index, container in mappings(pod_spec.get("containers")):
-            at = At(runtime, (*path, "containers", index))
-            items = [
-                Value(item, at) for key in ("command", "args")
-                for item in sequence(container.get(key)) if isinstance(item, str)
-            ]
-            found = script.hostfile(script.read_items(items))
-            if found is not None and found != PLUGIN_HOSTFILE:
-                return True
+    for container in runtime_render(runtime, ctx).containers():
+        found = script.hostfile(script.read(container))
+        if found is not None and found != PLUGIN_HOSTFILE:
+            return True
     return False

@@ -7,7 +7,7 @@ from trainlint import devices, script
 from trainlint.document import Manifest, Path, dig, mapping
 from trainlint.engine import Context
 from trainlint.rule import Problem, Severity, rule
-from trainlint.trainer import framework, pod_for, trainer_container
+from trainlint.trainer import framework, rendered, trainer_container, trainer_container_of
 
 
 @rule(
@@ -94,8 +94,8 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     runtime = ctx.runtime_for(manifest) if manifest.kind == "TrainJob" else manifest
     if runtime is None or framework(runtime) != "torch":
         return
-    pod = pod_for(manifest, ctx)
-    found = script.read(pod) if pod is not None else None
+    node = trainer_container_of(rendered(manifest, ctx))
+    found = script.read(node) if node is not None else None
     if found is None or not script.runs_torchrun(found) or script.flag(found, "nproc_per_node"):
         return  # no torchrun reads PET_NPROC_PER_NODE
     runtime_nproc = (

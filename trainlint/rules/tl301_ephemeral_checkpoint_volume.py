@@ -6,14 +6,15 @@ from trainlint.checkpoint import (
     CheckpointDir,
     CheckpointOptions,
     Storage,
-    checkpoint_dirs,
     first_on,
     storage,
+    writers,
 )
 from trainlint.document import Manifest
 from trainlint.engine import Context
+from trainlint.render import Container
 from trainlint.rule import Problem, Severity, rule
-from trainlint.trainer import TrainerPod, pod_for
+from trainlint.trainer import rendered
 
 #: What happens to the checkpoint, by the storage it is on.
 CONSEQUENCES = {
@@ -32,11 +33,13 @@ CONSEQUENCES = {
 )
 def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does
-    Finds the trainer's checkpoint directory (env vars such as `CKPT_DIR`, flags such as
-    `--output_dir`, torchtune-style `output_dir=` args) and checks the storage it lands on:
-    an `emptyDir`, generic `ephemeral` or `hostPath` volume, or no volume at all.
-    On a TrainJob, its `spec.trainer` and the volumes its overrides or patches add are laid
-    over the runtime's trainer container.
+    Finds the checkpoint directory of every container the controller builds (env vars
+    such as `CKPT_DIR`, flags such as `--output_dir`, torchtune-style `output_dir=` args),
+    whatever its job or container is called, and checks the storage it lands on: an
+    `emptyDir`, generic `ephemeral` or `hostPath` volume, or no volume at all. A TrainJob is
+    judged on the JobSet the controller builds from it and its runtime (see
+    `trainlint render`), its `spec.trainer` and the volumes its overrides or patches add
+    included.
 
     ## Why is this bad?
     Trainer has no checkpoint API: resuming works only if the checkpoint outlives the pod.
@@ -123,18 +126,17 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
                             claimName: train-ckpt
     ```
     """
-    pod = pod_for(manifest, ctx)
-    if pod is None:
-        return
-    for directory in checkpoint_dirs(pod, ctx.options):
-        where = storage(pod, directory.path)
-        if where.kind not in CONSEQUENCES:
-            continue
-        mount_at = where.mount.at if where.mount else None
-        at = first_on(manifest, where.volume_at, mount_at, directory.at)
-        if at is None:
-            continue  # the runtime's own problem, reported on the runtime
-        yield Problem(at.path, _message(directory, where), help=_help(directory, where, pod))
+    for container, directories in writers(rendered(manifest, ctx), ctx.options):
+        for directory in directories:
+            where = storage(container, directory.path)
+            if where.kind not in CONSEQUENCES:
+                continue
+            mount_at = where.mount.at if where.mount else None
+            at = first_on(manifest, where.volume_at, mount_at, directory.at)
+            if at is None:
+                continue  # the runtime's own problem, reported on the runtime
+            yield Problem(at.path, _message(directory, where),
+                          help=_help(directory, where, container))
 
 
 def _message(directory: CheckpointDir, where: Storage) -> str:
@@ -148,7 +150,7 @@ def _message(directory: CheckpointDir, where: Storage) -> str:
     )
 
 
-def _help(directory: CheckpointDir, where: Storage, pod: TrainerPod) -> str:
+def _help(directory: CheckpointDir, where: Storage, container: Container) -> str:
     mount_path = where.mount_path or directory.path
-    access = "RWX, since numNodes > 1" if pod.nodes > 1 else "RWX if numNodes > 1"
+    access = "RWX, since numNodes > 1" if container.job.pods > 1 else "RWX if numNodes > 1"
     return f"mount a PersistentVolumeClaim at {mount_path} ({access})"

@@ -2,11 +2,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from trainlint.checkpoint import claim_namespaces, first_on
-from trainlint.document import Manifest, dig, sequence
+from trainlint.checkpoint import claim_namespaces, claim_template, first_on
+from trainlint.document import Manifest, Path, dig, mappings, sequence
 from trainlint.engine import Context
 from trainlint.rule import Problem, Related, Severity, rule
-from trainlint.trainer import At, TrainerPod, pod_for
+from trainlint.render import POD_SPEC, Job
+from trainlint.render.tree import Origin, within
+from trainlint.trainer import rendered
 
 SINGLE_NODE_MODES = frozenset({"ReadWriteOnce", "ReadWriteOncePod"})
 
@@ -120,51 +122,67 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
                             claimName: train-ckpt
     ```
     """
-    pod = pod_for(manifest, ctx)
     namespaces = claim_namespaces(manifest, ctx)
-    if pod is None or pod.nodes <= 1:
-        return
-    nodes_at = pod.num_nodes.at if pod.num_nodes else None
-    for name in sorted(pod.mounted):
-        for volume_at, described, modes in _single_node_claims(pod, name, namespaces, ctx):
-            at = volume_at if manifest.kind != "TrainJob" else first_on(
-                manifest, nodes_at, volume_at
-            )
-            if at is None:
-                continue  # the runtime's own problem, reported on the runtime
-            related = [Related(*modes, f"{described} allows only ReadWriteOnce")]
-            if volume_at.manifest is not manifest:
-                related.append(Related(*volume_at, f"volume `{name}` is declared here"))
-            yield Problem(
-                at.path,
-                f"trainer job `{pod.job_name}` runs on {pod.nodes} nodes but mounts "
-                f"{described}, which allows only ReadWriteOnce: pods on other nodes cannot "
-                "attach it and stay in ContainerCreating, so the job never starts",
-                related=tuple(related),
-            )
+    render = rendered(manifest, ctx)
+    for job in render.jobs:
+        if job.pods <= 1:
+            continue
+        for name in sorted(mounted(job)):
+            for volume_at, described, modes in _single_node_claims(job, name, namespaces, ctx):
+                at = volume_at if manifest.kind != "TrainJob" else first_on(
+                    manifest, job.pods_at, volume_at
+                )
+                if at is None:
+                    continue  # the runtime's own problem, reported on the runtime
+                related = [Related(modes[0], modes[1], f"{described} allows only ReadWriteOnce")]
+                if volume_at.manifest is not manifest and volume_at.manifest is not None:
+                    related.append(Related(volume_at.manifest, volume_at.path,
+                                           f"volume `{name}` is declared here"))
+                who = f"trainer job `{job.name}`" if job is render.trainer else f"job `{job.name}`"
+                yield Problem(
+                    at.path,
+                    f"{who} runs on {job.pods} nodes but mounts {described}, which allows "
+                    "only ReadWriteOnce: pods on other nodes cannot attach it and stay in "
+                    "ContainerCreating, so the job never starts",
+                    related=tuple(related),
+                )
 
 
 def _single_node_claims(
-    pod: TrainerPod, name: str, namespaces: list[str], ctx: Context
-) -> Iterator[tuple[At, str, At]]:
+    job: Job, name: str, namespaces: list[str], ctx: Context
+) -> Iterator[tuple[Origin, str, tuple[Manifest, Path]]]:
     """(where the volume is declared, description, where its access modes are written)
     of the volume `name` if it is RWO-only."""
-    volume = pod.volumes.get(name)
-    if volume is not None:
-        claim_name = dig(volume.value, "persistentVolumeClaim", "claimName")
+    volumes = job.volumes()
+    if name in volumes:
+        index, volume = volumes[name]
+        claim_name = dig(volume, "persistentVolumeClaim", "claimName")
         if not isinstance(claim_name, str):
             return
-        at = At(volume.at.manifest, (*volume.at.path, "persistentVolumeClaim"))
+        at = job.origin(*POD_SPEC, "volumes", index, "persistentVolumeClaim")
         for namespace in namespaces:
             claim = ctx.claim(namespace, claim_name)
             if claim is not None and _single_node(dig(claim.body, "spec", "accessModes")):
-                modes = At(claim, ("spec", "accessModes"))
-                yield at, f"PVC `{namespace}/{claim_name}` (volume `{name}`)", modes
+                yield (at, f"PVC `{namespace}/{claim_name}` (volume `{name}`)",
+                       (claim, ("spec", "accessModes")))
         return
-    template = pod.claim_templates.get(name)
-    if template is not None and _single_node(dig(template.value, "spec", "accessModes")):
-        at = At(template.at.manifest, (*template.at.path, "spec", "accessModes"))
-        yield at, f"volume `{name}` from a volumeClaimPolicies template", at
+    template = claim_template(job.render, name)
+    if template is not None and _single_node(dig(template[0], "spec", "accessModes")):
+        modes = within(template[1], "spec", "accessModes")
+        if modes.manifest is not None:
+            yield (modes, f"volume `{name}` from a volumeClaimPolicies template",
+                   (modes.manifest, modes.path))
+
+
+def mounted(job: Job) -> set[str]:
+    """Names of the volumes any container or init container of the job's pod mounts."""
+    return {
+        mount["name"]
+        for kind in ("containers", "initContainers")
+        for container in job.containers(kind)
+        for _, mount in mappings(container.body.get("volumeMounts"))
+        if isinstance(mount.get("name"), str)
+    }
 
 
 def _single_node(modes: object) -> bool:

@@ -5,17 +5,20 @@ from dataclasses import dataclass
 from collections.abc import Iterator
 
 from trainlint.checkpoint import (
+    CheckpointDir,
     CheckpointOptions,
-    checkpoint_dirs,
     claim_name,
     claim_namespaces,
+    claim_template,
     first_on,
     storage,
+    writers,
 )
 from trainlint.document import Manifest, dig
 from trainlint.engine import Context
+from trainlint.render import Container
 from trainlint.rule import Problem, Severity, check_no_empty_names, rule
-from trainlint.trainer import pod_for
+from trainlint.trainer import rendered
 
 
 @dataclass(frozen=True)
@@ -130,32 +133,38 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
           storage: 100Gi
     ```
     """
-    pod = pod_for(manifest, ctx)
-    if pod is None:
-        return
     namespaces = claim_namespaces(manifest, ctx)
-    for directory in checkpoint_dirs(pod, ctx.options):
-        where = storage(pod, directory.path)
-        classes: list[tuple[object, str]] = []
-        claim = claim_name(pod, where)
-        for namespace in namespaces if claim else []:
-            found = ctx.claim(namespace, str(claim))
-            if found is not None:
-                classes.append((dig(found.body, "spec", "storageClassName"), f"PVC `{claim}`"))
-        template = pod.claim_templates.get(where.volume or "")
-        if where.kind == "volumeClaimPolicies" and template is not None:
-            name = dig(template.value, "spec", "storageClassName")
-            classes.append((name, f"the `{where.volume}` volumeClaimPolicies template"))
-        mount_at = where.mount.at if where.mount else None
-        at = first_on(manifest, where.volume_at, mount_at, directory.at)
-        for class_name, described in classes:
-            storage_class = ctx.storage_class(class_name) if isinstance(class_name, str) else None
-            provisioner = dig(storage_class.body, "provisioner") if storage_class else None
-            if at is not None and provisioner in ctx.options.local_provisioners:
-                yield Problem(
-                    at.path,
-                    f"checkpoint-dir `{directory.path}` is on {described}, StorageClass "
-                    f"`{class_name}` ({provisioner}), which lives on one node: the pods are "
-                    "pinned there, and if that node goes the checkpoint is stranded",
-                )
-                break
+    render = rendered(manifest, ctx)
+    for container, directories in writers(render, ctx.options):
+        for directory in directories:
+            yield from _local(manifest, ctx, container, directory, namespaces)
+
+
+def _local(
+    manifest: Manifest, ctx: Context, container: Container, directory: CheckpointDir,
+    namespaces: list[str],
+) -> Iterator[Problem]:
+    where = storage(container, directory.path)
+    classes: list[tuple[object, str]] = []
+    claim = claim_name(container, where)
+    for namespace in namespaces if claim else []:
+        found = ctx.claim(namespace, str(claim))
+        if found is not None:
+            classes.append((dig(found.body, "spec", "storageClassName"), f"PVC `{claim}`"))
+    template = claim_template(container.job.render, where.volume or "")
+    if where.kind == "volumeClaimPolicies" and template is not None:
+        name = dig(template[0], "spec", "storageClassName")
+        classes.append((name, f"the `{where.volume}` volumeClaimPolicies template"))
+    mount_at = where.mount.at if where.mount else None
+    at = first_on(manifest, where.volume_at, mount_at, directory.at)
+    for class_name, described in classes:
+        storage_class = ctx.storage_class(class_name) if isinstance(class_name, str) else None
+        provisioner = dig(storage_class.body, "provisioner") if storage_class else None
+        if at is not None and provisioner in ctx.options.local_provisioners:
+            yield Problem(
+                at.path,
+                f"checkpoint-dir `{directory.path}` is on {described}, StorageClass "
+                f"`{class_name}` ({provisioner}), which lives on one node: the pods are "
+                "pinned there, and if that node goes the checkpoint is stranded",
+            )
+            return

@@ -6,9 +6,8 @@ from typing import Any
 from trainlint.document import Manifest, dig, mapping, mappings
 from trainlint.engine import Context
 from trainlint.rule import Problem, Severity, rule
-from trainlint.trainer import ancestor, named, pod_for, pod_specs
-
-INITIALIZERS = ("dataset-initializer", "model-initializer")
+from trainlint.render import INITIALIZERS
+from trainlint.trainer import named, rendered, trainer_of
 
 
 def _lasting(pod_spec: dict[str, Any], templates: set[str], mount_names: set[str]) -> set[str]:
@@ -150,25 +149,32 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
                               mountPath: /workspace
     ```
     """
-    trainer = pod_for(runtime, ctx)
+    render = rendered(runtime, ctx)
+    trainer = trainer_of(render)
     if trainer is None:
         return
-    templates = set(trainer.claim_templates)
-    trainer_spec = mapping(dig(trainer.pod_at.manifest.body, *trainer.pod_at.path))
-    shared = _lasting(trainer_spec, templates, trainer.mounted)
-    for pod_path, job, pod_spec in pod_specs(runtime):
-        kind = ancestor(job) if ancestor(job) in INITIALIZERS else job.get("name")
-        if kind not in INITIALIZERS or job.get("name") == trainer.job_name:
+    spec = render.jobset.get("spec")
+    templates = {
+        name for _, policy in mappings(mapping(spec).get("volumeClaimPolicies"))
+        for _, template in mappings(policy.get("templates"))
+        for name in [dig(template, "metadata", "name")] if isinstance(name, str)
+    }
+    trainer_mounts = {
+        name for container in trainer.containers() for name in _mounted(container.body)
+    }
+    shared = _lasting(trainer.pod_spec, templates, trainer_mounts)
+    for job in render.jobs:
+        kind = job.ancestor if job.ancestor in INITIALIZERS else job.name
+        if kind not in INITIALIZERS or job is trainer:
             continue
-        container = named(pod_spec.get("containers"), str(kind))
-        if container is None or _serves_a_cache(container[1]):
+        container = job.container(str(kind))
+        if container is None or _serves_a_cache(container.body):
             continue
-        if _lasting(pod_spec, templates, _mounted(container[1])) & shared:
+        if _lasting(job.pod_spec, templates, _mounted(container.body)) & shared:
             continue
         yield Problem(
-            (*pod_path, "containers", container[0]),
+            container.origin().path,
             f"the `{kind}` container writes to no persistent volume that trainer job "
-            f"`{trainer.job_name}` also mounts: what it downloads is lost with its pod, so "
+            f"`{trainer.name}` also mounts: what it downloads is lost with its pod, so "
             "the trainer never sees it",
         )
-

@@ -9,30 +9,35 @@ from trainlint.checkpoint import (
     first_on,
     path_on_volume,
     storage,
+    writers,
     written_dirs,
 )
-from trainlint.document import Manifest, dig, mapping, mappings
+from trainlint.document import Manifest, dig, mappings
 from trainlint.engine import Context
+from trainlint.render.tree import Origin
 from trainlint.rule import Problem, Related, Severity, rule
-from trainlint.trainer import POD_SPEC, At, job_pod, override_pods, trainer_job
+from trainlint.trainer import override_pods, pod_specs, rendered
 
 #: A checkpoint location shared between runs: namespace, PVC and path inside it.
 Location = tuple[str, str, str]
 
 
-def _locations(job: Manifest, ctx: Context) -> dict[Location, tuple[str, At]]:
-    """Where a TrainJob's checkpoints land on named PVCs: location → (path, where it is set)."""
-    pod = job_pod(job, ctx)
-    found: dict[Location, tuple[str, At]] = {}
-    for directory in written_dirs(pod, ctx.options):
-        where = storage(pod, directory.path)
-        claim = claim_name(pod, where)
-        if claim is None or "$(" in directory.path:
-            continue
-        location = (job.namespace, claim, path_on_volume(where, directory.path))
-        mount_at = where.mount.at if where.mount else None
-        at = first_on(job, directory.at, mount_at, where.volume_at) or At(job, ("metadata", "name"))
-        found.setdefault(location, (directory.path, at))
+def _locations(job: Manifest, ctx: Context) -> dict[Location, tuple[str, Origin]]:
+    """Where a TrainJob's checkpoints land on named PVCs, from every container of its
+    JobSet that writes one: location → (path, where it is set)."""
+    found: dict[Location, tuple[str, Origin]] = {}
+    for container, _ in writers(rendered(job, ctx), ctx.options):
+        for directory in written_dirs(container, ctx.options):
+            where = storage(container, directory.path)
+            claim = claim_name(container, where)
+            if claim is None or "$(" in directory.path:
+                continue
+            location = (job.namespace, claim, path_on_volume(where, directory.path))
+            mount_at = where.mount.at if where.mount else None
+            at = first_on(job, directory.at, mount_at, where.volume_at) or Origin(
+                job, ("metadata", "name")
+            )
+            found.setdefault(location, (directory.path, at))
     return found
 
 
@@ -154,7 +159,7 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
                 f"TrainJob `{other.name}` also checkpoints to `{path}` on PVC `{location[1]}`: "
                 "the runs overwrite each other's checkpoints, and a later run resumes from "
                 "the other's instead of starting clean",
-                related=(Related(theirs.manifest, theirs.path,
+                related=(Related(other, theirs.path,
                                  f"where TrainJob `{other.name}` checkpoints to `{path}`"),),
             )
 
@@ -182,13 +187,12 @@ def _first_writers(
 
 
 def _claims(job: Manifest, ctx: Context) -> set[str]:
-    """The PVCs a TrainJob's trainer may mount, at a glance: those named by the pod spec of
-    its runtime's trainer job and by its own overrides (never fewer than its pod mounts,
-    and no pod built to know it)."""
+    """The PVCs a TrainJob's pods may mount, at a glance: those named by the pod specs of
+    its runtime's jobs and by its own overrides or patches (never fewer than its pods
+    mount, and no JobSet built to know it)."""
     runtime = ctx.runtime_for(job)
-    found = trainer_job(runtime) if runtime is not None else None
-    pods = [mapping(dig(found[1], *POD_SPEC))] if found is not None else []
-    pods += [pod for _, pod, _ in override_pods(job)]
+    pods = [spec for _, _, spec in pod_specs(runtime)] if runtime is not None else []
+    pods += [pod for _, pod, _ in override_pods(job, ctx.trainer_version)]
     names = (
         dig(volume, "persistentVolumeClaim", "claimName")
         for pod in pods for _, volume in mappings(pod.get("volumes"))

@@ -8,12 +8,14 @@ from trainlint.checkpoint import (
     claim_name,
     path_on_volume,
     storage,
+    writers,
     written_dirs,
 )
 from trainlint.document import Manifest
 from trainlint.engine import Context
+from trainlint.render import Render
 from trainlint.rule import Problem, Severity, rule
-from trainlint.trainer import TrainerPod, job_pod, pod_for
+from trainlint.trainer import rendered
 
 
 @rule(
@@ -111,31 +113,31 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
                             claimName: train-ckpt
     ```
     """
-    pod = pod_for(runtime, ctx)
-    if pod is None:
-        return
-    users: list[TrainerPod] | None = None  # made when a directory needs them
-    for directory in written_dirs(pod, ctx.options):
-        where = storage(pod, directory.path)
-        claim = claim_name(pod, where)
-        if claim is None or "$(" in directory.path or directory.at.manifest is not runtime:
-            continue
-        if users is None:
-            users = [job_pod(job, ctx) for job in ctx.trainjobs_using(runtime)]
-        place = path_on_volume(where, directory.path)
-        kept = [
-            user for user in users
-            if any(
-                path_on_volume(storage(user, mine.path), mine.path) == place
-                for mine in written_dirs(user, ctx.options)
+    users: list[Render] | None = None  # made when a directory needs them
+    for container, _ in writers(rendered(runtime, ctx), ctx.options):
+        for directory in written_dirs(container, ctx.options):
+            where = storage(container, directory.path)
+            claim = claim_name(container, where)
+            if claim is None or "$(" in directory.path or directory.at.manifest is not runtime:
+                continue
+            if users is None:
+                users = [rendered(job, ctx) for job in ctx.trainjobs_using(runtime)]
+            place = path_on_volume(where, directory.path)
+            if users and not any(_writes(user, place, ctx.options) for user in users):
+                continue  # every TrainJob of the run sets its own directory
+            resume = script.resumes(script.read(container))
+            yield Problem(
+                directory.at.path,
+                f"every TrainJob using this runtime checkpoints to `{directory.path}` on PVC "
+                f"`{claim}` ({directory.origin}): runs overwrite each other's checkpoints"
+                + (f", and a new run resumes from the last run's (`{resume}`)" if resume else ""),
             )
-        ]
-        if users and not kept:
-            continue  # every TrainJob of the run sets its own directory
-        resume = script.resumes(script.read(pod))
-        yield Problem(
-            directory.at.path,
-            f"every TrainJob using this runtime checkpoints to `{directory.path}` on PVC "
-            f"`{claim}` ({directory.origin}): runs overwrite each other's checkpoints"
-            + (f", and a new run resumes from the last run's (`{resume}`)" if resume else ""),
-        )
+
+
+def _writes(user: Render, place: str, options: CheckpointOptions) -> bool:
+    """Whether a TrainJob's JobSet writes a checkpoint at `place` inside a volume."""
+    return any(
+        path_on_volume(storage(container, mine.path), mine.path) == place
+        for container, _ in writers(user, options)
+        for mine in written_dirs(container, options)
+    )

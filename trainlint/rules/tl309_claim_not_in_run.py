@@ -5,8 +5,9 @@ from collections.abc import Iterator
 from trainlint.checkpoint import claim_namespaces
 from trainlint.document import Manifest, dig
 from trainlint.engine import Context
+from trainlint.render import POD_SPEC
 from trainlint.rule import Problem, Related, Severity, rule
-from trainlint.trainer import pod_for
+from trainlint.trainer import rendered
 
 
 @rule(
@@ -89,30 +90,30 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
           storage: 100Gi
     ```
     """
-    pod = pod_for(manifest, ctx)
-    if pod is None:
-        return
-    for name, volume in sorted(pod.volumes.items()):
-        claim = dig(volume.value, "persistentVolumeClaim", "claimName")
-        if volume.at.manifest is not manifest or not isinstance(claim, str) or not claim:
-            continue
-        claims = ctx.index.claims()
-        if not claims:
-            return
-        for namespace in claim_namespaces(manifest, ctx):
-            if ctx.claim(namespace, claim) is not None:
+    render = rendered(manifest, ctx)
+    for job in render.jobs:
+        for name, (index, volume) in sorted(job.volumes().items()):
+            claim = dig(volume, "persistentVolumeClaim", "claimName")
+            at = job.origin(*POD_SPEC, "volumes", index, "persistentVolumeClaim", "claimName")
+            if at.manifest is not manifest or not isinstance(claim, str) or not claim:
                 continue
-            namesakes = ctx.index.claims_named(claim)
-            elsewhere = "`, `".join(sorted({namesake.namespace for namesake in namesakes}))
-            where = f" (the run has it in namespace `{elsewhere}`)" if elsewhere else ""
-            yield Problem(
-                (*volume.at.path, "persistentVolumeClaim", "claimName"),
-                f"volume `{name}` mounts PVC `{claim}`, which is not among the run's "
-                f"PersistentVolumeClaims in namespace `{namespace}`{where}: the trainer pods "
-                "stay Pending until it exists there",
-                related=tuple(
-                    Related(namesake, ("metadata", "namespace"),
-                            f"PVC `{claim}` is in namespace `{namesake.namespace}`")
-                    for namesake in namesakes
-                ),
-            )
+            if not ctx.index.claims():
+                return
+            pods = "the trainer pods" if job is render.trainer else f"the pods of job `{job.name}`"
+            for namespace in claim_namespaces(manifest, ctx):
+                if ctx.claim(namespace, claim) is not None:
+                    continue
+                namesakes = ctx.index.claims_named(claim)
+                elsewhere = "`, `".join(sorted({namesake.namespace for namesake in namesakes}))
+                where = f" (the run has it in namespace `{elsewhere}`)" if elsewhere else ""
+                yield Problem(
+                    at.path,
+                    f"volume `{name}` mounts PVC `{claim}`, which is not among the run's "
+                    f"PersistentVolumeClaims in namespace `{namespace}`{where}: {pods} "
+                    "stay Pending until it exists there",
+                    related=tuple(
+                        Related(namesake, ("metadata", "namespace"),
+                                f"PVC `{claim}` is in namespace `{namesake.namespace}`")
+                        for namesake in namesakes
+                    ),
+                )

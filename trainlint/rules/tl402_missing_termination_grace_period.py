@@ -6,11 +6,13 @@ from collections.abc import Iterator
 from typing import Any
 
 from trainlint import fixes, script
-from trainlint.checkpoint import CheckpointOptions, checkpoint_dirs, first_on
+from trainlint.checkpoint import CheckpointOptions, first_on, writers
 from trainlint.document import Manifest, Path
 from trainlint.engine import Context
+from trainlint.render import POD_SPEC
+from trainlint.render.tree import Origin
 from trainlint.rule import Edit, Fix, Problem, Severity, check_range, rule
-from trainlint.trainer import At, TrainerPod, pod_for
+from trainlint.trainer import rendered, runtime_render
 
 #: Kubernetes' default `terminationGracePeriodSeconds`.
 DEFAULT_GRACE = 30
@@ -134,49 +136,53 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     runtime = ctx.runtime_for(manifest) if manifest.kind == "TrainJob" else manifest
     if runtime is None:
         return  # the grace period is the runtime's: unknown
-    alone = pod_for(runtime, ctx)
-    pod = pod_for(manifest, ctx)
-    if pod is None:
-        return
-    directories = checkpoint_dirs(pod, options)
-    handler = script.handles_sigterm(script.read(pod))
-    if not directories or handler is None:
-        return  # nothing is saved on SIGTERM, however long the pod is given
-    grace = pod.grace.value if pod.grace else None
-    if grace is not None and (not isinstance(grace, int) or grace >= options.min_seconds):
-        return
-    first = directories[0]
-    # Report where the gap was made: the grace setting or the pod; on a TrainJob whose
-    # runtime does not checkpoint by itself, the directory the TrainJob brings.
-    at = first_on(manifest, pod.grace.at if pod.grace else None, pod.pod_at)
-    if at is None and not (alone and checkpoint_dirs(alone, options)):
-        at = first_on(manifest, *(directory.at for directory in directories))
-    if at is None:
-        return
-    fix = _grace_fix(pod, at, options.min_seconds)
-    setting = (
-        f"`terminationGracePeriodSeconds: {grace}`" if grace is not None
-        else f"no `terminationGracePeriodSeconds` (Kubernetes gives {DEFAULT_GRACE} s)"
-    )
-    yield Problem(
-        at.path,
-        f"trainer job `{pod.job_name}` checkpoints to `{first.path}` ({first.origin}) on "
-        f"SIGTERM (`{handler}` in its command) but has {setting}: that final checkpoint "
-        "(on suspend, preemption, deadline) is cut short after "
-        f"{grace if grace is not None else DEFAULT_GRACE} s",
-        help=f"set `terminationGracePeriodSeconds: {options.min_seconds}` or more"
-        + (" (a TrainJob can set it with runtimePatches)" if ctx.trainer_version >= (2, 3) else ""),
-        fix=fix,
-    )
+    alone = writers(runtime_render(runtime, ctx), options)
+    reported: set[int] = set()
+    for container, directories in writers(rendered(manifest, ctx), options):
+        job = container.job
+        handler = script.handles_sigterm(script.read(container))
+        if job.index in reported or handler is None:
+            continue  # nothing is saved on SIGTERM, however long the pod is given
+        grace = job.pod_spec.get("terminationGracePeriodSeconds")
+        grace_at = job.origin(*POD_SPEC, "terminationGracePeriodSeconds")
+        written = grace_at.note is None
+        if written and (not isinstance(grace, int) or grace >= options.min_seconds):
+            continue
+        first = directories[0]
+        # Report where the gap was made: the grace setting or the pod; on a TrainJob
+        # whose runtime does not checkpoint by itself, the directory the TrainJob brings.
+        pod_at = job.origin(*POD_SPEC)
+        at = first_on(manifest, grace_at if written else None, pod_at)
+        if at is None and not alone:
+            at = first_on(manifest, *(directory.at for directory in directories))
+        if at is None:
+            continue
+        reported.add(job.index)
+        setting = (
+            f"`terminationGracePeriodSeconds: {grace}`" if written
+            else f"no `terminationGracePeriodSeconds` (Kubernetes gives {DEFAULT_GRACE} s)"
+        )
+        who = "trainer job" if job is job.render.trainer else "job"
+        yield Problem(
+            at.path,
+            f"{who} `{job.name}` checkpoints to `{first.path}` ({first.origin}) on "
+            f"SIGTERM (`{handler}` in its command) but has {setting}: that final checkpoint "
+            "(on suspend, preemption, deadline) is cut short after "
+            f"{grace if written else DEFAULT_GRACE} s",
+            help=f"set `terminationGracePeriodSeconds: {options.min_seconds}` or more"
+            + (" (a TrainJob can set it with runtimePatches)" if ctx.trainer_version >= (2, 3)
+               else ""),
+            fix=_grace_fix(at, grace_at if written else None, pod_at, options.min_seconds),
+        )
 
 
-def _grace_fix(pod: TrainerPod, at: At, seconds: int) -> Fix | None:
+def _grace_fix(at: Origin, grace_at: Origin | None, pod_at: Origin, seconds: int) -> Fix | None:
     """Set the grace period where it is written, or on the pod spec when the finding is
     on it; a TrainJob that only brings the checkpoint directory gets no fix (the grace
     period is the runtime's, or a new runtimePatch, a choice left to the user)."""
-    if pod.grace is not None and at == pod.grace.at:
+    if grace_at is not None and at == grace_at:
         pod_spec = at.path[:-1]
-    elif at == pod.pod_at:
+    elif at == pod_at:
         pod_spec = at.path
     else:
         return None

@@ -2,11 +2,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from trainlint.checkpoint import CheckpointOptions, checkpoint_dirs
-from trainlint.document import Manifest, dig
+from trainlint.checkpoint import CheckpointDir, CheckpointOptions, writers
+from trainlint.document import Manifest
 from trainlint.engine import Context
 from trainlint.rule import Problem, Severity, rule
-from trainlint.trainer import JOBSET, job_pod, jobset, pod_for, trainer_job
+from trainlint.render import Render
+from trainlint.trainer import JOBSET, jobset, rendered, runtime_render
 
 
 def _message(path: str, origin: str) -> str:
@@ -106,19 +107,24 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     runtime = ctx.runtime_for(manifest) if manifest.kind == "TrainJob" else manifest
     if runtime is None or "failurePolicy" in jobset(runtime):
         return
-    found = trainer_job(runtime)
-    if found is None or dig(found[1], "template", "spec", "backoffLimit") != 0:
-        return  # the Job retries the pod itself, which may resume
-    own = pod_for(runtime, ctx)
-    own_dirs = checkpoint_dirs(own, ctx.options) if own is not None else []
+    own = _unretried(runtime_render(runtime, ctx), ctx.options)
     if manifest.kind != "TrainJob":
-        if own_dirs:
-            yield Problem(JOBSET, _message(own_dirs[0].path, own_dirs[0].origin))
+        if own:
+            yield Problem(JOBSET, _message(own[0].path, own[0].origin))
         return
-    if own_dirs:
+    if own:
         return  # reported on the runtime
-    pod = job_pod(manifest, ctx)
-    for directory in checkpoint_dirs(pod, ctx.options):
+    for directory in _unretried(rendered(manifest, ctx), ctx.options):
         if directory.at.manifest is manifest:
             yield Problem(directory.at.path, _message(directory.path, directory.origin))
             return
+
+
+def _unretried(render: Render, options: CheckpointOptions) -> list[CheckpointDir]:
+    """The checkpoint directories of containers whose Job retries no pod (`backoffLimit:
+    0`): a failed pod fails the Job at once (others retry the pod, which may resume)."""
+    return [
+        directory for container, directories in writers(render, options)
+        if container.job.spec.get("backoffLimit") == 0
+        for directory in directories
+    ]

@@ -2,18 +2,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from trainlint.document import Manifest, dig, mapping
+from trainlint.document import Manifest
 from trainlint.engine import Context
 from trainlint.rule import Problem, Severity, rule
-from trainlint.trainer import is_count, job_pod, pod_for, replicated_jobs
+from trainlint.trainer import is_count, rendered
 
 MAX_NAME = 63
 #: JobSet checks the longest pod name with the random suffix Kubernetes appends.
 SUFFIX = "-abcde"
-
-
-def _count(value: object) -> int:
-    return value if is_count(value) and value > 0 else 1
 
 
 @rule(
@@ -81,18 +77,14 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
         name: torch-distributed
     ```
     """
-    runtime = ctx.runtime_for(job)
-    if runtime is None or not job.name or len(job.name) > MAX_NAME:
+    render = rendered(job, ctx)
+    if not render.complete or not job.name or len(job.name) > MAX_NAME:
         return
-    nodes = job_pod(job, ctx).nodes
     longest = ""
-    for _, replicated in replicated_jobs(runtime):
-        name = replicated.get("name")
-        if not isinstance(name, str):
-            continue
-        spec = mapping(dig(replicated, "template", "spec"))
-        pods = nodes if name == "node" else _count(spec.get("completions", spec.get("parallelism")))
-        pod = f"{job.name}-{name}-{_count(replicated.get('replicas')) - 1}-{pods - 1}{SUFFIX}"
+    for replicated in render.jobs:
+        completions = replicated.spec.get("completions")
+        pods = completions if is_count(completions) and completions > 0 else 1
+        pod = f"{job.name}-{replicated.name}-{replicated.replicas - 1}-{pods - 1}{SUFFIX}"
         longest = max(longest, pod, key=len)
     if len(longest) > MAX_NAME:
         yield Problem(

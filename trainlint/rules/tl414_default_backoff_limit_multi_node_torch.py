@@ -3,10 +3,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from trainlint import script
-from trainlint.document import Manifest, mapping
+from trainlint.document import Manifest, dig, mapping
 from trainlint.engine import Context
 from trainlint.rule import Problem, Severity, rule
-from trainlint.trainer import JOBS, framework, jobset, pod_for, runtime_pod, trainer_job
+from trainlint.trainer import framework, rendered, runtime_render
 
 #: Kubernetes' default `backoffLimit`.
 DEFAULT_BACKOFF_LIMIT = 6
@@ -103,30 +103,31 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     ```
     """
     runtime = ctx.runtime_for(manifest) if manifest.kind == "TrainJob" else manifest
-    if runtime is None or framework(runtime) != "torch" or "failurePolicy" in jobset(runtime):
+    if runtime is None or framework(runtime) != "torch":
         return
-    found = trainer_job(runtime)
-    if found is None:
+    render = rendered(manifest, ctx)
+    trainer = render.trainer
+    if trainer is None or "failurePolicy" in mapping(render.jobset.get("spec")):
         return
-    index, job = found
-    template = mapping(job.get("template"))
-    job_spec = mapping(template.get("spec"))
-    if "backoffLimit" in job_spec or "backoffLimitPerIndex" in job_spec:
-        return
-    own = runtime_pod(runtime)
-    own_nodes = own.nodes if own is not None else 1
-    pod = pod_for(manifest, ctx)
-    if pod is None or pod.nodes <= 1 or not script.static_rendezvous(script.read(pod)):
+    if trainer.origin("template", "spec", "backoffLimit").note is None or (
+        "backoffLimitPerIndex" in trainer.spec
+    ):
+        return  # set, not Kubernetes' default
+    node = trainer.container("node")
+    if trainer.pods <= 1 or node is None or not script.static_rendezvous(script.read(node)):
         return
     if manifest.kind != "TrainJob":
-        path = (*JOBS, index, "template", *(("spec",) if "spec" in template else ()))
-    elif own_nodes <= 1 and pod.num_nodes is not None and pod.num_nodes.at.manifest is manifest:
-        path = ("spec", "trainer", "numNodes")
+        template = trainer.origin("template")
+        written = mapping(dig(runtime.body, *template.path))
+        path = (*template.path, *(("spec",) if "spec" in written else ()))
     else:
-        return
+        alone = runtime_render(runtime, ctx).trainer
+        if (alone is not None and alone.pods > 1) or trainer.pods_at.manifest is not manifest:
+            return
+        path = trainer.pods_at.path
     yield Problem(
         path,
-        f"trainer job `{job.get('name')}` runs on {pod.nodes} torch nodes with `backoffLimit` "
+        f"trainer job `{trainer.name}` runs on {trainer.pods} torch nodes with `backoffLimit` "
         f"unset (Kubernetes defaults it to {DEFAULT_BACKOFF_LIMIT}) and no JobSet "
         f"`failurePolicy`: its command runs torchrun with the static rendezvous (no "
         f"`--rdzv-backend`), so a rank the Job restarts in place (up to "

@@ -6,7 +6,7 @@ from trainlint import checkpoint, script
 from trainlint.document import Manifest
 from trainlint.engine import Context
 from trainlint.rule import Problem, Severity, rule
-from trainlint.trainer import pod_for
+from trainlint.trainer import rendered
 
 
 @rule(
@@ -64,14 +64,14 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
           - output_dir=/mnt/ckpt/sft
     ```
     """
-    pod = pod_for(manifest, ctx)
-    if pod is None or checkpoint.saves_nothing(pod) is not None:
-        return  # no checkpoint to ignore
-    setting = script.written_by(script.read(pod), "overwrite_output_dir", manifest)
-    if setting is not None and script.truth(setting):
-        yield Problem(
-            setting.at.path,
-            f"`overwrite_output_dir` ({setting.origin}) makes the trainer ignore the "
-            "checkpoints in its output directory: a restarted or resumed run starts again "
-            "from step 0 and overwrites them",
-        )
+    for container in rendered(manifest, ctx).workload():
+        if checkpoint.saves_nothing(container) is not None:
+            continue  # no checkpoint to ignore
+        setting = script.written_by(script.read(container), "overwrite_output_dir", manifest)
+        if setting is not None and script.truth(setting):
+            yield Problem(
+                setting.at.path,
+                f"`overwrite_output_dir` ({setting.origin}) makes the trainer ignore the "
+                "checkpoints in its output directory: a restarted or resumed run starts "
+                "again from step 0 and overwrites them",
+            )

@@ -6,7 +6,7 @@ from trainlint import script
 from trainlint.document import Manifest
 from trainlint.engine import Context
 from trainlint.rule import Problem, Severity, rule
-from trainlint.trainer import pod_for
+from trainlint.trainer import rendered
 
 
 @rule(
@@ -67,13 +67,12 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
             trainer.train(resume_from_checkpoint=get_last_checkpoint("/mnt/ckpt"))
     ```
     """
-    pod = pod_for(manifest, ctx)
-    setting = script.written_by(script.read(pod), "resume_from_checkpoint", manifest) \
-        if pod is not None else None
-    if setting is not None and setting.value is not None and script.truth(setting):
-        yield Problem(
-            setting.at.path,
-            f"`resume_from_checkpoint` is true ({setting.origin}), which requires a "
-            "checkpoint to exist: the first run has none, so the trainer fails before "
-            "training a step",
-        )
+    for container in rendered(manifest, ctx).workload():
+        setting = script.written_by(script.read(container), "resume_from_checkpoint", manifest)
+        if setting is not None and setting.value is not None and script.truth(setting):
+            yield Problem(
+                setting.at.path,
+                f"`resume_from_checkpoint` is true ({setting.origin}), which requires a "
+                "checkpoint to exist: the first run has none, so the trainer fails before "
+                "training a step",
+            )

@@ -6,7 +6,7 @@ from trainlint import checkpoint, script
 from trainlint.document import Manifest
 from trainlint.engine import Context
 from trainlint.rule import Problem, Severity, rule
-from trainlint.trainer import pod_for
+from trainlint.trainer import rendered
 
 
 @rule(
@@ -65,15 +65,15 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
           - --save_total_limit=3
     ```
     """
-    pod = pod_for(manifest, ctx)
-    if pod is None or checkpoint.saves_nothing(pod) is not None:
-        return
-    found = script.read(pod)
-    setting = script.written_by(found, "save_steps", manifest)
-    if setting is not None and found.get("save_total_limit") is None:
-        yield Problem(
-            setting.at.path,
-            f"`save_steps` ({setting.origin}) without `save_total_limit` keeps every "
-            "checkpoint: a volume too small for all of them fills up and the run fails at "
-            "a later save",
-        )
+    for container in rendered(manifest, ctx).workload():
+        if checkpoint.saves_nothing(container) is not None:
+            continue
+        found = script.read(container)
+        setting = script.written_by(found, "save_steps", manifest)
+        if setting is not None and found.get("save_total_limit") is None:
+            yield Problem(
+                setting.at.path,
+                f"`save_steps` ({setting.origin}) without `save_total_limit` keeps every "
+                "checkpoint: a volume too small for all of them fills up and the run fails "
+                "at a later save",
+            )
