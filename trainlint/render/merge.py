@@ -60,6 +60,8 @@ def merge(tree: Tree, path: Path, patch: Any, at: Origin, kind: str) -> None:
         elif isinstance(value, list) and isinstance(old, list) and merge_key is not None:
             _merge_list(tree, here, value, there, inner, merge_key)
         else:
+            if isinstance(old, list):
+                tree.replaced.append((here, old, tree.origin(here)))
             tree.put(here, value, there)
         current = tree.get(path)  # a change copied it
 

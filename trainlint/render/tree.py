@@ -59,7 +59,7 @@ class Tree:
     """A rendered object built over shared data: read `root` freely, change it only
     through `put`, and ask `origin` where a value came from."""
 
-    __slots__ = ("_origins", "_owned", "root")
+    __slots__ = ("_origins", "_owned", "replaced", "root")
 
     def __init__(self, root: dict[str, Any], origin: Origin) -> None:
         self.root = root
@@ -67,6 +67,9 @@ class Tree:
         #: may change in place.
         self._owned: dict[int, object] = {id(root): root}
         self._origins: dict[Any, Any] = {_HERE: origin}
+        #: The lists a merge replaced whole (atomic lists, such as `tolerations`): the
+        #: rendered path, the list it replaced and where that one was written.
+        self.replaced: list[tuple[Path, list[Any], Origin]] = []
 
     def get(self, path: Path) -> Any:
         value: Any = self.root

@@ -16,6 +16,18 @@ from trainlint.trainer import (
 
 #: What the webhook calls each kind of container.
 NOUNS = {"initContainers": "initContainer", "containers": "container"}
+#: What happens to a target the runtime lacks, which the webhook checks only after the
+#: merge has added it.
+APPENDED_CONTAINER = (
+    "the Trainer webhook does not deny it (it checks the template after the merge, which "
+    "has appended it), so the pods get a new container with only these env and mounts and "
+    "no image: they cannot be created, which shows only as an event"
+)
+APPENDED_JOB = (
+    "the Trainer webhook does not deny it (it checks the JobSet after the merge, which has "
+    "appended it), so the JobSet gets a job of that name with only what the patch gives "
+    "it, its containers without an image: the Job cannot be created"
+)
 
 
 @rule(
@@ -29,13 +41,14 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     against the runtime itself.
 
     ## Why is this bad?
-    Overrides can only adjust what the runtime has. The Trainer webhook denies the TrainJob:
-    "must not have targetJob that doesn't exist in the runtime job template" (v2.0–v2.1),
-    "must not have replicated job that doesn't exist in the runtime job template" (v2.2+),
-    "must not have container that doesn't exist in the runtime job node". The webhook
-    compares with the template after merging the override, so an unknown container (and,
-    from v2.3, an unknown job) may be appended instead of denied: the Pod then has a
-    container without an image, and the Job is never created.
+    Overrides can only adjust what the runtime has. Up to v2.2 the Trainer webhook denies
+    a TrainJob that targets a job the runtime lacks ("must not have targetJob that doesn't
+    exist in the runtime job template", v2.2: "must not have replicated job ..."). The
+    webhook's container checks ("must not have container that doesn't exist in the runtime
+    job node") never fire: it checks the template after the override is merged, and the
+    merge has already appended the unknown container, with only the override's env and
+    mounts and no image, so the pods cannot be created (`image: Required value`), which
+    shows only as an event. From v2.3 the merge appends an unknown job the same way.
 
     ## When it stays silent
     When the runtime is not among the checked files, and on targets it has.
@@ -138,7 +151,9 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     detail = f"must not have {noun} that doesn't exist in the runtime job template"
     for path, name in override_targets(job, ctx.trainer_version):
         if named(jobs, name) is None:
-            verdict = _verdict(detail, appends=ctx.trainer_version >= (2, 3))
+            verdict = f'the Trainer webhook denies the TrainJob ("{detail}")'
+            if ctx.trainer_version >= (2, 3):
+                verdict = APPENDED_JOB
             yield Problem(
                 path,
                 f"job `{name}` is not in {runtime.describe()}: {verdict}",
@@ -156,26 +171,14 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
                     given = container.get("name")
                     if not isinstance(given, str) or given in known:
                         continue
-                    missing = f"must not have {kind_noun} that doesn't exist in the runtime job"
-                    verdict = _verdict(f"{missing} {target}", appends=True)
                     yield Problem(
                         (*pod_path, kind, index, "name"),
                         f"{kind_noun} `{given}` is not in job `{target}` of "
-                        f"{runtime.describe()}: {verdict}",
+                        f"{runtime.describe()}: {APPENDED_CONTAINER}",
                         help=f"name one of the job's {kind}: {', '.join(sorted(known)) or 'none'}",
                         related=(Related(runtime, (*JOBS, found[0], *POD_SPEC, kind),
                                          f"the {kind} of job `{target}`"),),
                     )
-
-
-def _verdict(detail: str, *, appends: bool) -> str:
-    denial = f'the Trainer webhook denies the TrainJob ("{detail}")'
-    if not appends:
-        return denial
-    return (
-        f"{denial}, or, since it checks the template after merging the override, appends it "
-        "without an image so that the Job cannot be created"
-    )
 
 
 def _names(jobs: object) -> str:
