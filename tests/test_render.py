@@ -309,3 +309,47 @@ def test_render_reports_an_unknown_runtime_and_renders_the_trainjob_alone(tmp_pa
                              capture_output=True, text=True, check=False)
     assert missing.returncode == 2
     assert "no runtime `x` among the inputs" in missing.stderr
+
+
+def test_a_finding_on_a_rendered_pod_names_the_keys_of_other_objects_it_depends_on() -> None:
+    """TL302 on a TrainJob: the PVC's access modes and the runtime's volume, where written."""
+    from tests.conftest import lint_text
+
+    text = """
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: ckpt, namespace: ml}
+spec:
+  accessModes: [ReadWriteOnce]
+---
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainingRuntime
+metadata: {name: torch, namespace: ml}
+spec:
+  mlPolicy: {torch: {}}
+  template:
+    spec:
+      replicatedJobs:
+        - name: node
+          template:
+            metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
+            spec:
+              template:
+                spec:
+                  containers: [{name: node, image: t, volumeMounts: [{name: ckpt, mountPath: /c}]}]
+                  volumes: [{name: ckpt, persistentVolumeClaim: {claimName: ckpt}}]
+---
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: run, namespace: ml}
+spec:
+  runtimeRef: {kind: TrainingRuntime, name: torch}
+  trainer: {numNodes: 2}
+"""
+    [finding] = [f for f in lint_text(text) if f.code == "TL302"]
+    assert finding.path == ("spec", "trainer", "numNodes")
+    modes, volume = finding.related
+    assert (modes.manifest.kind, modes.path) == ("PersistentVolumeClaim", ("spec", "accessModes"))
+    assert volume.manifest.kind == "TrainingRuntime"
+    assert volume.path == ("spec", "template", "spec", "replicatedJobs", 0, "template", "spec",
+                           "template", "spec", "volumes", 0, "persistentVolumeClaim")
