@@ -229,8 +229,10 @@ class _Build:
             # The controller puts the jobs back in the runtime's order (a new one sorts
             # with the first).
             merged = [job.get("name") for _, job in mappings(self.tree.get(JOBS))]
-            place = {name: position for position, name in enumerate(names)}
-            order = sorted(range(len(merged)), key=lambda item: place.get(merged[item], 0))
+            place = {name: position for position, name in enumerate(names)
+                     if isinstance(name, str)}
+            order = sorted(range(len(merged)), key=lambda item: place.get(
+                merged[item], 0) if isinstance(merged[item], str) else 0)
             if order != list(range(len(merged))):
                 self.tree.reorder(JOBS, order)
 
@@ -433,7 +435,8 @@ def _framework(policy: dict[str, Any] | None, version: Version) -> str:
 
 def _targeted(override: dict[str, Any], names: list[Any]) -> list[int]:
     """The indexes of the runtime jobs an override's `targetJobs` names."""
-    targets = {target.get("name") for _, target in mappings(override.get("targetJobs"))}
+    targets = {name for _, target in mappings(override.get("targetJobs"))
+               for name in [target.get("name")] if isinstance(name, str)}
     return [index for index, name in enumerate(names) if name in targets]
 
 
