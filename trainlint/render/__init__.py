@@ -152,6 +152,9 @@ class Render:
     #: What the controller also creates beside the JobSet (the MPI hostfile ConfigMap),
     #: as (kind, name, data) with the origin of the data.
     extras: list[tuple[str, str, dict[str, Any], Origin]] = field(default_factory=list)
+    #: What a plugin injected and a TrainJob's value then replaced (the builder sets the
+    #: TrainJob's env last): the rendered path, the injected item and its origin.
+    replaced: list[tuple[Path, dict[str, Any], Origin]] = field(default_factory=list)
     #: What rules work out from the render (checkpoint directories...), by how they did.
     derived: dict[tuple[Any, ...], Any] = field(default_factory=dict, repr=False)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from trainlint.document import Manifest, Path, dig, mapping, mappings
+from trainlint.document import Manifest, Path, dig, mapping, mappings, string
 from trainlint.render import (
     ANCESTOR_LABEL,
     INITIALIZERS,
@@ -115,7 +115,9 @@ class _Build:
             self._merge_resources()
         from trainlint.render import plugins
 
-        result = Render(self.job, self.runtime, self.version, self.tree, self.framework)
+        result = self.result = Render(
+            self.job, self.runtime, self.version, self.tree, self.framework
+        )
         plugins.enforce(self, result)
         self._sync_counts()
         self._fill_initializers()
@@ -228,11 +230,10 @@ class _Build:
         if self.version >= (2, 3):
             # The controller puts the jobs back in the runtime's order (a new one sorts
             # with the first).
-            merged = [job.get("name") for _, job in mappings(self.tree.get(JOBS))]
+            merged = [string(job.get("name")) for _, job in mappings(self.tree.get(JOBS))]
             place = {name: position for position, name in enumerate(names)
                      if isinstance(name, str)}
-            order = sorted(range(len(merged)), key=lambda item: place.get(
-                merged[item], 0) if isinstance(merged[item], str) else 0)
+            order = sorted(range(len(merged)), key=lambda item: place.get(merged[item], 0))
             if order != list(range(len(merged))):
                 self.tree.reorder(JOBS, order)
 
@@ -418,6 +419,10 @@ class _Build:
              if key is not None and isinstance(old, dict) and old.get(key) == item.get(key)),
             len(found),
         )
+        if index < len(found) and found[index] != item and at.note is None:
+            before = self.tree.origin((*path, index))
+            if before.note is not None and before.note.startswith("injected by"):
+                self.result.replaced.append(((*path, index), found[index], before))
         self.tree.put((*path, index), item, at)
 
 

@@ -2,10 +2,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from trainlint.document import Manifest, dig, mapping, mappings
+from trainlint.document import Manifest, dig, mapping
 from trainlint.engine import Context
 from trainlint.rule import Problem, Severity, TrainerVersion, rule
-from trainlint.trainer import framework
+from trainlint.render.tree import Origin
+from trainlint.trainer import framework, rendered
 
 #: Variables each framework plugin writes over `spec.trainer.env`.
 RESERVED = {
@@ -44,13 +45,17 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     denies them, the admission-parity rules report it.)
 
     ## Why is this bad?
-    The plugin upserts its own values after the TrainJob's env, so the value written here
-    is silently replaced: the run uses the controller's node count, rank, master address
-    or hostfile, not yours.
+    The plugin sets its values from `numNodes`, the GPUs, the rendezvous host and the
+    hostfile it mounts, and then the controller applies the TrainJob's env over them: the
+    value written here wins (see `trainlint render`). When it is not what the plugin
+    computed, the nodes disagree with what the controller set up: a wrong node count or
+    rank hangs the rendezvous, another master address or port is never reached, another
+    hostfile lists no workers.
 
     ## When it stays silent
     Where the webhook denies the variables (TL212), on variables the plugin does not
-    set, and when the runtime is not among the checked files.
+    set, when the value written is the one the plugin sets, and when the runtime is not
+    among the checked files.
 
     ## Example
     ```yaml
@@ -112,10 +117,44 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     why = _unchecked(plugin, ctx.trainer_version, trainer)
     if why is None:
         return
-    for index, variable in mappings(trainer.get("env")):
-        if str(variable.get("name")) in RESERVED[plugin]:
-            yield Problem(
-                ("spec", "trainer", "env", index, "name"),
-                f"`{variable['name']}` is set by the {plugin} plugin, which silently overwrites "
-                f"this value ({why}): the run uses the controller's value, not this one",
-            )
+    render = rendered(job, ctx)
+    for path, injected, origin in render.replaced:
+        name = str(injected.get("name"))
+        written = render.origin(path)
+        if name not in RESERVED[plugin] or written.manifest is not job:
+            continue
+        value = dig(render.jobset, *path, "value")
+        cause = Origin(origin.manifest, origin.path).describe() if origin.manifest else ""
+        yield Problem(
+            (*written.path, "name"),
+            f"`{name}: {value}` replaces the `{_shown(injected)}` the {plugin} plugin sets"
+            f"{f' from {cause}' if cause else ''}: the controller applies the TrainJob's env "
+            f"last ({why}), so {CONSEQUENCES.get(name, _MISMATCH)}",
+        )
+
+
+_MISMATCH = "the nodes no longer match what the controller set up"
+#: What a node count, rank or address of one's own does to the run.
+CONSEQUENCES = {
+    "PET_NNODES": "torchrun waits for another number of nodes than the job runs, and the "
+    "rendezvous hangs or leaves nodes out",
+    "JAX_NUM_PROCESSES": "JAX waits for another number of processes than the job runs, and "
+    "the start hangs",
+    "PET_NODE_RANK": "every node claims the same rank, and the rendezvous fails",
+    "JAX_PROCESS_ID": "every node claims the same process id, and the start fails",
+    "PET_MASTER_ADDR": "the nodes look for the master where none listens",
+    "PET_MASTER_PORT": "the nodes look for the master on a port it does not open (the "
+    "controller exposes 29500)",
+    "JAX_COORDINATOR_ADDRESS": "the nodes look for the coordinator where none listens",
+    "PET_NPROC_PER_NODE": "torchrun starts another number of processes per node than the "
+    "plugin counted",
+    "OMPI_MCA_orte_default_hostfile": "mpirun reads another hostfile than the one the plugin "
+    "mounts at /etc/mpi/hostfile, which lists the workers",
+}
+
+
+def _shown(variable: dict[str, object]) -> str:
+    value = variable.get("value")
+    if value is None:
+        return "valueFrom: its completion index"
+    return str(value)
