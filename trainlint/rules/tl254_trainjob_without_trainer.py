@@ -5,8 +5,8 @@ from collections.abc import Iterator
 from trainlint import script
 from trainlint.document import Manifest, dig
 from trainlint.engine import Context
-from trainlint.rule import Problem, Severity, rule
 from trainlint.render import Container
+from trainlint.rule import Problem, Severity, rule
 from trainlint.trainer import RENDEZVOUS_FRAMEWORKS, framework, rendered, trainer_container_of
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from trainlint import script
-from trainlint.document import Manifest, mappings, sequence
+from trainlint.document import Manifest
 from trainlint.engine import Context
 from trainlint.rule import Problem, Severity, rule
 from trainlint.trainer import JOBS, is_mpi, replicated_jobs, runtime_render

@@ -4,8 +4,8 @@ from collections.abc import Iterator
 
 from trainlint.document import Manifest, dig, mapping
 from trainlint.engine import Context
-from trainlint.rule import Problem, Severity, TrainerVersion, rule
 from trainlint.render.tree import Origin
+from trainlint.rule import Problem, Severity, TrainerVersion, rule
 from trainlint.trainer import framework, rendered
 
 #: Variables each framework plugin writes over `spec.trainer.env`.

@@ -3,10 +3,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from trainlint.document import Manifest, Path, dig, mapping, mappings
+from trainlint.checkpoint import first_on
+from trainlint.document import Manifest, Path, dig, mapping
 from trainlint.engine import Context
 from trainlint.rule import Problem, Severity, rule
-from trainlint.trainer import pod_specs, trainer_container
+from trainlint.trainer import rendered
 
 
 def _extended(name: str) -> bool:
@@ -86,27 +87,23 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
             nvidia.com/gpu: 1
     ```
     """
-    if manifest.kind != "TrainJob":
-        for pod_path, _, pod_spec in pod_specs(manifest):
-            for kind in ("initContainers", "containers"):
-                for index, container in mappings(pod_spec.get(kind)):
-                    resources = mapping(container.get("resources"))
-                    path: Path = (*pod_path, kind, index, "resources", "requests")
-                    for name, what in _mismatches(
-                        mapping(resources.get("requests")), mapping(resources.get("limits"))
-                    ):
-                        yield Problem((*path, name), _message(name, what))
-        return
-    given = mapping(dig(manifest.body, "spec", "trainer", "resourcesPerNode"))
-    requests, limits = mapping(given.get("requests")), mapping(given.get("limits"))
-    runtime = ctx.runtime_for(manifest)
-    found = trainer_container(runtime) if runtime is not None else None
-    if found is not None and ctx.trainer_version >= (2, 3):
-        own = mapping(found[1].get("resources"))
-        requests = {**mapping(own.get("requests")), **requests}
-        limits = {**mapping(own.get("limits")), **limits}
-    path = ("spec", "trainer", "resourcesPerNode")
-    for name, what in _mismatches(requests, limits):
-        part = "requests" if name in mapping(given.get("requests")) else "limits"
-        if name in mapping(given.get(part)):
+    render = rendered(manifest, ctx)
+    if not render.complete:  # what the TrainJob asks for is all there is to judge
+        given = mapping(dig(manifest.body, "spec", "trainer", "resourcesPerNode"))
+        path: Path = ("spec", "trainer", "resourcesPerNode")
+        for name, what in _mismatches(mapping(given.get("requests")), mapping(given.get("limits"))):
+            part = "requests" if name in mapping(given.get("requests")) else "limits"
             yield Problem((*path, part, name), _message(name, what))
+        return
+    for kind in ("initContainers", "containers"):
+        for container in render.containers(kind):
+            resources = mapping(container.body.get("resources"))
+            for name, what in _mismatches(
+                mapping(resources.get("requests")), mapping(resources.get("limits"))
+            ):
+                at = first_on(
+                    manifest, container.origin("resources", "requests", name),
+                    container.origin("resources", "limits", name),
+                )
+                if at is not None:
+                    yield Problem(at.path, _message(name, what))

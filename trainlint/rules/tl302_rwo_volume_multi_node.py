@@ -5,9 +5,9 @@ from collections.abc import Iterator
 from trainlint.checkpoint import claim_namespaces, claim_template, first_on
 from trainlint.document import Manifest, Path, dig, mappings, sequence
 from trainlint.engine import Context
-from trainlint.rule import Problem, Related, Severity, rule
 from trainlint.render import POD_SPEC, Job
 from trainlint.render.tree import Origin, within
+from trainlint.rule import Problem, Related, Severity, rule
 from trainlint.trainer import rendered
 
 SINGLE_NODE_MODES = frozenset({"ReadWriteOnce", "ReadWriteOncePod"})

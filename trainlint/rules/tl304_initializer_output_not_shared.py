@@ -5,8 +5,8 @@ from typing import Any
 
 from trainlint.document import Manifest, dig, mapping, mappings
 from trainlint.engine import Context
-from trainlint.rule import Problem, Severity, rule
 from trainlint.render import INITIALIZERS
+from trainlint.rule import Problem, Severity, rule
 from trainlint.trainer import named, rendered, trainer_of
 
 

@@ -97,10 +97,11 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
                         - name: node
                           image: ghcr.io/example/sweep:1.0
                           env:
-                            - name: INDEX
+                            - name: INDEX  # the Job's completion index
                               valueFrom:
                                 fieldRef:
-                                  fieldPath: metadata.annotations['batch.kubernetes.io/job-completion-index']
+                                  fieldPath: >-
+                                    metadata.annotations['batch.kubernetes.io/job-completion-index']
                             - name: CKPT_DIR
                               value: /mnt/ckpt/sweep-$(INDEX)
                           volumeMounts:

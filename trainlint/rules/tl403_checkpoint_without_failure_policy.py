@@ -5,8 +5,8 @@ from collections.abc import Iterator
 from trainlint.checkpoint import CheckpointDir, CheckpointOptions, writers
 from trainlint.document import Manifest
 from trainlint.engine import Context
-from trainlint.rule import Problem, Severity, rule
 from trainlint.render import Render
+from trainlint.rule import Problem, Severity, rule
 from trainlint.trainer import JOBSET, jobset, rendered, runtime_render
 
 

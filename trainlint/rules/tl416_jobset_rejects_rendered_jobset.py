@@ -157,11 +157,9 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
                               *_coordinator(render), *_claim_templates(render)]:
         if named and not is_job:
             continue  # what a TrainJob's name decides is reported on the TrainJob
-        if named:
-            at = Origin(manifest, ("metadata", "name"))
-        elif at.manifest is not manifest:
+        if not named and at.manifest is not manifest:
             continue
-        yield Problem(at.path, f"{detail}: {REJECTED}")
+        yield Problem(("metadata", "name") if named else at.path, f"{detail}: {REJECTED}")
 
 
 def _depends_on(render: Render) -> Iterator[Found]:
