@@ -10,6 +10,7 @@ rest of the path.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 from trainlint.document import Manifest, Path, dotted
@@ -144,6 +145,17 @@ class Tree:
         if best.note is not None or depth == len(path):
             return best
         return Origin(best.manifest, best.path + path[depth:])
+
+    def sources(self) -> Iterator[Origin]:
+        """Every origin recorded (not those a value inherits from the one above it)."""
+        stack = [self._origins]
+        while stack:
+            node = stack.pop()
+            for key, inner in node.items():
+                if key is _HERE:
+                    yield inner
+                else:
+                    stack.append(inner)
 
     def reorder(self, path: Path, order: list[int]) -> None:
         """Put the items of the list at `path` in `order` (old indexes, new order), their

@@ -14,6 +14,7 @@ from trainlint.trainer import (
     TRAINER,
     ancestor,
     is_mpi,
+    rendered,
     replicated_jobs,
 )
 
@@ -223,12 +224,13 @@ def _check_trainjob(job: Manifest, ctx: Context) -> Iterator[Problem]:
     jobs = replicated_jobs(runtime)
     if any(ancestor(runtime_job) == TRAINER for _, runtime_job in jobs):
         return
-    kept = set()
-    if is_mpi(runtime):
-        kept |= {"numNodes", "numProcPerNode"}
-        launcher_as_node = dig(runtime.body, "spec", "mlPolicy", "mpi", "runLauncherAsNode")
-        if launcher_as_node is True and ctx.trainer_version >= (2, 1):
-            kept.add("resourcesPerNode")
+    # What reaches the JobSet: the keys of `spec.trainer` some rendered value came from
+    # (MPI applies numNodes and numProcPerNode by job name, label or not).
+    kept = {
+        origin.path[2] for origin in rendered(job, ctx).tree.sources()
+        if origin.manifest is job and origin.path[:2] == ("spec", "trainer")
+        and len(origin.path) > 2
+    }
     # A key the API does not know (a typo) never reaches the controller: TL006 names it.
     dropped = [key for key in trainer if key in TRAINER_FIELDS and key not in kept]
     if dropped:
