@@ -1,11 +1,13 @@
 """End-to-end speed of `trainlint check` against the bare C-parse rate of the same bytes.
 
-    python3 benchmarks/check.py [--runs 5] [--quick]
+    python3 benchmarks/check.py [--runs 5] [--quick] [--baseline OTHER/bin/trainlint]
 
 Prints a table: medians of `--runs` rounds, documents per second, and each rate as a share
 of the floor measured in the same rounds (libyaml composing every document with
 line/column marks, in-process, no rules, the cycle collector off). Start-up and peak RSS
-are measured on real subprocesses.
+are measured on real subprocesses. The cost of rendering the JobSets (`trainlint.render`)
+is measured in-process in the same rounds; `--baseline` runs another build's console
+script (main's, before a change) in the same rounds too, and prints the ratio.
 """
 
 from __future__ import annotations
@@ -85,9 +87,9 @@ def compose_halves(paths: Sequence[Path]) -> None:
         raise SystemExit("the floor's second process failed: its half was not composed")
 
 
-def run(arguments: Sequence[str]) -> int:
-    """Run trainlint; return its peak RSS in KiB."""
-    return finish(start(arguments), arguments)
+def run(arguments: Sequence[str], program: str = TRAINLINT) -> int:
+    """Run trainlint (or another build of it, `program`); return its peak RSS in KiB."""
+    return finish(start(arguments, program), arguments)
 
 
 def run_side_by_side(commands: Sequence[Sequence[str]]) -> None:
@@ -96,9 +98,9 @@ def run_side_by_side(commands: Sequence[Sequence[str]]) -> None:
         finish(process, arguments)
 
 
-def start(arguments: Sequence[str]) -> subprocess.Popen[bytes]:
+def start(arguments: Sequence[str], program: str = TRAINLINT) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [TRAINLINT, *arguments], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        [program, *arguments], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
     )
 
 
@@ -120,6 +122,52 @@ def run_writing_cache(caches: Path, jobs: str, folder: Path) -> int:
     return run(["check", "--jobs", jobs, "--cache-dir", fresh, str(folder)])
 
 
+def render_all(paths: Sequence[Path]) -> tuple[int, Callable[[], None]]:
+    """The number of renders a check of `paths` needs (every TrainJob on its runtime, every
+    runtime alone), and an action that makes them all, in this process, from files read
+    beforehand: the cost of rendering by itself."""
+    from trainlint.engine import RUNTIME_KINDS, Index, object_kind
+    from trainlint.loader import load_bytes
+    from trainlint.render import render
+
+    manifests = [manifest for path in paths for manifest in load_bytes(
+        path.read_bytes(), str(path)).manifests]
+    index = Index(manifests)
+    pairs = [
+        (manifest, index.runtime_for(manifest)) if object_kind(manifest) == "TrainJob"
+        else (None, manifest)
+        for manifest in manifests if object_kind(manifest) in {"TrainJob", *RUNTIME_KINDS}
+    ]
+
+    def action() -> None:
+        gc.disable()
+        try:
+            for job, runtime in pairs:
+                render(job, runtime, (2, 3))
+        finally:
+            gc.enable()
+
+    return len(pairs), action
+
+
+def print_rendering(
+    seconds: dict[str, float], renders: int, floor: float, cold: Sequence[str],
+    baseline: str | None,
+) -> None:
+    """What rendering costs, and this build against a baseline build, measured in the
+    same rounds as the rest (`floor`: the floor's seconds per document)."""
+    spent = seconds["render"]
+    print(f"  rendering its {renders:,} JobSets, in-process: {spent * 1000:.0f} ms, "
+          f"{spent / renders * 1e6:.0f} us each, {spent / seconds['cold 1']:.0%} of the "
+          "--jobs 1 run")
+    if baseline:
+        documents = round(seconds["floor"] / floor)
+        print(row("  baseline build, cold --jobs 1", seconds["baseline"], documents,
+                  documents / seconds["floor"], run(cold, baseline)))
+        print(f"  this build takes {seconds['cold 1'] / seconds['baseline']:.2f}x the "
+              "baseline's time (same rounds)")
+
+
 def row(label: str, seconds: float, documents: int, floor: float, rss: int | None = None) -> str:
     """One line: median time, documents per second, and that rate as a share of the floor's."""
     rate = documents / seconds
@@ -127,11 +175,20 @@ def row(label: str, seconds: float, documents: int, floor: float, rss: int | Non
     return f"{label:<44} {seconds * 1000:9.0f} ms {rate:9.0f} docs/s {rate / floor:7.0%}  {memory}"
 
 
-def main() -> None:
+def arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--quick", action="store_true", help="1,000 files only")
-    args = parser.parse_args()
+    parser.add_argument(
+        "--baseline", metavar="TRAINLINT",
+        help="another build's console script (a checkout of main, say): its cold --jobs 1 "
+        "run is measured in the same rounds, and compared",
+    )
+    return parser.parse_args()
+
+
+def main() -> None:
+    args = arguments()
     # An install compiles the package to bytecode; an editable checkout may never have.
     compileall.compile_dir(Path(__file__).resolve().parent.parent / "trainlint", quiet=1)
     corpus = DEFAULT_DIR
@@ -162,8 +219,12 @@ def main() -> None:
         run(warm)
         # The default: a cold run writes the cache (CI from a clean clone), a warm one reads it.
         caches = corpus / ".cold-caches"
+        renders, rendering = render_all(paths)
+        baseline = {"baseline": partial(run, cold["1"], args.baseline)} if args.baseline else {}
         seconds = medians(
             {
+                **baseline,
+                "render": rendering,
                 "floor": partial(compose_floor, paths),
                 "floor halves": partial(compose_halves, paths),
                 "halves": partial(run_side_by_side, halves),
@@ -189,6 +250,7 @@ def main() -> None:
                   documents, floor_rate))
         print(row("  two --jobs 1 runs side by side, half each", seconds["halves"], documents,
                   floor_rate))
+        print_rendering(seconds, renders, documents / floor_rate, cold["1"], args.baseline)
         print(f"  two cores give the floor {seconds['floor'] / seconds['floor halves']:.2f}x, "
               f"two independent halves {seconds['cold 1'] / seconds['halves']:.2f}x --jobs 1")
         print(f"  --jobs 2 is {seconds['cold 1'] / seconds['cold 2']:.2f}x --jobs 1; a warm run "
