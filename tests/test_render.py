@@ -301,14 +301,52 @@ def test_render_reports_an_unknown_runtime_and_renders_the_trainjob_alone(tmp_pa
                           capture_output=True, text=True, check=False)
     assert done.returncode == 1
     assert done.stderr == (
-        f"{job}:5:3: TrainJob `alone`: its runtime is not among the inputs; only what the "
-        "TrainJob says is rendered\n"
+        f"{job}:5:3: TrainJob `alone`: its runtime is found neither among the inputs and "
+        "context nor among the runtimes the release installs; only what the TrainJob says is "
+        "rendered\n"
     )
     assert "value: /c  # TrainJob alone spec.trainer.env[0].value\n" in done.stdout
     missing = subprocess.run(["trainlint", "render", "--isolated", "--runtime", "x", str(job)],
                              capture_output=True, text=True, check=False)
     assert missing.returncode == 2
     assert "no runtime `x` among the inputs" in missing.stderr
+
+
+def test_render_finds_the_runtime_in_the_context_or_among_those_the_release_installs(
+    tmp_path: Path,
+) -> None:
+    job = tmp_path / "job.yaml"
+    job.write_text(
+        "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: tj}\n"
+        "spec:\n  runtimeRef: {name: torch-distributed}\n"
+    )
+    bundled = subprocess.run(["trainlint", "render", "--isolated", str(job)],
+                             capture_output=True, text=True, check=False)
+    assert bundled.returncode == 0, bundled.stderr
+    assert "# ClusterTrainingRuntime torch-distributed spec.template" in bundled.stdout
+    alone = subprocess.run(
+        ["trainlint", "render", "--isolated", "--no-bundled-runtimes", str(job)],
+        capture_output=True, text=True, check=False,
+    )
+    assert alone.returncode == 1
+    assert "ClusterTrainingRuntime" not in alone.stdout
+    runtime = tmp_path / "context" / "runtime.yaml"
+    runtime.parent.mkdir()
+    runtime.write_text(
+        "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: ClusterTrainingRuntime\n"
+        "metadata: {name: torch-distributed}\nspec:\n  mlPolicy: {numNodes: 1, torch: {}}\n"
+        "  template:\n    spec:\n      replicatedJobs:\n      - name: node\n        template:\n"
+        "          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}\n"
+        "          spec:\n            template:\n              spec:\n                containers:\n"
+        "                - {name: node, image: mine:1}\n"
+    )
+    context = subprocess.run(
+        ["trainlint", "render", "--isolated", "--context", str(runtime.parent), str(job)],
+        capture_output=True, text=True, check=False,
+    )
+    assert context.returncode == 0, context.stderr
+    assert "image: mine:1  # ClusterTrainingRuntime torch-distributed" in context.stdout
+    assert "tj" in context.stdout
 
 
 def test_a_finding_on_a_rendered_pod_names_the_keys_of_other_objects_it_depends_on() -> None:

@@ -708,14 +708,28 @@ def _report(
               show_default=True, help="YAML with each value's origin as a comment, or JSON.")
 @click.option("--runtime", "runtime_name", metavar="NAME",
               help="Render the runtime of this name on its own: what every TrainJob gets.")
+@click.option(
+    "--context", "context_paths", multiple=True, metavar="PATH", type=click.Path(path_type=str),
+    help="A file or folder whose runtimes the TrainJobs may use, never rendered themselves "
+    "(repeatable; added to config `context`).",
+)
+@click.option(
+    "--no-bundled-runtimes", is_flag=True,
+    help="Do not assume the ClusterTrainingRuntimes the Trainer release installs "
+    "(config `bundled-runtimes = false`).",
+)
 def render_command(
     paths: tuple[str, ...], config_file: str | None, isolated: bool,
     trainer_version: str | None, output_format: str, runtime_name: str | None,
+    context_paths: tuple[str, ...], no_bundled_runtimes: bool,
 ) -> None:
     """Print the JobSet the Trainer controller builds for each TrainJob in the files
     (folders are searched as by `check`), every value annotated with where it came from.
 
-    Exit status: 0 every JobSet rendered, 1 a TrainJob's runtime is not among the inputs
+    A TrainJob's runtime is looked for among the inputs, then the context (`--context`,
+    config `context`), then the ClusterTrainingRuntimes the release installs.
+
+    Exit status: 0 every JobSet rendered, 1 a TrainJob's runtime is found nowhere
     (what the TrainJob says is rendered alone) or a file does not parse, 2 usage error.
     """
     import json
@@ -724,9 +738,14 @@ def render_command(
     from trainlint.render import render
     from trainlint.render.show import to_json, to_yaml
 
-    overrides = {"trainer-version": trainer_version} if trainer_version else {}
-    names, where, _ = _select(paths, config_file, isolated, overrides, "<stdin>")
-    inputs = [_read(name, "<stdin>") for name in names]
+    given = {
+        "trainer-version": trainer_version, "context": list(context_paths) or None,
+        "bundled-runtimes": False if no_bundled_runtimes else None,
+    }
+    overrides = {key: value for key, value in given.items() if value is not None}
+    chosen = _select(paths, config_file, isolated, overrides, "<stdin>")
+    where = chosen.settings
+    inputs = [_read(name, "<stdin>") for name in chosen.names]
     incomplete = False
     for item in inputs:
         for problem in item.problems:
@@ -734,22 +753,27 @@ def render_command(
             span = problem.span
             click.echo(f"{item.source.name}:{span.line}:{span.column}: {problem.message}", err=True)
     manifests = [manifest for item in inputs for manifest in item.manifests]
-    index = Index(manifests)
+    context = [
+        manifest for name in chosen.context for manifest in _read(name, "<stdin>").manifests
+    ]
+    index = Index(manifests, context)
     results = []
     for manifest in manifests:
         kind = object_kind(manifest)
-        version = where[manifest.source.name].trainer_version
+        settings = where[manifest.source.name]
+        version = settings.trainer_version
         if runtime_name is not None:
             if kind in RUNTIME_KINDS and manifest.name == runtime_name:
                 results.append(render(None, manifest, version))
         elif kind == "TrainJob":
-            runtime = index.runtime_for(manifest)
+            runtime = index.runtime_for(manifest, version if settings.bundled_runtimes else None)
             if runtime is None:
                 incomplete = True
                 span = manifest.span(("spec", "runtimeRef"))
                 click.echo(
                     f"{manifest.source.name}:{span.line}:{span.column}: {manifest.describe()}: "
-                    "its runtime is not among the inputs; only what the TrainJob says is "
+                    "its runtime is found neither among the inputs and context nor among "
+                    "the runtimes the release installs; only what the TrainJob says is "
                     "rendered", err=True,
                 )
             results.append(render(manifest, runtime, version))
