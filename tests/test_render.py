@@ -391,3 +391,39 @@ spec:
     assert volume.manifest.kind == "TrainingRuntime"
     assert volume.path == ("spec", "template", "spec", "replicatedJobs", 0, "template", "spec",
                            "template", "spec", "volumes", 0, "persistentVolumeClaim")
+
+
+def test_the_tree_copies_what_it_changes_and_keeps_track_after_a_subtree_is_replaced() -> None:
+    """What the tree keeps by path to build faster never outlives the value it found
+    there: a replaced subtree, reordered items and a finished tree all stay right."""
+    from trainlint.render.tree import Origin, Tree
+
+    shared = {"a": {"b": [{"c": 1}, {"c": 2}]}}
+    first, second, third = Origin(None, (), "one"), Origin(None, (), "two"), Origin(None, (), "3")
+    tree = Tree(dict(shared), first)
+    tree.put(("a", "b", 0, "c"), 10, second)
+    assert shared == {"a": {"b": [{"c": 1}, {"c": 2}]}}  # shared data is never changed
+    assert tree.get(("a", "b", 0, "c")) == 10
+    tree.put(("a",), {"b": [{"c": 5}]}, third)  # replaces what was owned below
+    tree.put(("a", "b", 0, "d"), 6, second)
+    assert tree.root["a"] == {"b": [{"c": 5, "d": 6}]}
+    assert tree.origin(("a", "b", 0, "c")) == third
+    assert tree.origin(("a", "b", 0, "d")) == second
+    tree.put(("a", "b", 1), {"c": 7}, first)
+    tree.reorder(("a", "b"), [1, 0])
+    tree.put(("a", "b", 0, "e"), 8, third)
+    assert tree.root["a"]["b"] == [{"c": 7, "e": 8}, {"c": 5, "d": 6}]
+    assert [tree.origin(("a", "b", index, "c")) for index in (0, 1)] == [first, third]
+    assert tree.origin(("a", "b", 1, "d")) == second
+    tree.put_items(("a", "b"), [(0, {"c": 9}, second), (2, {"c": 11}, first)])
+    assert tree.root["a"]["b"] == [{"c": 9}, {"c": 5, "d": 6}, {"c": 11}]
+    assert tree.origin(("a", "b", 0, "e")) == second
+    tree.done()
+    kept = tree.root["a"]["b"]
+    tree.put(("a", "b", 1, "d"), 12, first)  # after `done`, a change copies
+    assert kept[1] == {"c": 5, "d": 6}
+    assert tree.get(("a", "b", 1, "d")) == 12
+    assert tree.origin(("a", "b", 1, "d")) == first
+    assert sorted(origin.note or "" for origin in tree.sources()) == sorted(
+        ["one", "3", "two", "3", "one", "one"]  # root, a, b[0], b[1] and its d, b[2]
+    )

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from trainlint.document import Manifest, Path, mapping, mappings
@@ -47,14 +48,14 @@ class Container:
         name = self.body.get("name")
         return name if isinstance(name, str) else ""
 
-    @property
+    @cached_property
     def path(self) -> Path:
         return (*self.job.pod_path, self.kind, self.index)
 
     def origin(self, *keys: str | int) -> Origin:
         return self.job.render.origin((*self.path, *keys))
 
-    @property
+    @cached_property
     def env(self) -> dict[str, tuple[int, dict[str, Any]]]:
         """Its env variables by name, with their index (a later one wins, as in Kubernetes)."""
         return {
@@ -64,13 +65,18 @@ class Container:
 
     def strings(self, key: str) -> list[tuple[str, Origin]]:
         """The items of its `command` or `args`, each with its origin."""
-        items = self.body.get(key)
-        if not isinstance(items, list):
-            return []
-        return [
-            (item, self.origin(key, index)) for index, item in enumerate(items)
-            if isinstance(item, str)
-        ]
+        found = self._strings.get(key)
+        if found is None:
+            items = self.body.get(key)
+            found = self._strings[key] = [
+                (item, self.origin(key, index)) for index, item in enumerate(items)
+                if isinstance(item, str)
+            ] if isinstance(items, list) else []
+        return found
+
+    @cached_property
+    def _strings(self) -> dict[str, list[tuple[str, Origin]]]:
+        return {}
 
 
 @dataclass(eq=False)
@@ -91,20 +97,20 @@ class Job:
         name = self.body.get("name")
         return name if isinstance(name, str) else ""
 
-    @property
+    @cached_property
     def path(self) -> Path:
         return (*JOBS, self.index)
 
-    @property
+    @cached_property
     def pod_path(self) -> Path:
         return (*self.path, *POD_SPEC)
 
-    @property
+    @cached_property
     def spec(self) -> dict[str, Any]:
         """The Job spec (`template.spec`)."""
         return mapping(mapping(self.body.get("template")).get("spec"))
 
-    @property
+    @cached_property
     def pod_spec(self) -> dict[str, Any]:
         return mapping(mapping(self.spec.get("template")).get("spec"))
 
@@ -114,16 +120,28 @@ class Job:
         return replicas if isinstance(replicas, int) and not isinstance(replicas, bool) else 1
 
     def containers(self, kind: str = "containers") -> list[Container]:
-        return [
-            Container(self, kind, index, body)
-            for index, body in mappings(self.pod_spec.get(kind))
-        ]
+        """Its containers (or `initContainers`), made once: the render does not change."""
+        found = self._containers.get(kind)
+        if found is None:
+            found = self._containers[kind] = [
+                Container(self, kind, index, body)
+                for index, body in mappings(self.pod_spec.get(kind))
+            ]
+        return found
+
+    @cached_property
+    def _containers(self) -> dict[str, list[Container]]:
+        return {}
 
     def container(self, name: str) -> Container | None:
         return next((item for item in self.containers() if item.name == name), None)
 
     def volumes(self) -> dict[str, tuple[int, dict[str, Any]]]:
-        """The pod's volumes by name, with their index."""
+        """The pod's volumes by name, with their index (shared: read only)."""
+        return self._volumes
+
+    @cached_property
+    def _volumes(self) -> dict[str, tuple[int, dict[str, Any]]]:
         return {
             volume["name"]: (index, volume)
             for index, volume in mappings(self.pod_spec.get("volumes"))

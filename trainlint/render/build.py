@@ -127,6 +127,7 @@ class _Build:
         from trainlint.render.defaults import apply_defaults
 
         apply_defaults(self.tree, self.version)
+        self.tree.done()
         for index, job in mappings(self.tree.get(JOBS)):
             pods, at = self.counts.get(index, (1, _NOWHERE))
             result.jobs.append(Job(result, index, job, self.ancestors.get(index), pods, at))
@@ -389,9 +390,37 @@ class _Build:
         self._upsert((*container, "env"), variable, at, "name")
 
     def upsert_envs(self, container: Path, variables: object, at: Origin) -> None:
+        """`upsert_env` for each variable of a list written at `at`."""
+        path = (*container, "env")
+        found = self.tree.get(path)
+        written = isinstance(found, list)
+        if not written:
+            found = []
+        # Where each name is (the first of its name: upserts replace that one).
+        where: dict[object, int] = {}
+        for position, old in enumerate(found):
+            if isinstance(old, dict):
+                where.setdefault(old.get("name"), position)
+        changes: list[tuple[int, Any, Origin]] = []
+        replaced: set[int] = set()
+        size = len(found)
         for index, variable in mappings(variables):
-            if isinstance(variable.get("name"), str):
-                self.upsert_env(container, variable, within(at, index))
+            name = variable.get("name")
+            if not isinstance(name, str):
+                continue
+            there = within(at, index)
+            known = where.get(name)
+            if known is None:
+                known = where[name] = size
+                size += 1
+            elif known < len(found) and known not in replaced:
+                replaced.add(known)
+                self._replacing(path, known, found[known], variable, there)
+            changes.append((known, variable, there))
+        if changes:
+            if not written:
+                self.tree.put(path, self.tree.adopt([]), changes[0][2])
+            self.tree.put_items(path, changes)
 
     def upsert_mount(self, container: Path, mount: dict[str, Any], at: Origin) -> None:
         self._upsert((*container, "volumeMounts"), mount, at, "mountPath")
@@ -414,16 +443,29 @@ class _Build:
         if not isinstance(found, list):
             self.tree.put(path, self.tree.adopt([]), at)
             found = []
-        index = next(
-            (position for position, old in enumerate(found)
-             if key is not None and isinstance(old, dict) and old.get(key) == item.get(key)),
-            len(found),
-        )
-        if index < len(found) and found[index] != item and at.note is None:
+        index = len(found)
+        if key is not None:
+            wanted = item.get(key)
+            for position, old in enumerate(found):
+                if isinstance(old, dict) and old.get(key) == wanted:
+                    index = position
+                    break
+        self._set(path, index, item, at)
+
+    def _set(self, path: Path, index: int, item: dict[str, Any], at: Origin) -> None:
+        """Put `item` at `index` of the list at `path` (one past its end appends),
+        remembering a plugin's value a TrainJob's replaces."""
+        found = self.tree.get(path)
+        if index < len(found):
+            self._replacing(path, index, found[index], item, at)
+        self.tree.put((*path, index), item, at)
+
+    def _replacing(self, path: Path, index: int, old: Any, item: Any, at: Origin) -> None:
+        """Remember a plugin's value that a TrainJob's (`item`, written at `at`) replaces."""
+        if old != item and at.note is None:
             before = self.tree.origin((*path, index))
             if before.note is not None and before.note.startswith("injected by"):
-                self.result.replaced.append(((*path, index), found[index], before))
-        self.tree.put((*path, index), item, at)
+                self.result.replaced.append(((*path, index), old, before))
 
 
 _NOWHERE = Origin(None, ())

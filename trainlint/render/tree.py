@@ -58,22 +58,42 @@ _HERE = None  # the trie key that holds a node's own origin (path keys are never
 
 class Tree:
     """A rendered object built over shared data: read `root` freely, change it only
-    through `put`, and ask `origin` where a value came from."""
+    through `put`, and ask `origin` where a value came from.
 
-    __slots__ = ("_origins", "_owned", "replaced", "root")
+    The origins trie holds, under each key, either the origin of that value (nothing
+    below it recorded) or a node: a dict whose `_HERE` entry, if any, is the value's own
+    origin. While it is built, the containers this tree owns and the trie's nodes are
+    also kept by path, so that the many changes under one container (a plugin's env
+    variables) do not walk the tree from the root each time; `done` drops them."""
+
+    __slots__ = ("_nodes", "_origins", "_owned", "_paths", "replaced", "root")
 
     def __init__(self, root: dict[str, Any], origin: Origin) -> None:
         self.root = root
         #: The containers this tree made itself (by id, kept alive here): the only ones it
         #: may change in place.
         self._owned: dict[int, object] = {id(root): root}
+        #: Path → the owned container there (every container on the way is owned too).
+        self._paths: dict[Path, Any] = {(): root}
         self._origins: dict[Any, Any] = {_HERE: origin}
+        #: Path → the trie node there.
+        self._nodes: dict[Path, dict[Any, Any]] = {(): self._origins}
         #: The lists a merge replaced whole (atomic lists, such as `tolerations`): the
         #: rendered path, the list it replaced and where that one was written.
         self.replaced: list[tuple[Path, list[Any], Origin]] = []
 
+    def done(self) -> None:
+        """The tree is built: what only speeds up changes goes. (A later change still
+        works: it copies what it changes, as it would a shared container.)"""
+        self._owned = {}
+        self._paths = {}
+        self._nodes = {(): self._origins}
+
     def get(self, path: Path) -> Any:
-        value: Any = self.root
+        value: Any = self._paths.get(path)
+        if value is not None:
+            return value
+        value = self.root
         for key in path:
             if isinstance(value, dict):
                 value = value.get(key)
@@ -87,23 +107,34 @@ class Tree:
         """The container at `path` (a list if `listed`, else a mapping), copied first if it
         is shared; a missing or wrongly shaped one on the way is replaced by an empty one
         (an index must exist)."""
-        value: Any = self.root
-        for position, key in enumerate(path):
-            child = value.get(key) if isinstance(value, dict) else value[key]
-            wanted = (
-                isinstance(path[position + 1], int) if position + 1 < len(path) else listed
-            )
-            if not isinstance(child, list if wanted else dict):
-                child = [] if wanted else {}
-            elif id(child) not in self._owned:
-                child = dict(child) if isinstance(child, dict) else list(child)
-            else:
-                value = child
-                continue
-            self._owned[id(child)] = child
-            value[key] = child
-            value = child
-        return value
+        found = self._paths.get(path)
+        if found is not None and isinstance(found, list) == listed:
+            return found
+        if not path:
+            return self.root
+        parent = self.own(path[:-1], isinstance(path[-1], int))
+        key = path[-1]
+        child = parent.get(key) if isinstance(parent, dict) else parent[key]
+        if not isinstance(child, list if listed else dict):
+            if id(child) in self._owned:
+                self._forget(path)
+            child = [] if listed else {}
+        elif id(child) in self._owned:
+            self._paths[path] = child
+            return child
+        else:
+            child = dict(child) if isinstance(child, dict) else list(child)
+        self._owned[id(child)] = child
+        self._paths[path] = child
+        parent[key] = child
+        return child
+
+    def _forget(self, path: Path) -> None:
+        """What was kept by path at or under `path` no longer is there."""
+        size = len(path)
+        for kept in (self._paths, self._nodes):
+            for stale in [known for known in kept if known[:size] == path and known]:
+                del kept[stale]
 
     def adopt(self, value: Any) -> Any:
         """Mark a container made for this tree as its own, so later changes need no copy."""
@@ -119,25 +150,61 @@ class Tree:
             if key >= len(parent):
                 parent.append(value)
             else:
+                if id(parent[key]) in self._owned:
+                    self._forget(path)
                 parent[key] = value
         else:
+            if id(parent.get(key)) in self._owned:
+                self._forget(path)
             parent[key] = value
         self.mark(path, origin)
 
+    def put_items(self, path: Path, items: list[tuple[int, Any, Origin]]) -> None:
+        """`put` each (index, value, origin) into the list at `path`, in order (an index
+        one past the end appends): many changes to one list at the cost of one."""
+        values = self.own(path, listed=True)
+        node = self._node(path)
+        for index, value, origin in items:
+            if index >= len(values):
+                values.append(value)
+            else:
+                if id(values[index]) in self._owned:
+                    self._forget((*path, index))
+                values[index] = value
+            if isinstance(node.get(index), dict):
+                self._forget((*path, index))
+            node[index] = origin
+
+    def _node(self, path: Path) -> dict[Any, Any]:
+        """The trie node at `path`, made if need be."""
+        found = self._nodes.get(path)
+        if found is not None:
+            return found
+        parent = self._node(path[:-1])
+        child = parent.get(path[-1])
+        if not isinstance(child, dict):
+            child = {} if child is None else {_HERE: child}
+            parent[path[-1]] = child
+        self._nodes[path] = child
+        return child
+
     def mark(self, path: Path, origin: Origin) -> None:
         """Record where the value at `path` came from (what was recorded under it goes)."""
-        node = self._origins
-        for key in path[:-1]:
-            node = node.setdefault(key, {})
-        node[path[-1]] = {_HERE: origin}
+        parent = self._node(path[:-1])
+        if isinstance(parent.get(path[-1]), dict):
+            self._forget(path)
+        parent[path[-1]] = origin
 
     def origin(self, path: Path) -> Origin:
-        node: dict[Any, Any] | None = self._origins
+        node: Any = self._origins
         best: Origin = self._origins[_HERE]
         depth = 0
         for position, key in enumerate(path):
-            node = node.get(key) if node is not None else None
+            node = node.get(key)
             if node is None:
+                break
+            if not isinstance(node, dict):
+                best, depth = node, position + 1
                 break
             here = node.get(_HERE)
             if here is not None:
@@ -152,7 +219,7 @@ class Tree:
         while stack:
             node = stack.pop()
             for key, inner in node.items():
-                if key is _HERE:
+                if key is _HERE or not isinstance(inner, dict):
                     yield inner
                 else:
                     stack.append(inner)
@@ -162,14 +229,17 @@ class Tree:
         origins with them."""
         items = self.own(path, listed=True)
         items[:] = [items[index] for index in order]
-        node = self._origins
-        for key in path:
-            node = node.setdefault(key, {})
-        moved = {}
+        node = self._node(path)
+        moved: dict[int, Any] = {}
         for new, old in enumerate(order):
-            entry = dict(node.get(old, {}))
-            entry[_HERE] = entry.get(_HERE) or self.origin((*path, old))
+            entry = node.get(old)
+            if isinstance(entry, dict):
+                entry = dict(entry)
+                entry[_HERE] = entry.get(_HERE) or self.origin((*path, old))
+            elif entry is None:
+                entry = self.origin((*path, old))
             moved[new] = entry
         for index in order:
             node.pop(index, None)
         node.update(moved)
+        self._forget(path)  # what was kept below moved
