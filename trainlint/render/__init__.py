@@ -8,11 +8,14 @@ value keeps its `Origin`, so a finding on the built pod points at the key a user
 A runtime renders on its own (`job` None): what every TrainJob that uses it inherits.
 
 The render is plain data, shared with the objects it came from: read it, never change it.
-It knows nothing of rules, the engine or any front end.
+It knows nothing of rules, the engine or any front end. It holds no reference cycle (a
+job refers to its render weakly), so dropping a render frees it at once even with the
+cycle collector off, as runs have it: keep the `Render` while its jobs are used.
 """
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -83,7 +86,8 @@ class Container:
 class Job:
     """A replicatedJob of the rendered JobSet: its pods, as the controller sizes them."""
 
-    render: Render
+    #: The render it belongs to, weakly (`render`): a strong reference would be a cycle.
+    owner: weakref.ref[Render]
     index: int
     body: dict[str, Any]
     #: The ancestor label the controller read (`trainer`...), or None.
@@ -91,6 +95,13 @@ class Job:
     #: Pods of one Job (its parallelism) and where that count was set.
     pods: int
     pods_at: Origin
+
+    @property
+    def render(self) -> Render:
+        found = self.owner()
+        if found is None:
+            raise ReferenceError("a rendered job outlived its render: keep the Render")
+        return found
 
     @property
     def name(self) -> str:
@@ -121,17 +132,14 @@ class Job:
 
     def containers(self, kind: str = "containers") -> list[Container]:
         """Its containers (or `initContainers`), made once: the render does not change."""
-        found = self._containers.get(kind)
+        made = self.render.made_containers  # kept there: kept here, they would be a cycle
+        found = made.get((self.index, kind))
         if found is None:
-            found = self._containers[kind] = [
+            found = made[(self.index, kind)] = [
                 Container(self, kind, index, body)
                 for index, body in mappings(self.pod_spec.get(kind))
             ]
         return found
-
-    @cached_property
-    def _containers(self) -> dict[str, list[Container]]:
-        return {}
 
     def container(self, name: str) -> Container | None:
         return next((item for item in self.containers() if item.name == name), None)
@@ -175,6 +183,10 @@ class Render:
     replaced: list[tuple[Path, dict[str, Any], Origin]] = field(default_factory=list)
     #: What rules work out from the render (checkpoint directories...), by how they did.
     derived: dict[tuple[Any, ...], Any] = field(default_factory=dict, repr=False)
+    #: The containers of each job, by (job index, kind), made when first asked for.
+    made_containers: dict[tuple[int, str], list[Container]] = field(
+        default_factory=dict, repr=False
+    )
 
     @property
     def jobset(self) -> dict[str, Any]:

@@ -9,6 +9,7 @@ the defaults of the JobSet webhook and of Kubernetes (`trainlint.render.defaults
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 from trainlint.document import Manifest, Path, dig, mapping, mappings, string
@@ -128,9 +129,10 @@ class _Build:
 
         apply_defaults(self.tree, self.version)
         self.tree.done()
+        owner = weakref.ref(result)
         for index, job in mappings(self.tree.get(JOBS)):
             pods, at = self.counts.get(index, (1, _NOWHERE))
-            result.jobs.append(Job(result, index, job, self.ancestors.get(index), pods, at))
+            result.jobs.append(Job(owner, index, job, self.ancestors.get(index), pods, at))
         return result
 
     def _start(self) -> Tree:
@@ -397,10 +399,10 @@ class _Build:
         if not written:
             found = []
         # Where each name is (the first of its name: upserts replace that one).
-        where: dict[object, int] = {}
+        where: dict[str, int] = {}
         for position, old in enumerate(found):
-            if isinstance(old, dict):
-                where.setdefault(old.get("name"), position)
+            if isinstance(old, dict) and isinstance(old.get("name"), str):
+                where.setdefault(old["name"], position)
         changes: list[tuple[int, Any, Origin]] = []
         replaced: set[int] = set()
         size = len(found)
