@@ -186,6 +186,32 @@ def test_what_a_run_derives_once_is_recorded_for_every_object_that_asks() -> Non
     assert index.memo == {("outer",): "kept"}
 
 
+def test_what_is_derived_for_a_while_is_recorded_for_every_object_and_then_dropped() -> None:
+    """`derived(recent=True)` (a TrainJob's render) records its look-ups for each caller as
+    `derived` does, and keeps only the last `RECENT` results."""
+    from trainlint.engine import RECENT
+
+    text = f"{CHECKPOINTED}---\n{checkpointing('a', '/mnt/ckpt/a')}"
+    run = Run([load(text, "run.yaml")], contents={"run.yaml": "digest"})
+    index = run.index
+    runtime, job = run.inputs[0].manifests
+    index.looked_up = {}
+    found = index.derived(job, ("runtime",), lambda: index.runtime_for(job), recent=True)
+    assert found is runtime
+    first, index.looked_up = index.looked_up, {}
+    again: object = index.derived(
+        job, ("runtime",), lambda: pytest.fail("built twice"), recent=True
+    )
+    assert again is runtime
+    assert index.looked_up == first
+    assert len(first) == 1
+    for count in range(RECENT):
+        index.derived(job, ("other", count), lambda: None, recent=True)
+    built = []
+    index.derived(job, ("runtime",), lambda: built.append(1), recent=True)
+    assert built == [1]  # dropped, so built again
+
+
 def test_a_summary_is_recorded_in_place_of_the_look_ups_it_stands_for() -> None:
     text = f"{CHECKPOINTED}---\n{checkpointing('a', '/mnt/ckpt/a')}"
     run = Run([load(text, "run.yaml")], contents={"run.yaml": "digest"})

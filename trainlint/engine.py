@@ -84,6 +84,9 @@ class Index:
         self.memo: dict[tuple[Any, ...], Any] = {}
         #: What `derived` worked out for the whole run: (object, value, look-ups made).
         self._derived: dict[tuple[Any, ...], tuple[Manifest, Any, dict[str, str] | None]] = {}
+        #: What `derived(recent=True)` worked out lately, the oldest first (dicts keep
+        #: their order): kept only while it is one of the last `RECENT`.
+        self._recent: dict[tuple[Any, ...], tuple[Manifest, Any, dict[str, str] | None]] = {}
         #: While not None, every look-up is recorded here as dependency → digest of the
         #: answer, so a cached result can later be checked against the objects it read.
         self.looked_up: dict[str, str] | None = None
@@ -141,7 +144,7 @@ class Index:
 
     def derived(
         self, of: Manifest, what: tuple[Any, ...], build: Callable[[], T],
-        summary: Iterable[tuple[str, ...]] | None = None,
+        summary: Iterable[tuple[str, ...]] | None = None, *, recent: bool = False,
     ) -> T:
         """What `build` derives from `of` (named `what`), worked out once per run: a runtime
         that many TrainJobs use is looked at once, not once per TrainJob.
@@ -151,9 +154,12 @@ class Index:
         everything it depends on. With `summary`, these look-ups are recorded instead of
         the build's own: they must find everything the build reads (a result over a whole
         namespace would otherwise tie each of its objects to every look-up made for every
-        other one)."""
+        other one). With `recent`, what is built is kept only while it is one of the last
+        `RECENT` such results (a large result that a few objects checked close together
+        ask for, such as a TrainJob's render: its own rules, and its runtime's)."""
         key = (id(of), *what)  # the entry holds `of`: its id is not reused during the run
-        entry = self._derived.get(key)
+        kept = self._recent if recent else self._derived
+        entry = kept.get(key)
         if entry is None:
             memo, looked_up = self.memo, self.looked_up
             self.memo, self.looked_up = {}, None if looked_up is None else {}
@@ -163,7 +169,9 @@ class Index:
                 self.memo, self.looked_up = memo, looked_up
             if recorded is not None and summary:  # what was built inside keeps its own
                 recorded = {DEPENDENCY_SEPARATOR.join(part): self.digest(part) for part in summary}
-            entry = self._derived[key] = (of, built, recorded)
+            entry = kept[key] = (of, built, recorded)
+            if recent and len(kept) > RECENT:
+                del kept[next(iter(kept))]
         if self.looked_up is not None and entry[2] is not None:
             self.looked_up.update(entry[2])
         value: T = entry[1]
@@ -283,6 +291,9 @@ class Index:
         if self.looked_up is not None:
             self.looked_up[DEPENDENCY_SEPARATOR.join(dependency)] = self.digest(dependency)
 
+
+#: How many results of `Index.derived(recent=True)` are kept.
+RECENT = 64
 
 #: Joins the parts of a dependency into one string (a JSON key).
 DEPENDENCY_SEPARATOR = "\x1f"

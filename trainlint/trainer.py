@@ -207,16 +207,23 @@ def trainer_container(runtime: Manifest) -> tuple[Path, dict[str, Any]] | None:
 def rendered(manifest: Manifest, ctx: Context) -> Render:
     """The render a rule judges: a TrainJob's on its runtime, or a runtime's on its own.
 
-    A TrainJob's is worked out once per object checked and shared by all its rules; a
-    runtime's once per run (the runtime's rules, and those of every TrainJob that compares
-    with what the runtime gives by itself, ask for it). Renders are shared: read only.
+    A TrainJob's is worked out once while the object is checked and shared by all its
+    rules, and kept for a while after (the rules of its runtime, checked just before it,
+    may have asked); a runtime's once per run (the runtime's rules, and those of every
+    TrainJob that compares with what the runtime gives by itself, ask for it). Renders are
+    shared: read only.
     """
     if manifest.kind != "TrainJob":
         return runtime_render(manifest, ctx)
-    key = ("render", id(manifest), ctx.trainer_version)
+    key = ("render", id(manifest), ctx.trainer_version, ctx.bundled)
     memo = ctx.index.memo
-    if key not in memo:
-        memo[key] = render(manifest, ctx.runtime_for(manifest), ctx.trainer_version)
+    if key not in memo:  # the memo holds it while the object is checked
+        version = ctx.trainer_version
+        memo[key] = ctx.index.derived(
+            manifest, ("render", version, ctx.bundled),
+            lambda: render(manifest, ctx.runtime_for(manifest), version),
+            recent=True,  # its runtime's rules may have asked for it just before
+        )
     found: Render = memo[key]
     return found
 
@@ -238,7 +245,14 @@ def trainer_container_of(render: Render) -> Container | None:
 def runtime_render(runtime: Manifest, ctx: Context) -> Render:
     """The render of a runtime on its own: what every TrainJob that uses it inherits."""
     version = ctx.trainer_version
-    return ctx.index.derived(runtime, ("render", version), lambda: render(None, runtime, version))
+    key = ("runtime-render", id(runtime), version)
+    memo = ctx.index.memo
+    if key not in memo:  # one look-up of the run's renders per object checked
+        memo[key] = ctx.index.derived(
+            runtime, ("render", version), lambda: render(None, runtime, version)
+        )
+    found: Render = memo[key]
+    return found
 
 
 def is_count(value: object) -> TypeGuard[int]:

@@ -22,7 +22,7 @@ from functools import cached_property
 from typing import Any
 
 from trainlint.document import Manifest, Path, mapping, mappings
-from trainlint.render.tree import Origin, Tree
+from trainlint.render.tree import Located, Origin, Tree
 
 __all__ = ["Container", "Job", "Origin", "Render", "render"]
 
@@ -56,7 +56,11 @@ class Container:
         return (*self.job.pod_path, self.kind, self.index)
 
     def origin(self, *keys: str | int) -> Origin:
-        return self.job.render.origin((*self.path, *keys))
+        return self.job.render.tree.origin_below(self.path, self._located, keys)
+
+    @cached_property
+    def _located(self) -> Located:
+        return self.job.render.tree.locate(self.path)
 
     @cached_property
     def env(self) -> dict[str, tuple[int, dict[str, Any]]]:
@@ -157,7 +161,11 @@ class Job:
         }
 
     def origin(self, *keys: str | int) -> Origin:
-        return self.render.origin((*self.path, *keys))
+        return self.render.tree.origin_below(self.path, self._located, keys)
+
+    @cached_property
+    def _located(self) -> Located:
+        return self.render.tree.locate(self.path)
 
 
 @dataclass(eq=False)

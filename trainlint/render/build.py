@@ -10,6 +10,7 @@ the defaults of the JobSet webhook and of Kubernetes (`trainlint.render.defaults
 from __future__ import annotations
 
 import weakref
+from collections.abc import Iterable
 from typing import Any
 
 from trainlint.document import Manifest, Path, dig, mapping, mappings, string
@@ -66,6 +67,10 @@ def pruned(value: Any, shape: Any) -> Any:
     if not isinstance(value, dict):
         return value
     return {key: pruned(item, shape[key]) for key, item in value.items() if key in shape}
+
+
+#: The origin of a value nothing wrote.
+_NOWHERE = Origin(None, ())
 
 
 class _Build:
@@ -393,6 +398,16 @@ class _Build:
 
     def upsert_envs(self, container: Path, variables: object, at: Origin) -> None:
         """`upsert_env` for each variable of a list written at `at`."""
+        self.upsert_env_items(container, (
+            (variable, None, index) for index, variable in mappings(variables)
+        ), at)
+
+    def upsert_env_items(
+        self, container: Path, items: Iterable[tuple[Any, Origin | None, int]],
+        at: Origin = _NOWHERE,
+    ) -> None:
+        """`upsert_env` for each (variable, its origin, index), in order, in one pass: an
+        origin None is the `index`-th item of the list written at `at`."""
         path = (*container, "env")
         found = self.tree.get(path)
         written = isinstance(found, list)
@@ -406,12 +421,14 @@ class _Build:
         changes: list[tuple[int, Any, Origin]] = []
         replaced: set[int] = set()
         size = len(found)
-        for index, variable in mappings(variables):
+        for variable, origin, index in items:
             name = variable.get("name")
             if not isinstance(name, str):
                 continue
-            there = within(at, index)
             known = where.get(name)
+            if known is not None and known < len(found) and found[known] is variable:
+                continue  # set by the same key before (the torch plugin, then the builder)
+            there = within(at, index) if origin is None else origin
             if known is None:
                 known = where[name] = size
                 size += 1
@@ -470,7 +487,6 @@ class _Build:
                 self.result.replaced.append(((*path, index), old, before))
 
 
-_NOWHERE = Origin(None, ())
 
 
 def _framework(policy: dict[str, Any] | None, version: Version) -> str:

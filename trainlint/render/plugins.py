@@ -157,14 +157,18 @@ def _pet(
     nproc_at: Origin, *, master: bool,
 ) -> None:
     """The torchrun variables (the master's only for torchrun, not torchtune)."""
-    build.upsert_env(path, {"name": "PET_NNODES", "value": str(count)}, injected(note, count_at))
-    build.upsert_env(path, {"name": "PET_NPROC_PER_NODE", "value": str(nproc)},
-                     injected(note, nproc_at))
-    build.upsert_env(path, _from_index("PET_NODE_RANK"), injected(note))
+    plain = injected(note)
+    variables: list[tuple[Any, Origin | None, int]] = [
+        ({"name": "PET_NNODES", "value": str(count)}, injected(note, count_at), 0),
+        ({"name": "PET_NPROC_PER_NODE", "value": str(nproc)}, injected(note, nproc_at), 0),
+        (_from_index("PET_NODE_RANK"), plain, 0),
+    ]
     if master:
-        build.upsert_env(path, {"name": "PET_MASTER_ADDR", "value": _master(build)},
-                         injected(note))
-        build.upsert_env(path, {"name": "PET_MASTER_PORT", "value": str(PORT)}, injected(note))
+        variables += [
+            ({"name": "PET_MASTER_ADDR", "value": _master(build)}, plain, 0),
+            ({"name": "PET_MASTER_PORT", "value": str(PORT)}, plain, 0),
+        ]
+    build.upsert_env_items(path, variables)
 
 
 def processes_per_node(build: _Build) -> tuple[int | str, Origin]:

@@ -50,10 +50,18 @@ def injected(note: str, cause: Origin | None = None) -> Origin:
 
 def within(origin: Origin, *keys: str | int) -> Origin:
     """The origin of a value inside a written one (the same object, further down)."""
-    return Origin(origin.manifest, (*origin.path, *keys), origin.note)
+    # tuple.__new__: a named tuple's own constructor is Python code, and this one is hot.
+    return _new_tuple(Origin, (origin[0], origin[1] + keys, origin[2]))
+
+
+_new_tuple = tuple.__new__
 
 
 _HERE = None  # the trie key that holds a node's own origin (path keys are never None)
+
+#: Where a walk in the origins trie ended: the node reached (None past the last one
+#: recorded), the nearest origin on the way, and the depth it was recorded at.
+Located = tuple[Any, Origin, int]
 
 
 class Tree:
@@ -196,22 +204,42 @@ class Tree:
         parent[path[-1]] = origin
 
     def origin(self, path: Path) -> Origin:
+        return self.origin_below((), (self._origins, self._origins[_HERE], 0), path)
+
+    def locate(self, path: Path) -> Located:
+        """Where the walk to `path` in the origins trie ends, so that many origins below
+        one place (the keys of a container) are found from there."""
         node: Any = self._origins
-        best: Origin = self._origins[_HERE]
+        best: Origin = node[_HERE]
         depth = 0
         for position, key in enumerate(path):
             node = node.get(key)
             if node is None:
                 break
             if not isinstance(node, dict):
-                best, depth = node, position + 1
-                break
+                return None, node, position + 1
             here = node.get(_HERE)
             if here is not None:
                 best, depth = here, position + 1
-        if best.note is not None or depth == len(path):
+        return node, best, depth
+
+    def origin_below(self, base: Path, located: Located, keys: Path) -> Origin:
+        """The origin of the value at `base` + `keys`, `located` being `locate(base)`."""
+        node, best, depth = located
+        if node is not None:
+            for position, key in enumerate(keys):
+                node = node.get(key)
+                if node is None:
+                    break
+                if not isinstance(node, dict):
+                    best, depth = node, len(base) + position + 1
+                    break
+                here = node.get(_HERE)
+                if here is not None:
+                    best, depth = here, len(base) + position + 1
+        if best.note is not None or depth == len(base) + len(keys):
             return best
-        return Origin(best.manifest, best.path + path[depth:])
+        return Origin(best.manifest, best.path + (*base, *keys)[depth:])
 
     def sources(self) -> Iterator[Origin]:
         """Every origin recorded (not those a value inherits from the one above it)."""
