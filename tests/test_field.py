@@ -21,18 +21,6 @@ from field import CORPUS, DEBATABLE, UPSTREAM_UNITS, Unit, judged, units
 
 UNITS = {unit.name: unit for unit in units()}
 
-#: Findings judged `false` of the "half the picture" kind: a pod-level rule judges a
-#: TrainJob's pod without what its runtime makes of it (fields the controller drops, the
-#: PVC the runtime's container mounts). They go when the pod-level rules read the JobSet
-#: the controller builds (`trainlint/render/`), not by merging pods here.
-RENDER_PORT = {
-    (
-        "fixtures/ds2qdu-train-model/mnist-pvc",
-        ("ds2qdu-train-model/mnist-pvc/training.yaml", 80, "TL301"),
-    ),
-}
-
-
 def expected(unit: Unit) -> tuple[set[tuple[str, int, str]], set[tuple[str, int, str]]]:
     """What must be reported and what must not, TL102 aside."""
     present: set[tuple[str, int, str]] = set()
@@ -53,7 +41,6 @@ def test_findings_match_the_verdicts(name: str) -> None:
     findings = unit.lint()
     got = {unit.key(finding) for finding in findings}
     present, absent = expected(unit)
-    absent -= {key for unit_name, key in RENDER_PORT if unit_name == name}
     assert present - got == set(), "findings judged true (or kept) are no longer reported"
     assert got & absent == set(), "findings judged false (or dropped) are reported"
     unjudged = [
@@ -61,17 +48,6 @@ def test_findings_match_the_verdicts(name: str) -> None:
         for finding, verdict in judged(unit, findings) if verdict == "unjudged"
     ]
     assert unjudged == [], "judge each new finding in its verdicts.json"
-
-
-@pytest.mark.parametrize(("name", "key"), sorted(RENDER_PORT))
-@pytest.mark.xfail(
-    strict=True,
-    reason="half the picture: goes with the port of pod-level rules to trainlint/render/",
-)
-def test_half_the_picture_is_gone(name: str, key: tuple[str, int, str]) -> None:
-    unit = UNITS[name]
-    assert unit.verdicts[key].verdict == "false"
-    assert key not in {unit.key(finding) for finding in unit.lint()}
 
 
 def test_every_debatable_rule_is_decided() -> None:
