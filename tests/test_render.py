@@ -26,6 +26,7 @@ from tests.conftest import ROOT, UPDATE
 from trainlint.engine import Index
 from trainlint.loader import load
 from trainlint.render import render
+from trainlint.render.show import leaves
 from trainlint.rule import parse_version
 
 FIXTURES = ROOT / "fixtures" / "render"
@@ -252,17 +253,6 @@ def test_the_render_leaves_its_objects_as_they_were() -> None:
     assert [manifest.body for manifest in loaded.manifests] == before
 
 
-def _leaves(value: Any, path: tuple[Any, ...] = ()) -> Any:
-    if isinstance(value, dict) and value:
-        for key, inner in value.items():
-            yield from _leaves(inner, (*path, key))
-    elif isinstance(value, list) and value:
-        for index, inner in enumerate(value):
-            yield from _leaves(inner, (*path, index))
-    else:
-        yield path, value
-
-
 def test_every_written_origin_holds_the_rendered_value() -> None:
     """On every upstream manifest, per release: a value the render says was written in an
     object is exactly what that object has at that key."""
@@ -283,7 +273,7 @@ def test_every_written_origin_holds_the_rendered_value() -> None:
                     result = render(None, manifest, release)
                 else:
                     continue
-                for path, value in _leaves(result.jobset):
+                for path, value in leaves(result.jobset):
                     origin = result.origin(path)
                     if origin.note is None and origin.manifest is not None:
                         assert dig(origin.manifest.body, *origin.path) == value, (path, origin)

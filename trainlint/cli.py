@@ -159,6 +159,11 @@ def _options(
 
 
 _config_options = _options(_CONFIG_OPTIONS)
+_no_bundled_runtimes = click.option(
+    "--no-bundled-runtimes", is_flag=True,
+    help="Do not assume the ClusterTrainingRuntimes the Trainer release installs "
+    "(config `bundled-runtimes = false`).",
+)
 
 
 @main.command()
@@ -199,11 +204,7 @@ _config_options = _options(_CONFIG_OPTIONS)
     help="A file or folder whose runtimes, PVCs, StorageClasses and PriorityClasses checks "
     "may refer to, never reported on (repeatable; added to config `context`).",
 )
-@click.option(
-    "--no-bundled-runtimes", is_flag=True,
-    help="Do not assume the ClusterTrainingRuntimes the Trainer release installs "
-    "(config `bundled-runtimes = false`).",
-)
+@_no_bundled_runtimes
 @click.option(
     "--from-cluster", is_flag=True,
     help="Also read runtimes, PVCs, StorageClasses and PriorityClasses from the cluster "
@@ -713,11 +714,7 @@ def _report(
     help="A file or folder whose runtimes the TrainJobs may use, never rendered themselves "
     "(repeatable; added to config `context`).",
 )
-@click.option(
-    "--no-bundled-runtimes", is_flag=True,
-    help="Do not assume the ClusterTrainingRuntimes the Trainer release installs "
-    "(config `bundled-runtimes = false`).",
-)
+@_no_bundled_runtimes
 def render_command(
     paths: tuple[str, ...], config_file: str | None, isolated: bool,
     trainer_version: str | None, output_format: str, runtime_name: str | None,

@@ -36,8 +36,19 @@ JOBS: Path = ("spec", "replicatedJobs")
 POD_SPEC: Path = ("template", "spec", "template", "spec")
 
 
+class _Named:
+    """Something of the render with a `name` key in its body."""
+
+    body: dict[str, Any]
+
+    @property
+    def name(self) -> str:
+        name = self.body.get("name")
+        return name if isinstance(name, str) else ""
+
+
 @dataclass(eq=False)
-class Container:
+class Container(_Named):
     """A container of a rendered pod template."""
 
     job: Job
@@ -45,11 +56,6 @@ class Container:
     kind: str
     index: int
     body: dict[str, Any]
-
-    @property
-    def name(self) -> str:
-        name = self.body.get("name")
-        return name if isinstance(name, str) else ""
 
     @cached_property
     def path(self) -> Path:
@@ -87,7 +93,7 @@ class Container:
 
 
 @dataclass(eq=False)
-class Job:
+class Job(_Named):
     """A replicatedJob of the rendered JobSet: its pods, as the controller sizes them."""
 
     #: The render it belongs to, weakly (`render`): a strong reference would be a cycle.
@@ -106,11 +112,6 @@ class Job:
         if found is None:
             raise ReferenceError("a rendered job outlived its render: keep the Render")
         return found
-
-    @property
-    def name(self) -> str:
-        name = self.body.get("name")
-        return name if isinstance(name, str) else ""
 
     @cached_property
     def path(self) -> Path:

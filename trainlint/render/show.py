@@ -34,7 +34,7 @@ def to_yaml(result: Render) -> str:
 def to_json(result: Render) -> dict[str, Any]:
     """The rendered JobSet and, for every value in it, where it came from."""
     origins = {
-        dotted(path): _origin_entry(result.origin(path)) for path, _ in _leaves(result.jobset, ())
+        dotted(path): _origin_entry(result.origin(path)) for path, _ in leaves(result.jobset, ())
     }
     return {
         "description": heading(result),
@@ -68,13 +68,14 @@ def _origin_entry(origin: Origin) -> dict[str, Any]:
     return entry
 
 
-def _leaves(value: Any, path: Path) -> Iterator[tuple[Path, Any]]:
+def leaves(value: Any, path: Path = ()) -> Iterator[tuple[Path, Any]]:
+    """(path, value) of every scalar, empty mapping and empty list below `value`."""
     if isinstance(value, dict) and value:
         for key, inner in value.items():
-            yield from _leaves(inner, (*path, key))
+            yield from leaves(inner, (*path, key))
     elif isinstance(value, list) and value:
         for index, inner in enumerate(value):
-            yield from _leaves(inner, (*path, index))
+            yield from leaves(inner, (*path, index))
     else:
         yield path, value
 
