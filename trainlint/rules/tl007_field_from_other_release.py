@@ -1,9 +1,8 @@
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import copy
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from trainlint import fixes

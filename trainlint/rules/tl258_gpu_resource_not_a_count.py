@@ -147,8 +147,8 @@ def _problems(
     resources: Any, path: Path, sizes: str, extra: Mapping[str, str]
 ) -> Iterator[Problem]:
     named = devices.gpu_named(resources)
-    part = "requests" if any(name in mapping(mapping(resources).get("requests")) for name in named) \
-        else "limits"
+    requested = mapping(mapping(resources).get("requests"))
+    part = "requests" if any(name in requested for name in named) else "limits"
     shares = [name for name in named if devices.kind(str(name), extra) == "share"]
     quantities = {str(quantity) for quantity in named.values()}
     if len(named) > 1 and len(quantities) > 1:

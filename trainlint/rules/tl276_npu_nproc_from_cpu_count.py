@@ -20,9 +20,9 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does
     Flags NPUs (Huawei's `huawei.com/Ascend*`, or names config `device-resources` calls
     `npu`) among the trainer's resources (the runtime's `node` container, or a TrainJob's
-    `resourcesPerNode`) on a torch runtime whose processes per node are left to `auto`: `numProcPerNode` unset or `auto` (in v2.1 the
-    TrainJob's, else the runtime's `mlPolicy.torch.numProcPerNode`; from v2.2 the
-    TrainJob's only).
+    `resourcesPerNode`) on a torch runtime whose processes per node are left to `auto`:
+    `numProcPerNode` unset or `auto` (in v2.1 the TrainJob's, else the runtime's
+    `mlPolicy.torch.numProcPerNode`; from v2.2 the TrainJob's only).
 
     ## Why is this bad?
     With `auto` the torch plugin counts GPUs only (resource names containing `gpu`). It
