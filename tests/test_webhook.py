@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
 import resource
 import shutil
 import signal
@@ -185,6 +186,29 @@ def test_exemption_annotation_can_be_turned_off() -> None:
     refused = admission.decide(review, strict, Mode.ENFORCE, store.context_for)
     assert not refused.allowed
     assert refused.message.startswith("TL202")
+
+
+def test_context_folder_skips_what_is_no_regular_file(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A FIFO in the mounted folder is reported and passed over, never opened: opening it
+    would wait for a writer forever and the context would never load."""
+    for name in ("runtimes.yaml", "storage.yaml"):
+        shutil.copy(CONTEXT / name, tmp_path / name)
+    os.mkfifo(tmp_path / "pipe.yaml")
+    store = Store()
+    loaded = threading.Thread(target=DirectorySource(tmp_path).load_into, args=(store,),
+                              daemon=True)
+    with caplog.at_level(logging.WARNING, logger="trainlint.webhook"):
+        loaded.start()
+        loaded.join(10)
+    assert not loaded.is_alive()
+    expected = Store()
+    DirectorySource(CONTEXT).load_into(expected)
+    assert store.sizes()["ClusterTrainingRuntime"] == expected.sizes()["ClusterTrainingRuntime"] > 0
+    [record] = [json.loads(r.getMessage()) for r in caplog.records]
+    assert record == {"event": "context-file-skipped", "file": str(tmp_path / "pipe.yaml"),
+                      "reason": "it is a named pipe (FIFO), not a regular file"}
 
 
 @pytest.mark.parametrize(

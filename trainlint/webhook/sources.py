@@ -13,6 +13,7 @@ from typing import Any, Protocol
 import aiohttp
 
 from trainlint.document import decode
+from trainlint.files import read_bytes
 from trainlint.loader import load
 from trainlint.webhook.store import KINDS, Store
 
@@ -54,11 +55,15 @@ class DirectorySource:
         return tuple(found)
 
     def load_into(self, store: Store) -> None:
+        """Every object of a kind the Store keeps. Only regular files are read, as the CLI
+        reads them: a FIFO or a link to a device in the mount would block the reload."""
         by_kind: dict[str, list[dict[str, Any]]] = {kind: [] for kind in KINDS}
         for path in self.files():
             try:
-                text, problems = decode(path.read_bytes(), str(path))
-            except OSError:
+                text, problems = decode(read_bytes(path), str(path))
+            except OSError as error:
+                log.warning(json.dumps({"event": "context-file-skipped", "file": str(path),
+                                        "reason": error.strerror or str(error)}))
                 continue
             for manifest in load(text, str(path), problems).manifests:
                 if manifest.kind in by_kind:
