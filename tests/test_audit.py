@@ -69,6 +69,12 @@ class AuditServer(ApiServer):
         #: (path, query, content type, body) of every patch.
         self.patches: list[tuple[str, dict[str, str], str, dict[str, Any]]] = []
         self.missing_reports = False
+        #: The reports an earlier run wrote, listed; the path of every delete.
+        self.objects[f"{REPORTS}/policyreports"] = []
+        self.objects[f"{REPORTS}/clusterpolicyreports"] = []
+        for namespace in ("team-a", "team-b", "team-c"):
+            self.objects[f"{REPORTS}/namespaces/{namespace}/policyreports"] = []
+        self.deletes: list[str] = []
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         if request.method == "PATCH" and request.path.startswith(REPORTS):
@@ -81,6 +87,9 @@ class AuditServer(ApiServer):
             self.patches.append((request.path, dict(request.query),
                                  request.headers.get("Content-Type", ""), body))
             return web.json_response(body)
+        if request.method == "DELETE" and request.path.startswith(REPORTS):
+            self.deletes.append(request.path)
+            return web.json_response({"kind": "Status", "status": "Success"})
         return await super().handle(request)
 
 
@@ -223,6 +232,55 @@ def test_apply_writes_the_reports_by_server_side_apply(
             "fieldManager": "trainlint", "force": "True"}, "application/apply-patch+yaml"),
     ]
     assert [body for *_, body in api.patches] == list(yaml.safe_load_all(printed.stdout))
+
+
+def earlier_report(namespace: str | None, name: str = "trainlint",
+                   labels: dict[str, str] | None = None) -> dict[str, Any]:
+    metadata: dict[str, Any] = {
+        "name": name, "labels": {"app.kubernetes.io/managed-by": "trainlint"}
+        if labels is None else labels}
+    if namespace:
+        metadata["namespace"] = namespace
+    return {"metadata": metadata, "summary": {"fail": 1}}
+
+
+def test_apply_deletes_the_reports_of_namespaces_left_with_nothing_to_audit(
+    cluster: tuple[AuditServer, Path, str]
+) -> None:
+    """team-c's TrainJobs are gone: its report of an earlier run would show their findings
+    for ever. Reports of other names or owners are never touched."""
+    api, folder, _ = cluster
+    api.objects[f"{REPORTS}/policyreports"] = [
+        earlier_report("team-a"), earlier_report("team-c"),
+        earlier_report("team-c", name="kyverno-polr"),
+        earlier_report("team-d", labels={"app.kubernetes.io/managed-by": "kyverno"}),
+    ]
+    result = audit(folder, "--select", "TL302", "--output-format", "concise", "--apply")
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.splitlines()[-1] == (
+        "trainlint: deleted 1 report where nothing is left to audit: PolicyReport "
+        "team-c/trainlint"
+    )
+    assert api.deletes == [f"{REPORTS}/namespaces/team-c/policyreports/trainlint"]
+
+
+def test_apply_in_named_namespaces_looks_only_at_theirs(
+    cluster: tuple[AuditServer, Path, str]
+) -> None:
+    """With `-n`, only the namespaces named are audited, so only their old reports may be
+    stale; with no ClusterTrainingRuntime left, the cluster's old report goes too."""
+    api, folder, _ = cluster
+    api.objects[f"{GROUP}/clustertrainingruntimes"] = []
+    api.objects[f"{REPORTS}/namespaces/team-c/policyreports"] = [earlier_report("team-c")]
+    api.objects[f"{REPORTS}/policyreports"] = [earlier_report("team-d")]
+    api.objects[f"{REPORTS}/clusterpolicyreports"] = [earlier_report(None)]
+    api.objects[f"{GROUP}/namespaces/team-c/trainjobs"] = []
+    api.objects[f"{GROUP}/namespaces/team-c/trainingruntimes"] = []
+    api.objects["/api/v1/namespaces/team-c/persistentvolumeclaims"] = []
+    result = audit(folder, "-n", "team-a", "-n", "team-c", "--output-format", "concise",
+                   "--apply")
+    assert api.deletes == [f"{REPORTS}/namespaces/team-c/policyreports/trainlint",
+                           f"{REPORTS}/clusterpolicyreports/trainlint"], result.stderr
 
 
 def test_apply_where_the_crds_are_not_installed(cluster: tuple[AuditServer, Path, str]) -> None:

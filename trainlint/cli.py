@@ -995,11 +995,17 @@ def audit(
 
         written = reports(findings, found.checked, settings.docs_url)
         try:
-            listing.apply_reports(kubeconfig, context_name, cluster_timeout, written)
+            deleted = listing.apply_reports(
+                kubeconfig, context_name, cluster_timeout, written, namespaces
+            )
         except listing.ClusterError as error:
             raise Failure(f"audit --apply: {error}") from None
         click.echo(f"trainlint: applied {_count(len(written), 'report')}: "
                    + ", ".join(_report_name(report) for report in written), err=True)
+        if deleted:
+            click.echo(f"trainlint: deleted {_count(len(deleted), 'report')} where nothing is "
+                       "left to audit: " + ", ".join(_report_name(report) for report in deleted),
+                       err=True)
     sys.exit(_status(findings, lambda _: settings, exit_zero=exit_zero))
 
 

@@ -224,16 +224,22 @@ REPORT_GROUP = ("wgpolicyk8s.io", "v1alpha2")
 
 
 def apply_reports(
-    kubeconfig: str | None, context: str | None, timeout: float, reports: Sequence[dict[str, Any]]
-) -> None:
+    kubeconfig: str | None, context: str | None, timeout: float,
+    reports: Sequence[dict[str, Any]], namespaces: Sequence[str] = (),
+) -> list[dict[str, Any]]:
     """Write each PolicyReport and ClusterPolicyReport by server-side apply (field manager
-    `trainlint`, conflicts forced: the reports are trainlint's own)."""
-    asyncio.run(_apply_reports(kubeconfig, context, timeout, reports))
+    `trainlint`, conflicts forced: the reports are trainlint's own), then delete the
+    reports trainlint wrote before where nothing is audited now (a namespace whose
+    TrainJobs are all gone), so no dashboard shows findings on objects that no longer
+    exist. Only the namespaces audited (`namespaces`; all when none) are looked at.
+    Returns the reports deleted."""
+    return asyncio.run(_apply_reports(kubeconfig, context, timeout, reports, namespaces))
 
 
 async def _apply_reports(
-    kubeconfig: str | None, context: str | None, timeout: float, reports: Sequence[dict[str, Any]]
-) -> None:
+    kubeconfig: str | None, context: str | None, timeout: float,
+    reports: Sequence[dict[str, Any]], namespaces: Sequence[str],
+) -> list[dict[str, Any]]:
     from kubernetes_asyncio import client
     from kubernetes_asyncio.client.exceptions import ApiException
 
@@ -263,11 +269,73 @@ async def _apply_reports(
                     raise ClusterError(_apply_refusal(error, report, host)) from None
                 except (aiohttp.ClientError, OSError) as error:
                     raise ClusterError(f"cannot reach the cluster at {host}: {error}") from None
+            try:
+                return await _delete_stale(custom, reports, namespaces, ApiException)
+            except ApiException as error:
+                raise ClusterError(_stale_refusal(error, host)) from None
+            except (aiohttp.ClientError, OSError) as error:
+                raise ClusterError(f"cannot reach the cluster at {host}: {error}") from None
     except TimeoutError:
         raise ClusterError(
             f"the cluster at {host} did not answer within {timeout:g} s "
             "(raise `--cluster-timeout`, or check the network)"
         ) from None
+
+
+async def _delete_stale(
+    custom: Any, written: Sequence[dict[str, Any]], namespaces: Sequence[str],
+    api_exception: type[Exception],
+) -> list[dict[str, Any]]:
+    """Delete trainlint's reports (its name and label) that this run did not write."""
+    from trainlint.report.policy_report import LABELS, NAME
+
+    selector = ",".join(f"{key}={value}" for key, value in LABELS.items())
+    kept = {(report["kind"], report["metadata"].get("namespace")) for report in written}
+    if namespaces:
+        found = [item for namespace in namespaces for item in (
+            await custom.list_namespaced_custom_object(
+                *REPORT_GROUP, namespace, "policyreports", label_selector=selector)
+        )["items"]]
+    else:
+        found = (await custom.list_cluster_custom_object(
+            *REPORT_GROUP, "policyreports", label_selector=selector))["items"]
+    found = [{**item, "kind": "PolicyReport"} for item in found]
+    if ("ClusterPolicyReport", None) not in kept:
+        found += [{**item, "kind": "ClusterPolicyReport"} for item in (
+            await custom.list_cluster_custom_object(
+                *REPORT_GROUP, "clusterpolicyreports", label_selector=selector)
+        )["items"]]
+    deleted = []
+    for item in found:
+        metadata = item.get("metadata", {})
+        namespace = metadata.get("namespace")
+        labels = metadata.get("labels") or {}
+        if (metadata.get("name") != NAME or (item["kind"], namespace) in kept
+                or any(labels.get(key) != value for key, value in LABELS.items())):
+            continue
+        try:
+            if namespace:
+                await custom.delete_namespaced_custom_object(
+                    *REPORT_GROUP, namespace, "policyreports", NAME)
+            else:
+                await custom.delete_cluster_custom_object(
+                    *REPORT_GROUP, "clusterpolicyreports", NAME)
+        except api_exception as error:
+            if getattr(error, "status", None) != 404:  # gone already
+                raise
+            continue
+        deleted.append(item)
+    return deleted
+
+
+def _stale_refusal(error: Any, host: str) -> str:
+    detail = _message(error.body) or str(error.reason or "")
+    if error.status == 403:
+        return (f"not allowed to remove old reports at {host} (403 Forbidden: {detail}): "
+                "`--apply` needs `list` and `delete` on policyreports and "
+                "clusterpolicyreports.wgpolicyk8s.io to remove the reports of namespaces "
+                "with nothing left to audit")
+    return f"removing old reports at {host} failed: {error.status} {detail}"
 
 
 def _apply_refusal(error: Any, report: dict[str, Any], host: str) -> str:
