@@ -79,9 +79,11 @@ class FakeApiServer:
         await response.prepare(request)
         for event in self.events(path, request.query.get("resourceVersion")):
             await response.write(json.dumps(event).encode() + b"\n")
-        if path.endswith("clustertrainingruntimes") and request.query.get("resourceVersion") \
-                == "20":
-            await asyncio.sleep(30)  # an open watch with nothing to say
+        if not path.endswith("clustertrainingruntimes") or request.query.get(
+                "resourceVersion") == "20":
+            # An open watch with nothing to say: a watch that ended at once would be
+            # renewed in a busy loop, and the calls counted below would move on their own.
+            await asyncio.sleep(30)
         return response
 
     def events(self, path: str, version: str | None) -> Iterator[dict[str, Any]]:
@@ -123,13 +125,16 @@ def test_caches_list_watch_and_relist_on_gone(fake: tuple[Loop, FakeApiServer, s
 
     task = loop.run(start())
     deadline = time.monotonic() + 10
-    while store.get("ClusterTrainingRuntime", "", "torch-new") is None:
+    # Settled: every kind listed and watched, the runtimes listed again and watched from
+    # the new version (4 + 1 watches, each held open).
+    while store.get("ClusterTrainingRuntime", "", "torch-new") is None or not all(
+            store.synced.values()) or len(api.watches) < 5:
         assert time.monotonic() < deadline, f"no relist: {api.lists} {api.watches}"
         time.sleep(0.02)
-    assert all(store.synced.values())
     assert store.get("ClusterTrainingRuntime", "", "torch-old") is None  # DELETED, then relisted
     assert api.lists[f"{GROUP}/clustertrainingruntimes"] == 2
     assert (f"{GROUP}/clustertrainingruntimes", "10") in api.watches  # from the listed version
+    assert (f"{GROUP}/clustertrainingruntimes", "20") in api.watches  # and from the relisted
     assert store.sizes() == {"TrainingRuntime": 0, "ClusterTrainingRuntime": 2,
                              "PersistentVolumeClaim": 1, "StorageClass": 1}
     cached = store.get("ClusterTrainingRuntime", "", "torch-ckpt")
