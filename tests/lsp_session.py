@@ -146,11 +146,11 @@ class Session:
 
     def diagnostics(
         self, uri: str, until: Callable[[list[types.Diagnostic]], bool] = lambda _: True,
-        *, version: int | None = None, after: int | None = None,
+        *, version: int | None = None, after: int | None = None, timeout: float = TIMEOUT,
     ) -> list[types.Diagnostic]:
         """The diagnostics of the newest publish for `uri` once it is later than the
         `after`-th one (see `count`; by default, the last before the document was opened),
-        of `version` if given, and `until` holds for it."""
+        of `version` if given, and `until` holds for it (AssertionError after `timeout`)."""
         if after is None:
             after = self._opened.get(uri, 0)
 
@@ -164,7 +164,7 @@ class Session:
             return newest if until(list(newest.diagnostics)) else None
 
         with self._changed:
-            newest = self._changed.wait_for(ready, TIMEOUT)
+            newest = self._changed.wait_for(ready, timeout)
         assert newest is not None, f"no such diagnostics for {uri}: {self.published.get(uri)}"
         return list(newest.diagnostics)
 

@@ -10,7 +10,7 @@ import json
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -515,6 +515,51 @@ def test_runtimes_named_as_context_are_known_and_followed(tmp_path: Path) -> Non
         assert codes(shown) == ["TL201", "TL202"]
         assert as_shown(shown) == as_reported(cli_findings(root), "trainjob.yaml")
         assert related_uris(shown[0]) == [session.uri("runtimes/runtime.yaml")]
+        assert session.stop() == 0
+    finally:
+        if session.alive():
+            session.stop()
+
+
+def test_a_client_that_reports_no_file_changes_still_sees_them(tmp_path: Path) -> None:
+    """A client without dynamic registration of watched files: the server watches the
+    workspace and the context folder outside it itself, so a runtime changed on disk, and
+    then the configuration, refresh the open TrainJob with nothing sent by the client."""
+    root, shared = tmp_path / "project", tmp_path / "shared-runtimes"
+    root.mkdir()
+    shared.mkdir()
+    for name in ("trainjob.yaml", "storage.yaml"):
+        shutil.copy(EXAMPLE / name, root / name)
+    runtime_text = (EXAMPLE / "runtime.yaml").read_text()
+    (shared / "runtime.yaml").write_text(runtime_text)
+    config = '[tool.trainlint]\ncontext = ["../shared-runtimes"]\n'
+    (root / "pyproject.toml").write_text(config)
+    session = Session(["trainlint", "lsp"], root)
+    try:
+        uri = session.open("trainjob.yaml")
+        assert codes(session.diagnostics(uri)) == ["TL201", "TL202"]
+        session.wait(lambda: any(str(shared) in item.message for item in session.logs))
+        assert not session.registrations
+
+        def changed_on_disk(path: Path, text: str, until: Callable[[list[Any]], bool]) -> Any:
+            """The diagnostics once `path` holds `text`; written again after a second, since
+            the OS's watch starts a few milliseconds after the server says it watches."""
+            mark = session.count(uri)
+            for _ in range(5):
+                path.write_text(text)
+                try:
+                    return session.diagnostics(uri, until, after=mark, timeout=1.0)
+                except AssertionError:
+                    continue
+            raise AssertionError(f"no refresh after {path} changed")
+
+        shown = changed_on_disk(shared / "runtime.yaml", runtime_labelled(runtime_text),
+                                lambda found: "TL201" not in codes(found))
+        assert as_shown(shown) == as_reported(cli_findings(root), "trainjob.yaml")
+        shown = changed_on_disk(root / "pyproject.toml", config + 'ignore = ["TL202"]\n',
+                                lambda found: "TL202" not in codes(found))
+        assert codes(shown) == ["TL302"]
+        assert as_shown(shown) == as_reported(cli_findings(root), "trainjob.yaml")
         assert session.stop() == 0
     finally:
         if session.alive():

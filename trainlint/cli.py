@@ -524,6 +524,8 @@ def _watch(paths: tuple[str, ...]) -> NoReturn:
         raise Failure(
             "watchfiles is missing: install it with `pip install 'trainlint[watch]'`"
         ) from None
+    from trainlint.config import followed
+
     if STDIN in paths:
         raise click.UsageError("--watch watches files: it cannot read `-`")
     command = [
@@ -535,22 +537,13 @@ def _watch(paths: tuple[str, ...]) -> NoReturn:
         while True:
             subprocess.run(command, check=False)
             click.echo("[watching for changes; Ctrl-C ends]", err=True)
-            for changes in watchfiles.watch(*watched, watch_filter=_relevant, debounce=200):
+            for changes in watchfiles.watch(
+                *watched, watch_filter=lambda _, path: followed(path), debounce=200
+            ):
                 click.echo(f"[{len(changes)} changed: checking again]", err=True)
                 break
     except KeyboardInterrupt:
         sys.exit(0)
-
-
-def _relevant(_change: object, path: str) -> bool:
-    """Changes `--watch` checks again for: manifests and configuration, not the cache
-    (wherever `cache-dir` puts it, its folder holds a CACHEDIR.TAG)."""
-    from trainlint.config import CONFIG_NAMES, EXTENSIONS
-
-    file = Path(path)
-    return (file.name.endswith(EXTENSIONS) or file.name in CONFIG_NAMES) and not (
-        file.parent / "CACHEDIR.TAG"
-    ).exists()
 
 
 def _quotable(paths: tuple[str, ...], stdin_filename: str) -> Callable[[str], bool]:

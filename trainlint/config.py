@@ -37,6 +37,8 @@ if TYPE_CHECKING:
 CONFIG_NAMES = (".trainlint.toml", ".trainlint.yaml", "pyproject.toml")
 #: Extensions read when walking a folder; files named on the command line are always read.
 EXTENSIONS = (".yaml", ".yml", ".json")
+#: The files whose change may change which files are checked, and how.
+CONFIG_FILES = frozenset({*CONFIG_NAMES, ".gitignore"})
 #: Skipped when walking folders unless `exclude` says otherwise (hidden folders always are).
 DEFAULT_EXCLUDE = ("node_modules/", "venv/", "__pycache__/")
 #: Relative to the configuration's folder (or the working folder without one).
@@ -417,6 +419,17 @@ def _toml_value(value: Any) -> str:
         entries = [f"{json.dumps(key)} = {_toml_value(item)}" for key, item in value.items()]
         return "{ " + ", ".join(entries) + " }" if entries else "{}"
     return str(value)
+
+
+def followed(path: str) -> bool:
+    """Whether a change to the file at `path` may change what a run finds, for the
+    watches of `check --watch` and the language server: a manifest or a configuration
+    file, not one of the cache (wherever `cache-dir` puts it, its folder holds a
+    CACHEDIR.TAG)."""
+    file = Path(path)
+    return (file.name.endswith(EXTENSIONS) or file.name in CONFIG_FILES) and not (
+        file.parent / "CACHEDIR.TAG"
+    ).exists()
 
 
 def discover(paths: Sequence[str], resolver: Resolver) -> Iterator[str]:

@@ -7,6 +7,11 @@ them, checks every open document whose text or look-ups changed, and the loop pu
 the diagnostics. Hovers, definitions and code actions are answered on the same worker, so
 they never race a check, on the text the editor holds when they are asked.
 
+Clients that report no file changes (no dynamic registration of watched files) still see
+changes on disk: the server then watches the workspace folders and the context itself, with
+the operating system's file events (watchfiles), and treats what it sees as the client's
+reports.
+
 Nothing a document holds stops the server: a rule that raises loses its findings on that
 object (a log message says which), and any other error in a check is logged and leaves
 the document's diagnostics as they were.
@@ -26,9 +31,9 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
 from trainlint import __version__
-from trainlint.config import ConfigError
+from trainlint.config import CONFIG_FILES, ConfigError, followed
 from trainlint.lsp import features
-from trainlint.lsp.workspace import CONFIG_FILES, SETTINGS, Checked, Options, Workspace
+from trainlint.lsp.workspace import SETTINGS, Checked, Options, Workspace
 
 T = TypeVar("T")
 log = logging.getLogger("trainlint.lsp")
@@ -63,6 +68,9 @@ class Server(LanguageServer):
         self._watching: tuple[str, ...] = ()
         self._registration: str | None = None
         self._registrations = 0
+        #: Set when the folders the server watches itself change (the watch restarts).
+        self._rewatch = asyncio.Event()
+        self.watching_disk: asyncio.Future[None] | None = None
 
     # --- names and the client ---
 
@@ -101,7 +109,11 @@ class Server(LanguageServer):
             root for root in self.files.context_roots
             if not any(Path(root).is_relative_to(folder) for folder in folders)
         )
-        if roots == self._watching or not self.watches_files():
+        if roots == self._watching:
+            return
+        if not self.watches_files():
+            self._watching = roots
+            self._rewatch.set()
             return
         previous, self._watching, self._registration = self._registration, roots, None
         if roots:
@@ -133,6 +145,46 @@ class Server(LanguageServer):
                 )
                 watchers.append(types.FileSystemWatcher(glob_pattern=glob))
         return watchers
+
+    def disk_changed(self, names: list[str], *, created_or_deleted: bool) -> None:
+        """Files changed on disk, as the client or the server's own watch reports them."""
+        if any(Path(name).name in CONFIG_FILES for name in names):
+            self.reconfigure(self.files.options)
+            return
+        if created_or_deleted:
+            self.enqueue(self.files.rescan, at_once=False)
+        self.enqueue(self.files.reread, names, at_once=False)
+
+    async def watch_disk(self) -> None:
+        """For a client that reports no file changes: the OS's events of the workspace
+        folders and of the context folders outside them, anew when those change. Without
+        watchfiles (the `lsp` extra has it), changes on disk are seen when a document is
+        opened, as before."""
+        try:
+            import watchfiles
+        except ImportError:
+            log.warning("watchfiles is missing: changes on disk are not followed")
+            return
+        while not self.shut_down:
+            self._rewatch.clear()
+            roots = [str(path) for path in (*self.folders(), *map(Path, self._watching))
+                     if path.exists()]
+            if not roots:
+                await self._rewatch.wait()
+                continue
+            self.window_log_message(types.LogMessageParams(
+                types.MessageType.Log, "watching for changes on disk: " + ", ".join(roots)
+            ))
+            async for changes in watchfiles.awatch(
+                *roots, watch_filter=lambda _, name: followed(name), debounce=50,
+                stop_event=self._rewatch,
+            ):
+                self.disk_changed(
+                    [name for _, name in changes],
+                    created_or_deleted=any(
+                        change != watchfiles.Change.modified for change, _ in changes
+                    ),
+                )
 
     def folders(self) -> list[Path]:
         found = [to_fs_path(folder.uri) for folder in self.workspace.folders.values()]
@@ -298,6 +350,8 @@ def _lifecycle(server: Server) -> None:
                 types.DidChangeWatchedFilesRegistrationOptions(watchers),
             )
             await ls.client_register_capability_async(types.RegistrationParams([registration]))
+        else:
+            ls.watching_disk = asyncio.ensure_future(ls.watch_disk())
 
     @server.feature(types.SHUTDOWN)
     def shutdown(ls: Server, params: None) -> None:
@@ -327,13 +381,12 @@ def _documents(server: Server) -> None:
 def _workspace(server: Server) -> None:
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     def did_change_watched_files(ls: Server, params: types.DidChangeWatchedFilesParams) -> None:
-        names = [ls.name_of(change.uri) for change in params.changes]
-        if any(Path(name).name in CONFIG_FILES for name in names):
-            ls.reconfigure(ls.files.options)
-            return
-        if any(change.type != types.FileChangeType.Changed for change in params.changes):
-            ls.enqueue(ls.files.rescan, at_once=False)
-        ls.enqueue(ls.files.reread, names, at_once=False)
+        ls.disk_changed(
+            [ls.name_of(change.uri) for change in params.changes],
+            created_or_deleted=any(
+                change.type != types.FileChangeType.Changed for change in params.changes
+            ),
+        )
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     def did_change_configuration(

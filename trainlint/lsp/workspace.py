@@ -31,7 +31,6 @@ from typing import Any
 
 from trainlint.cache import INDEXED_KINDS
 from trainlint.config import (
-    CONFIG_NAMES,
     ConfigError,
     Resolver,
     context_files,
@@ -60,8 +59,6 @@ INITIALIZATION_OPTIONS = "initializationOptions"
 SETTINGS = "workspace/didChangeConfiguration settings"
 #: Settings of the server itself, beside the configuration keys.
 _SERVER_KEYS = frozenset({"config", "isolated", "debounce"})
-#: The files whose change means a configuration may have changed.
-CONFIG_FILES = frozenset({*CONFIG_NAMES, ".gitignore"})
 
 
 @dataclass(frozen=True)
