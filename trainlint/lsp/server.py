@@ -26,7 +26,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
 from trainlint import __version__
-from trainlint.config import ConfigError
+from trainlint.errors import ConfigError
 from trainlint.lsp import features
 from trainlint.lsp.workspace import CONFIG_FILES, SETTINGS, Checked, Options, Workspace
 
