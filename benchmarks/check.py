@@ -129,9 +129,10 @@ def render_all(paths: Sequence[Path]) -> tuple[int, Callable[[], None]]:
     """The number of renders a check of `paths` needs (every TrainJob on its runtime, every
     runtime alone), and an action that makes them all, in this process, from files read
     beforehand: the cost of rendering by itself."""
-    from trainlint.engine import RUNTIME_KINDS, Index, object_kind
+    from trainlint.engine.index import Index
+    from trainlint.kinds import RUNTIME_KINDS, object_kind
     from trainlint.loader import load_bytes
-    from trainlint.render import render
+    from trainlint.render.build import render
 
     manifests = [manifest for path in paths for manifest in load_bytes(
         path.read_bytes(), str(path)).manifests]

@@ -25,8 +25,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from trainlint.config.settings import Settings
 from trainlint.document import decode
-from trainlint.engine import Finding, Settings, lint
+from trainlint.engine.run import lint
+from trainlint.finding import Finding
 from trainlint.loader import load
 
 ROOT = Path(__file__).resolve().parent.parent

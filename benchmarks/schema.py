@@ -29,8 +29,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from check import median_seconds as median
 from corpus import write_files
 
+from trainlint.config.defaults import DEFAULT_KUBERNETES_VERSION
 from trainlint.document import Manifest, dig, mappings
-from trainlint.engine import DEFAULT_KUBERNETES_VERSION, Context, Index
+from trainlint.engine.context import Context
+from trainlint.engine.index import Index
 from trainlint.loader import load
 from trainlint.model import check as schema_check
 from trainlint.model import k8s

@@ -7,8 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from trainlint.config.settings import Settings
 from trainlint.document import decode
-from trainlint.engine import Finding, Settings, lint
+from trainlint.engine.run import lint
+from trainlint.finding import Finding
 from trainlint.loader import load
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -14,9 +14,11 @@ import re
 import pytest
 
 from tests.conftest import ROOT, UPDATE, lint_files, shared_or_skip
-from trainlint.engine import Finding, Settings
+from trainlint.config.settings import Settings
+from trainlint.finding import Finding
+from trainlint.release import parse_version
 from trainlint.report.concise import headline
-from trainlint.rule import all_rules, parse_version
+from trainlint.rule import all_rules
 
 TAGS = {"v2.0.0": "2.0", "v2.1.0": "2.1", "v2.2.0": "2.2", "v2.3.0": "2.3", "HEAD-8c0f5059b": "2.3"}
 #: The admission rules: references between objects (TL1xx) and webhook parity (TL203-TL249).

@@ -13,7 +13,7 @@ import pytest
 
 from tests.conftest import shared_or_skip
 from trainlint import bundled
-from trainlint.rule import RELEASES
+from trainlint.release import RELEASES
 
 SOURCES = bundled.FOLDER / "SOURCES.md"
 #: What `manifests/overlays/runtimes` installs at each tag (its kustomization files).

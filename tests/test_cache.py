@@ -12,10 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from trainlint import parallel
-from trainlint.cache import MARKERS, Cache, Outcome, check
-from trainlint.engine import DEPENDENCY_SEPARATOR, Run, Settings
+from trainlint.config.settings import Settings
+from trainlint.engine.index import DEPENDENCY_SEPARATOR
+from trainlint.engine.run import Run
 from trainlint.loader import load
+from trainlint.run import parallel
+from trainlint.run.cache import MARKERS, Cache, Outcome, check
 
 RUNTIME = """\
 apiVersion: trainer.kubeflow.org/v1alpha1
@@ -189,7 +191,7 @@ def test_what_a_run_derives_once_is_recorded_for_every_object_that_asks() -> Non
 def test_what_is_derived_for_a_while_is_recorded_for_every_object_and_then_dropped() -> None:
     """`derived(recent=True)` (a TrainJob's render) records its look-ups for each caller as
     `derived` does, and keeps only the last `RECENT` results."""
-    from trainlint.engine import RECENT
+    from trainlint.engine.index import RECENT
 
     text = f"{CHECKPOINTED}---\n{checkpointing('a', '/mnt/ckpt/a')}"
     run = Run([load(text, "run.yaml")], contents={"run.yaml": "digest"})

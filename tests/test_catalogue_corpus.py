@@ -13,8 +13,9 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import ROOT, UPDATE, lint_files, shared_or_skip
-from trainlint.engine import Finding, Settings
-from trainlint.rule import parse_version
+from trainlint.config.settings import Settings
+from trainlint.finding import Finding
+from trainlint.release import parse_version
 
 TAGS = {"v2.0.0": "2.0", "v2.1.0": "2.1", "v2.2.0": "2.2", "v2.3.0": "2.3", "HEAD-8c0f5059b": "2.3"}
 CATALOGUE = (range(250, 300), range(303, 400), range(403, 500), range(500, 600))

@@ -14,12 +14,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.test_suppression import RUNTIME
-from trainlint import keys
-from trainlint.config import CONFIG_NAMES, ConfigError, Resolver, describe, discover
+from trainlint.config import keys
+from trainlint.config.files import CONFIG_NAMES, Resolver, describe, discover
+from trainlint.config.settings import Settings
 from trainlint.document import Source
-from trainlint.engine import Finding, Settings, lint
+from trainlint.engine.run import lint
+from trainlint.errors import ConfigError
+from trainlint.finding import Finding
 from trainlint.loader import load
-from trainlint.rule import Severity
+from trainlint.problem import Severity
 
 NO_GRACE = RUNTIME.replace("                  terminationGracePeriodSeconds: 120\n", "")
 

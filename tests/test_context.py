@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import lint_text
-from trainlint.engine import Settings
+from trainlint.config.settings import Settings
 from trainlint.webhook import admission
 from trainlint.webhook.admission import Mode
 from trainlint.webhook.store import Store

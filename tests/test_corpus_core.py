@@ -11,8 +11,8 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import lint_files, shared_or_skip
-from trainlint.engine import Settings
-from trainlint.rule import parse_version
+from trainlint.config.settings import Settings
+from trainlint.release import parse_version
 
 TAGS = {"v2.0.0": "2.0", "v2.1.0": "2.1", "v2.2.0": "2.2", "v2.3.0": "2.3", "HEAD-8c0f5059b": "2.3"}
 CORE = ("TL201", "TL202", "TL301", "TL302", "TL401", "TL402")

@@ -17,7 +17,7 @@ from trainlint.model import cel
 from trainlint.model.crd import FILES, SOURCES, compile_all, dump, schemas, shipped, trimmed_release
 from trainlint.model.crd_rules import Node, compiled
 from trainlint.model.validations import Violation, violations
-from trainlint.rule import RELEASES
+from trainlint.release import RELEASES
 
 #: Rules no object in a file or request can break, with the reason (none else may be left).
 NOT_FROM_OBJECTS = {

@@ -14,7 +14,7 @@ import pytest
 
 from tests.conftest import ROOT, UPDATE
 from trainlint import fix
-from trainlint.engine import lint
+from trainlint.engine.run import lint
 from trainlint.loader import load
 
 TRAINLINT = shutil.which("trainlint") or "trainlint"

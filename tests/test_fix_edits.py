@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 
 from tests.conftest import ROOT, lint_files
 from tests.test_cli import trainlint
-from trainlint import fix, parallel
+from trainlint import fix
+from trainlint.run import parallel
 
 UNRELATED = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {a: b}\n"
 

@@ -11,10 +11,12 @@ import yaml
 
 from tests.conftest import ROOT
 from tests.test_rule_cases import case_settings
-from trainlint.engine import Finding, Settings, lint
+from trainlint.config.settings import Settings
+from trainlint.engine.run import lint
+from trainlint.finding import Finding
 from trainlint.fix import fix_all
 from trainlint.loader import load
-from trainlint.rule import parse_version
+from trainlint.release import parse_version
 
 _CASES = {
     case["name"]: case for case in yaml.safe_load((ROOT / "rules/TL007.yaml").read_text())["cases"]

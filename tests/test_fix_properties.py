@@ -8,8 +8,10 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from trainlint.config.settings import Settings
 from trainlint.document import Loaded
-from trainlint.engine import Finding, Settings, lint
+from trainlint.engine.run import lint
+from trainlint.finding import Finding
 from trainlint.fix import fix_all
 from trainlint.loader import load
 

@@ -20,8 +20,9 @@ from lsprotocol import types
 from tests.conftest import ROOT
 from tests.lsp_session import Session, apply
 from trainlint import suppression
+from trainlint.config.settings import Settings
 from trainlint.document import Span
-from trainlint.engine import Settings, lint
+from trainlint.engine.run import lint
 from trainlint.loader import load
 from trainlint.lsp.text import UTF8, Text
 

@@ -6,9 +6,12 @@ import re
 
 import pytest
 
-from trainlint.engine import Finding, Settings, lint
+from trainlint.config.settings import Settings
+from trainlint.engine.run import lint
+from trainlint.finding import Finding
 from trainlint.loader import load
-from trainlint.rule import NEWEST, Rule, all_rules
+from trainlint.release import NEWEST
+from trainlint.rule import Rule, all_rules
 
 SECTIONS = ("## What it does", "## Why is this bad?", "## Example", "Use instead:")
 _BLOCK = re.compile(r"```yaml\n(.*?)```", re.DOTALL)

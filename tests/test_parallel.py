@@ -17,10 +17,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.conftest import ROOT
-from trainlint import parallel
 from trainlint.cli import _read
+from trainlint.config.settings import Settings
 from trainlint.document import Loaded
-from trainlint.engine import Run, Settings
+from trainlint.engine.run import Run
+from trainlint.run import parallel
 
 UNRELATED = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {a: b}\n"
 

@@ -14,10 +14,11 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import ROOT, lint_text
-from trainlint.engine import Settings, lint
+from trainlint.config.settings import Settings
+from trainlint.engine.run import lint
 from trainlint.loader import load
 from trainlint.model.check import QUANTITY_PATTERN, quantity_guess
-from trainlint.rule import RELEASES
+from trainlint.release import RELEASES
 
 EXAMPLES = [
     document

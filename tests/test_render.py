@@ -23,11 +23,11 @@ import pytest
 import yaml
 
 from tests.conftest import ROOT, UPDATE
-from trainlint.engine import Index
+from trainlint.engine.index import Index
 from trainlint.loader import load
-from trainlint.render import render
+from trainlint.release import parse_version
+from trainlint.render.build import render
 from trainlint.render.show import leaves
-from trainlint.rule import parse_version
 
 FIXTURES = ROOT / "fixtures" / "render"
 _SEGMENT = re.compile(r"([^.\[\]]+)((?:\[[^\]]+\])*)")

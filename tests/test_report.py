@@ -14,9 +14,9 @@ import pytest
 
 from tests.conftest import ROOT, SHARED, UPDATE, lint_text
 from trainlint.document import Source, Span
-from trainlint.engine import Finding
+from trainlint.finding import Finding
+from trainlint.problem import Severity
 from trainlint.report import FORMATS, Report, fingerprints, renderer
-from trainlint.rule import Severity
 
 GOLDEN = ROOT / "fixtures" / "report"
 EXAMPLE = "examples/finetune-broken"

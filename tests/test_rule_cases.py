@@ -15,12 +15,15 @@ import pytest
 import yaml
 
 from tests.conftest import ROOT
-from trainlint import keys
+from trainlint.config import keys
+from trainlint.config.settings import Settings
 from trainlint.document import Manifest
-from trainlint.engine import Finding, Settings, lint
+from trainlint.engine.run import lint
+from trainlint.finding import Finding
 from trainlint.fix import fix_all
 from trainlint.loader import load
-from trainlint.rule import all_rules, parse_version
+from trainlint.release import parse_version
+from trainlint.rule import all_rules
 
 CASES_DIR = ROOT / "rules"
 _EXPECT = re.compile(r"#\s*expect:\s*([A-Z0-9, ]+)")

@@ -9,9 +9,9 @@ import pytest
 
 from tests.conftest import lint_text
 from tests.test_cache import CHECKPOINTED, checkpointing
-from trainlint.engine import Settings
+from trainlint.config.settings import Settings
 from trainlint.render import Render
-from trainlint.render import build as building
+from trainlint.render.build import render
 
 
 @pytest.mark.parametrize("jobs", [10, 40])
@@ -23,14 +23,14 @@ def test_a_shared_runtime_is_worked_out_once_per_run(
     however many TrainJobs share its runtime. Comparing each with every other would render
     40 × 39 / 2 JobSets."""
     built: list[str] = []
-    build = building.build
+    build = render
 
     def counted(job: Any, *args: Any) -> Render:
         if job is not None:
             built.append(job.name)
         return build(job, *args)
 
-    monkeypatch.setattr(building, "build", counted)
+    monkeypatch.setattr("trainlint.render.trainer.render", counted)
     # Every fourth run reuses the directory of the one before it.
     text = CHECKPOINTED + "".join(
         f"---\n{checkpointing(f'run-{n}', f'/mnt/ckpt/{n - n % 4 // 3}')}" for n in range(jobs)

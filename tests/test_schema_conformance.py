@@ -13,9 +13,10 @@ import yaml
 from tests.conftest import shared_or_skip
 from trainlint.model.node import Node, compiled
 from trainlint.model.runtime import TrainingRuntime
-from trainlint.model.schema import Model, compile_trees, dump, tree
+from trainlint.model.schema import Model, dump, tree
 from trainlint.model.trainjob import TrainJob
-from trainlint.rule import parse_version
+from trainlint.model.trees import compile_trees
+from trainlint.release import parse_version
 
 TAGS = ["v2.0.0", "v2.1.0", "v2.2.0", "v2.3.0"]
 CRDS: dict[str, type[Model]] = {

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT, UPDATE, lint_files, shared_or_skip
-from trainlint.engine import Settings
-from trainlint.rule import RELEASES, format_version, parse_version
+from trainlint.config.settings import Settings
+from trainlint.release import RELEASES, format_version, parse_version
 
 SCHEMA_RULES = ("TL005", "TL006", "TL007", "TL008", "TL009", "TL010", "TL011")
 TAGS = ["v2.0.0", "v2.1.0", "v2.2.0", "v2.3.0"]

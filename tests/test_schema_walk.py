@@ -10,10 +10,11 @@ from typing import Any
 import pytest
 
 from tests.conftest import lint_text
-from trainlint.engine import DEFAULT_KUBERNETES_VERSION, Settings
+from trainlint.config.defaults import DEFAULT_KUBERNETES_VERSION
+from trainlint.config.settings import Settings
 from trainlint.model import k8s
 from trainlint.model.check import Issue, _Walker
-from trainlint.rule import RELEASES
+from trainlint.release import RELEASES
 
 POD_TEMPLATE = "io.k8s.api.core.v1.PodTemplateSpec"
 SCHEMA_RULES = ("TL005", "TL006", "TL007", "TL008", "TL009", "TL010", "TL011")
@@ -97,7 +98,7 @@ def test_hostile_shapes_yield_findings_not_crashes(kind: str, spec: str) -> None
 def test_tl201_names_as_dropped_exactly_the_fields_of_the_trainer_api() -> None:
     """TL201 lists what the controller drops; a key outside the API is TL006's typo."""
     from trainlint.model.trainjob import Trainer
-    from trainlint.rule import kebab
+    from trainlint.options import kebab
     from trainlint.rules.tl201_trainer_job_missing_ancestor_label import TRAINER_FIELDS
 
     camel = {

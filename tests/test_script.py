@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from trainlint import script
 from trainlint.document import Manifest, Source
+from trainlint.render import script
 from trainlint.render.tree import Origin
 
 AT = Origin(Manifest({}, Source("case.yaml")), ("spec",))

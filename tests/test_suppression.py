@@ -4,8 +4,8 @@ annotation, and the findings about suppressions themselves (TL090, TL091)."""
 from __future__ import annotations
 
 from tests.conftest import lint_text
-from trainlint.engine import Settings
-from trainlint.rule import Severity
+from trainlint.config.settings import Settings
+from trainlint.problem import Severity
 
 #: A runtime whose only finding is TL301, on line 29 (`emptyDir:`), column 23.
 RUNTIME = """\

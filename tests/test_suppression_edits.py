@@ -11,7 +11,7 @@ from tests.conftest import lint_text
 from tests.test_cli import trainlint
 from tests.test_suppression import ONLY_TL3, RUNTIME, annotate, edit
 from trainlint import fix
-from trainlint.engine import Settings
+from trainlint.config.settings import Settings
 
 CLAIM = "persistentVolumeClaim: {claimName: ckpt}"
 CLEAN = edit("emptyDir: {}", CLAIM)

@@ -37,9 +37,11 @@ from tests.test_webhook_helpers import (
     serving,
     verify_admission_response,
 )
+from trainlint.config.settings import Settings
 from trainlint.document import UNKNOWN_SPAN, Loaded, Source
-from trainlint.engine import Finding, Settings, lint
-from trainlint.rule import Severity
+from trainlint.engine.run import lint
+from trainlint.finding import Finding
+from trainlint.problem import Severity
 from trainlint.webhook import admission, tls
 from trainlint.webhook.admission import Mode
 from trainlint.webhook.connections import MAX_HEAD

@@ -18,7 +18,7 @@ import pytest
 from aiohttp import web
 
 from tests.test_webhook_helpers import Loop
-from trainlint.engine import Settings
+from trainlint.config.settings import Settings
 from trainlint.webhook import admission
 from trainlint.webhook.admission import Mode
 from trainlint.webhook.sources import ClusterSource

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import ROOT
-from trainlint.engine import Settings
+from trainlint.config.settings import Settings
 from trainlint.model.k8s import Converter, resolve_version
 from trainlint.model.node import Node
 from trainlint.webhook import admission

@@ -7,16 +7,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from trainlint.version import __version__
+
 __all__ = ["Finding", "Settings", "__version__", "lint", "load"]
 
 if TYPE_CHECKING:
-    from trainlint.engine import Finding, Settings, lint
+    from trainlint.config.settings import Settings
+    from trainlint.engine.run import lint
+    from trainlint.finding import Finding
     from trainlint.loader import load
 
 _EXPORTS = {
-    "lint": "trainlint.engine", "Finding": "trainlint.engine", "Settings": "trainlint.engine",
-    "load": "trainlint.loader",
+    "lint": "trainlint.engine.run", "Finding": "trainlint.finding",
+    "Settings": "trainlint.config.settings", "load": "trainlint.loader",
 }
 
 

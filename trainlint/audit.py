@@ -13,7 +13,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from trainlint.document import Loaded, Manifest, mapping
-from trainlint.engine import CLUSTER_SCOPED, TRAINER_KINDS, ObjectRef, object_kind
+from trainlint.finding import ObjectRef
+from trainlint.kinds import CLUSTER_SCOPED, TRAINER_KINDS, object_kind
 from trainlint.loader import load
 
 

@@ -15,11 +15,13 @@ from trainlint import __version__
 from trainlint.report import FORMATS, Output
 
 if TYPE_CHECKING:
+    from trainlint.config.settings import Settings
     from trainlint.document import Loaded, Manifest, Source, Span
-    from trainlint.engine import Finding, ObjectRef, Run, Settings
+    from trainlint.engine.run import Run
+    from trainlint.finding import Finding, ObjectRef
     from trainlint.fix import Request as FixRequest
-    from trainlint.parallel import Amend
     from trainlint.rule import Rule
+    from trainlint.run.parallel import Amend
 
 STDIN = "-"
 
@@ -251,8 +253,8 @@ def check(
     import gc
     from functools import partial
 
-    from trainlint import parallel
-    from trainlint.engine import Run
+    from trainlint.engine.run import Run
+    from trainlint.run import parallel
 
     # A run allocates a tree of plain containers per document and frees nothing until it
     # ends, and what it drops reference counting frees: collecting cycles would only cost
@@ -317,8 +319,8 @@ def check(
         files = [item.source.name for item in inputs]
         summary = _Summary.of(run, inputs)
     else:
-        from trainlint.cache import Cache
-        from trainlint.cache import check as cached_check
+        from trainlint.run.cache import Cache
+        from trainlint.run.cache import check as cached_check
 
         result = cached_check(
             names, read_all, where.__getitem__,
@@ -348,7 +350,7 @@ def _fix(
     """`--fix`, `--diff`: apply what may be fixed, say what was written, and check the
     result, which is what the run reports."""
     from trainlint import fix as fixer
-    from trainlint.engine import Run, lint
+    from trainlint.engine.run import Run, lint
 
     fixed, findings, outcome = fixer.run(
         inputs, lambda items: lint(items, settings_for=settings_for, context=context),
@@ -368,9 +370,9 @@ def _check_change(
     `context` (a runtime that a changed TrainJob uses); of the files checked, only what is
     on a changed object (or on no object: syntax, suppressions) is reported, unless
     `base_all`. Runs of this kind are not cached: their findings depend on REV."""
-    from trainlint import parallel
-    from trainlint.engine import Run
-    from trainlint.revision import RevisionError, read
+    from trainlint.engine.run import Run
+    from trainlint.run import parallel
+    from trainlint.run.revision import RevisionError, read
 
     try:
         revision = read(base, Path.cwd())
@@ -524,7 +526,7 @@ def _watch(paths: tuple[str, ...]) -> NoReturn:
         raise Failure(
             "watchfiles is missing: install it with `pip install 'trainlint[watch]'`"
         ) from None
-    from trainlint.config import followed
+    from trainlint.config.files import followed
 
     if STDIN in paths:
         raise click.UsageError("--watch watches files: it cannot read `-`")
@@ -594,13 +596,8 @@ def _select(
     paths: tuple[str, ...], config_file: str | None, isolated: bool,
     overrides: dict[str, Any], stdin_filename: str,
 ) -> _Chosen:
-    from trainlint.config import (
-        ConfigError,
-        Configuration,
-        Resolver,
-        context_files,
-        discover,
-    )
+    from trainlint.config.files import Configuration, Resolver, context_files, discover
+    from trainlint.errors import ConfigError
 
     where: dict[str, Settings] = {}
     try:
@@ -724,8 +721,9 @@ def render_command(
     """
     import json
 
-    from trainlint.engine import RUNTIME_KINDS, Index, object_kind
-    from trainlint.render import render
+    from trainlint.engine.index import Index
+    from trainlint.kinds import RUNTIME_KINDS, object_kind
+    from trainlint.render.build import render
     from trainlint.render.show import to_json, to_yaml
 
     given = {
@@ -783,7 +781,8 @@ def render_command(
 def show_config(path: Path, config_file: str | None, isolated: bool) -> None:
     """Print the configuration that applies to PATH (default: the working folder), and
     where each value comes from."""
-    from trainlint.config import ConfigError, Resolver, describe
+    from trainlint.config.files import Resolver, describe
+    from trainlint.errors import ConfigError
 
     try:
         click.echo(describe(Resolver(config_file, isolated=isolated).for_path(path)), nl=False)
@@ -951,8 +950,9 @@ def audit(
     Exit status: 0 clean, 1 findings at or above `fail-on`, 2 usage or configuration
     error, or the cluster could not be read or written.
     """
-    from trainlint.config import ConfigError, Resolver
-    from trainlint.engine import lint
+    from trainlint.config.files import Resolver
+    from trainlint.engine.run import lint
+    from trainlint.errors import ConfigError
 
     overrides = _overrides(
         trainer_version, kubernetes_version, select, extend_select, ignore, preview,
@@ -1052,7 +1052,8 @@ def serve(
     no_annotation_exemptions: bool, tls12: bool, lame_duck: float, max_connections: int,
 ) -> None:
     """Run the validating admission webhook (needs the `serve` extra)."""
-    from trainlint.config import ConfigError, Resolver
+    from trainlint.config.files import Resolver
+    from trainlint.errors import ConfigError
 
     if self_signed == (tls_cert is not None or tls_key is not None):
         raise click.UsageError("give either --tls-cert and --tls-key, or --self-signed")
@@ -1110,7 +1111,8 @@ def lsp(
 ) -> None:
     """Run the language server on stdin and stdout (needs the `lsp` extra). Clients may
     also pass these settings as `initializationOptions`."""
-    from trainlint.config import COMMAND_LINE, ConfigError, validate
+    from trainlint.config.files import COMMAND_LINE, validate
+    from trainlint.errors import ConfigError
 
     overrides = _overrides(
         trainer_version, kubernetes_version, select, extend_select, ignore, preview

@@ -33,12 +33,12 @@ from typing import Any
 
 import yaml
 
-from trainlint import fixes
+from trainlint import roundtrip
 from trainlint.document import Loaded
-from trainlint.engine import Finding
 from trainlint.files import read_bytes
+from trainlint.finding import Finding
 from trainlint.loader import load
-from trainlint.rule import TextEdit
+from trainlint.problem import TextEdit
 
 #: Why a file behind a symbolic link out of the folders checked is not written.
 OUTSIDE_TREE = (
@@ -210,9 +210,9 @@ def _spliced(
         assert finding.manifest is not None
         manifest = finding.manifest
         try:
-            node = fixes.at(documents[manifest.document], manifest.base)
+            node = roundtrip.at(documents[manifest.document], manifest.base)
             finding.fix.edit(node)
-        except (fixes.Stale, IndexError):
+        except (roundtrip.Stale, IndexError):
             continue  # an earlier fix changed this part: the next pass checks again
         applied.append(finding)
     after = _dump(parser, documents)
@@ -651,7 +651,7 @@ def add_suppressions(
     `writable` allows (see `Request.writable`): how many were added, and why files were
     not written. Findings about suppressions themselves are left to be fixed instead."""
     from trainlint import suppression
-    from trainlint.engine import SUPPRESSION_CODES
+    from trainlint.engine.settle import SUPPRESSION_CODES
 
     by_file: dict[str, list[Finding]] = {}
     for finding in findings:

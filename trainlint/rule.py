@@ -7,22 +7,18 @@ import pkgutil
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from enum import StrEnum
 from functools import cache
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
-from trainlint.document import Manifest, Path
+from trainlint.config.defaults import DOCS_URL
+from trainlint.document import Manifest
+from trainlint.options import Options
+from trainlint.problem import Problem, Severity
+from trainlint.release import RELEASES, TrainerVersion, format_version, parse_version
 
 if TYPE_CHECKING:
-    from trainlint.engine import Context
+    from trainlint.engine.context import Context
 
-TrainerVersion = tuple[int, int]
-#: Releases of Kubeflow Trainer whose API trainlint knows, oldest first.
-RELEASES: tuple[TrainerVersion, ...] = ((2, 0), (2, 1), (2, 2), (2, 3))
-NEWEST = RELEASES[-1]
-#: Where the documentation site (built from `docs/` by mkdocs) is published; config
-#: `docs-url` points the links at another copy of it.
-DOCS_URL = "https://trainlint.dev"
 #: Each rule's page on that site (`docs/rules/TLnnn.md`, the text of `trainlint rule CODE`):
 #: the SARIF `helpUri` and the language server's `codeDescription` both link here.
 RULE_DOCS = "{site}/rules/{code}/"
@@ -31,132 +27,6 @@ PREVIEW_NOTE = (
     "Preview: off by default; runs with `--preview` (config `preview = true`) or when "
     "selected by its code or name."
 )
-
-
-def parse_version(text: str) -> TrainerVersion:
-    """`2.3`, `v2.3` or `v2.3.0` → (2, 3); ValueError for a release trainlint does not know."""
-    match = re.fullmatch(r"v?(\d+)\.(\d+)(?:\.\d+)?", text.strip())
-    version = (int(match.group(1)), int(match.group(2))) if match else None
-    if version not in RELEASES:
-        known = ", ".join(f"{major}.{minor}" for major, minor in RELEASES)
-        raise ValueError(f"unknown Trainer release {text!r} (known: {known})")
-    return version
-
-
-def format_version(version: TrainerVersion) -> str:
-    return f"v{version[0]}.{version[1]}"
-
-
-class Severity(StrEnum):
-    ERROR = "error"
-    WARNING = "warning"
-
-
-def kebab(name: str) -> str:
-    """A Python field name as configuration spells it: `max_restarts` → `max-restarts`."""
-    return name.replace("_", "-")
-
-
-@dataclass(frozen=True)
-class Options:
-    """Base of rule options, frozen dataclasses with defaults: kebab-case keys in config,
-    unknown keys refused.
-
-    Plain dataclasses, so a run without a configuration never imports pydantic; the
-    configuration validates a `[rules.CODE]` table against them with pydantic, which
-    reads `__pydantic_config__`.
-    """
-
-    __pydantic_config__: ClassVar[dict[str, Any]] = {
-        "extra": "forbid", "alias_generator": kebab, "populate_by_name": True,
-    }
-
-
-class OptionError(ValueError):
-    """A rule option out of its range, raised by the options' `__post_init__`: plain
-    checks, so that importing the rules imports no validation library."""
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(message)
-        #: The option's name in configuration (`min-seconds`).
-        self.option = kebab(field)
-
-
-def check_range(options: Options, field: str, low: int, high: int, why: str = "") -> None:
-    """Refuse an integer option outside [low, high]; `why` explains the bounds."""
-    value = getattr(options, field)
-    if not low <= value <= high:
-        reason = f" ({why})" if why else ""
-        raise OptionError(field, f"must be from {low} to {high}, not {value}{reason}")
-
-
-def check_no_empty_names(options: Options, *fields: str) -> None:
-    """Refuse an empty string in a list option of names: as a part of a name it would
-    match every name, and as a whole name it matches none."""
-    for field in fields:
-        if "" in getattr(options, field):
-            raise OptionError(field, "must not hold an empty string")
-
-
-#: Edits the round-trip mapping (ruamel.yaml) of the object a Problem is on, in place.
-Edit = Callable[[Any], None]
-#: Edits a file's text (comments, which the round-trip tree does not give to edit):
-#: the whole text before → after; LookupError when it no longer holds what it was made for.
-Rewrite = Callable[[str], str]
-
-
-@dataclass(frozen=True, slots=True)
-class TextEdit:
-    """Replace the text from (row, column) up to (end_row, end_column) (1-based, columns
-    in characters, the end excluded) of the original file with `content`."""
-
-    row: int
-    column: int
-    end_row: int
-    end_column: int
-    content: str
-
-
-@dataclass(frozen=True, slots=True)
-class Fix:
-    """A repair a check offers with its Problem, built where the check knows the case.
-
-    Safe fixes keep what the manifest means to the cluster; unsafe ones change behaviour a
-    user may rely on, so only `--unsafe-fixes` applies them. A fix edits the object's
-    round-trip tree (`edit`), or the file's text (`rewrite`, for comments).
-    """
-
-    title: str
-    edit: Edit | None
-    safe: bool = True
-    rewrite: Rewrite | None = None
-    #: What the fix alone changes in its file (`fix.with_edits`; JSON's `fix.edits`):
-    #: None until worked out, () when it cannot apply there.
-    edits: tuple[TextEdit, ...] | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Related:
-    """A key in another object that a finding depends on (the runtime's line that makes
-    a TrainJob's finding true), and what it has to do with the finding."""
-
-    manifest: Manifest
-    path: Path
-    message: str
-
-
-@dataclass(frozen=True, slots=True)
-class Problem:
-    """What a check reports: where (a key path in the object) and what."""
-
-    path: Path
-    message: str
-    #: Overrides the rule's generic help text when the remedy depends on the case.
-    help: str | None = None
-    #: How to repair it, when the check knows a repair.
-    fix: Fix | None = None
-    #: The keys of other objects that cause it, when they are not in this one.
-    related: tuple[Related, ...] = ()
 
 
 Check = Callable[[Manifest, "Context"], Iterator[Problem]]
@@ -206,6 +76,8 @@ class Rule:
 
 
 _REGISTRY: dict[str, Rule] = {}
+#: Where the rules are, one module each.
+RULES_PACKAGE = "trainlint.rules"
 
 
 def _register(rule: Rule) -> Rule:
@@ -263,9 +135,11 @@ def _doc(text: str | None) -> str:
 
 @cache
 def all_rules() -> dict[str, Rule]:
-    """Every rule, by code, in code order: the modules of `trainlint.rules` are imported once."""
-    import trainlint.rules as package
+    """Every rule, by code, in code order: the modules of `trainlint.rules` are imported once.
 
+    The rules are found by the package's name, as plugins are: they sit a floor above the
+    rule API they are written against, and no code below them names one."""
+    package = importlib.import_module(RULES_PACKAGE)
     for module in pkgutil.iter_modules(package.__path__):
         importlib.import_module(f"{package.__name__}.{module.name}")
     return dict(sorted(_REGISTRY.items()))

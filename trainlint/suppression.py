@@ -10,7 +10,8 @@ import re
 from dataclasses import dataclass
 
 from trainlint.document import Manifest, Path, Source, Span, mapping
-from trainlint.rule import Fix, Rule, find_rule
+from trainlint.problem import Fix
+from trainlint.rule import Rule, find_rule
 
 #: The object annotation the CLI and the webhook honour: `"TL301,TL402=reason"`.
 ANNOTATION = "trainlint.dev/ignore"
@@ -172,19 +173,19 @@ def without_code(text: str, line: int, selector: str) -> str:
 
 
 def _drop_from_annotation(node: object, selector: str) -> None:
-    from trainlint import fixes
+    from trainlint import roundtrip
 
-    annotations = fixes.at(node, ANNOTATION_PATH[:-1])
+    annotations = roundtrip.at(node, ANNOTATION_PATH[:-1])
     parts = str(annotations.get(ANNOTATION, "")).split(",")
     kept = [part for part in parts if part.partition("=")[0].strip() != selector]
     if len(kept) == len(parts):
-        raise fixes.Stale(ANNOTATION_PATH)
+        raise roundtrip.Stale(ANNOTATION_PATH)
     if any(part.strip() for part in kept):
         annotations[ANNOTATION] = ",".join(kept).strip(" ,")
         return
     del annotations[ANNOTATION]
     if not annotations:
-        del fixes.at(node, ANNOTATION_PATH[:-2])["annotations"]
+        del roundtrip.at(node, ANNOTATION_PATH[:-2])["annotations"]
 
 
 # --- writing suppressions (the language server's "disable" actions) ---

@@ -12,7 +12,7 @@ from functools import cache
 from pathlib import Path
 
 from trainlint.document import Manifest, decode
-from trainlint.rule import TrainerVersion
+from trainlint.release import TrainerVersion
 
 FOLDER = Path(__file__).parent
 

@@ -19,11 +19,14 @@ from lsprotocol import types
 
 from trainlint import fix, suppression
 from trainlint.document import Manifest, Span, dig, mapping, mappings
-from trainlint.engine import Finding, Index, object_kind
+from trainlint.engine.index import Index
+from trainlint.finding import Finding
+from trainlint.kinds import object_kind
 from trainlint.lsp.text import Position, Text
 from trainlint.lsp.workspace import Checked, Workspace
-from trainlint.rule import Severity, all_rules
-from trainlint.trainer import JOBS
+from trainlint.problem import Severity
+from trainlint.render.trainer import JOBS
+from trainlint.rule import all_rules
 
 SOURCE = "trainlint"
 #: `source.fixAll.trainlint`: every safe fix, as `trainlint check --fix` applies them.

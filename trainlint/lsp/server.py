@@ -31,7 +31,8 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
 from trainlint import __version__
-from trainlint.config import CONFIG_FILES, ConfigError, followed
+from trainlint.config.files import CONFIG_FILES, followed
+from trainlint.errors import ConfigError
 from trainlint.lsp import features
 from trainlint.lsp.workspace import SETTINGS, Checked, Options, Workspace
 

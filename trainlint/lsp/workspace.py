@@ -29,29 +29,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from trainlint.cache import INDEXED_KINDS
-from trainlint.config import (
-    ConfigError,
-    Resolver,
-    context_files,
-    discover,
-    validate,
-)
+from trainlint.config.defaults import DOCS_URL
+from trainlint.config.files import Resolver, context_files, discover, validate
+from trainlint.config.settings import Settings
 from trainlint.document import Loaded, Manifest, Source, decode
-from trainlint.engine import (
-    DEPENDENCY_SEPARATOR,
-    Finding,
-    Index,
-    Run,
-    Settings,
-    identify,
-    lint,
-    object_kind,
-    unchecked_trainjobs,
-)
+from trainlint.engine.index import DEPENDENCY_SEPARATOR, Index, identify
+from trainlint.engine.run import Run, lint, unchecked_trainjobs
+from trainlint.errors import ConfigError
 from trainlint.files import read_bytes
+from trainlint.finding import Finding
+from trainlint.kinds import object_kind
 from trainlint.loader import load
-from trainlint.rule import DOCS_URL, Rule
+from trainlint.rule import Rule
+from trainlint.run.cache import INDEXED_KINDS
 
 log = logging.getLogger("trainlint.lsp")
 #: Where a client's settings come from, as messages name them.

@@ -13,10 +13,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from trainlint.document import Manifest, Path, dotted
-from trainlint.engine import Context
+from trainlint.lookups import Lookups
 from trainlint.model.k8s import converter, resolve_version
 from trainlint.model.node import Node, compiled
-from trainlint.rule import Problem, TrainerVersion, format_version
+from trainlint.problem import Problem
+from trainlint.release import TrainerVersion, format_version
 
 TRAINER_API = "trainer.kubeflow.org/v1alpha1"
 WRONG_TYPE, UNKNOWN, OTHER_RELEASE, INVALID, REQUIRED = (
@@ -53,25 +54,25 @@ def root(kind: str, api_version: str, release: TrainerVersion, kubernetes: str) 
     return compiled()["TrainJob" if kind == "TrainJob" else "TrainingRuntime", release]
 
 
-def issues(manifest: Manifest, ctx: Context) -> list[Issue]:
+def issues(manifest: Manifest, ctx: Lookups) -> list[Issue]:
     """Every schema issue of `manifest` under the context's releases, walked once per
-    object: all schema rules ask in turn, and the answer is kept in the run's own memo
+    object: all schema rules ask in turn, and the answer is kept in the context's memo
     (never in a global: the webhook decides requests in several threads at once)."""
-    kubernetes = ctx.kubernetes_version
-    key = ("schema-issues", id(manifest), ctx.trainer_version, kubernetes)
-    kept: tuple[Manifest, list[Issue]] | None = ctx.index.memo.get(key)
-    if kept is not None and kept[0] is manifest:
-        return kept[1]
-    node = root(manifest.kind, manifest.api_version, ctx.trainer_version, kubernetes)
-    found: list[Issue] = []
-    if node is not None:
-        walker = _Walker(manifest.kind, ctx.trainer_version, resolve_version(kubernetes), found)
-        walker.walk(manifest.body, node, [], core=manifest.kind in CORE_OBJECTS)
-    ctx.index.memo[key] = (manifest, found)
+    version, kubernetes = ctx.trainer_version, ctx.kubernetes_version
+
+    def walk() -> list[Issue]:
+        node = root(manifest.kind, manifest.api_version, version, kubernetes)
+        found: list[Issue] = []
+        if node is not None:
+            walker = _Walker(manifest.kind, version, resolve_version(kubernetes), found)
+            walker.walk(manifest.body, node, [], core=manifest.kind in CORE_OBJECTS)
+        return found
+
+    found: list[Issue] = ctx.per_object(manifest, ("schema-issues", version, kubernetes), walk)
     return found
 
 
-def problems(manifest: Manifest, ctx: Context, code: str) -> Iterator[Problem]:
+def problems(manifest: Manifest, ctx: Lookups, code: str) -> Iterator[Problem]:
     """The Problems of one schema rule: the issues of the walk that carry its code."""
     for issue in issues(manifest, ctx):
         if issue.code == code:

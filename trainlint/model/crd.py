@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from trainlint.model.crd_rules import COMPILED, CRDS, ITEMS, Compiled, CrdRule, Node, Reads
-from trainlint.rule import RELEASES, TrainerVersion, format_version
+from trainlint.release import RELEASES, TrainerVersion, format_version
 
 REPOSITORY = "kubeflow/trainer"
 CRD_FOLDER = "manifests/base/crds"

@@ -9,7 +9,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from trainlint.rule import TrainerVersion
+from trainlint.release import TrainerVersion
 
 CRDS = Path(__file__).with_name("crds")
 #: The compiled rules and schema nodes; written by `python -m trainlint.model`.

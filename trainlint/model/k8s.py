@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from trainlint.model.node import Node, Type, compiled
-from trainlint.rule import RELEASES
+from trainlint.release import RELEASES
 
 OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
 

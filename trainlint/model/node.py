@@ -13,7 +13,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
-from trainlint.rule import TrainerVersion, format_version, parse_version
+from trainlint.release import TrainerVersion, format_version, parse_version
 
 #: The compiled trees: (model name, release) → root Node; written by
 #: `python -m trainlint.model`.

@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 
 from trainlint.model.node import Node, Released, Releases, Type
-from trainlint.rule import RELEASES, TrainerVersion
+from trainlint.release import TrainerVersion
 
 
 class Model(BaseModel):
@@ -203,19 +203,6 @@ def _constrain(node: Node, constraint: object) -> None:
             node.enum = values
         case Integer(note=note):
             node.type, node.note = "integer", note
-
-
-def compile_trees() -> dict[tuple[str, TrainerVersion], Node]:
-    """The tree of every top-level model in every release, as `COMPILED` holds them."""
-    from trainlint.model.common import EmbeddedMeta
-    from trainlint.model.runtime import TrainingRuntime
-    from trainlint.model.trainjob import TrainJob
-
-    return {
-        (model.__name__, release): tree(model, release)
-        for model in (TrainJob, TrainingRuntime, EmbeddedMeta)
-        for release in RELEASES
-    }
 
 
 def dump(trees: dict[tuple[str, TrainerVersion], Node]) -> bytes:

@@ -29,7 +29,7 @@ from typing import Any
 
 from trainlint.document import Path as KeyPath
 from trainlint.model.crd_rules import ITEMS, CrdRule, Node, Reads, compiled
-from trainlint.rule import TrainerVersion
+from trainlint.release import TrainerVersion
 
 #: The Kubernetes release from which unchanged values are ratcheted (KEP-4008, on by default).
 RATCHETING_SINCE = (1, 30)

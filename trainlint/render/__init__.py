@@ -1,7 +1,7 @@
 """The JobSet the Trainer controller builds from a TrainJob and its runtime, per release.
 
-`render(job, runtime, version)` follows the controller of that release step by step
-(`trainlint.render.build`): the runtime's JobSet template, the TrainJob's overrides or
+`render(job, runtime, version)` (`trainlint.render.build`) follows the controller of that
+release step by step: the runtime's JobSet template, the TrainJob's overrides or
 patches merged as Kubernetes merges them, what the TrainJob fills in per ancestor label,
 what the ML-policy plugin injects, and the defaults JobSet and Kubernetes apply. Every
 value keeps its `Origin`, so a finding on the built pod points at the key a user edits.
@@ -24,7 +24,7 @@ from typing import Any
 from trainlint.document import Manifest, Path, mapping, mappings
 from trainlint.render.tree import Located, Origin, Tree
 
-__all__ = ["Container", "Job", "Origin", "Render", "render"]
+__all__ = ["Container", "Job", "Origin", "Render"]
 
 Version = tuple[int, int]
 #: The label the controller reads a replicatedJob's role from, on its job template.
@@ -227,10 +227,3 @@ class Render:
         for job in self.jobs:
             if job.ancestor not in INITIALIZERS and job.name not in INITIALIZERS:
                 yield from job.containers()
-
-
-def render(job: Manifest | None, runtime: Manifest | None, version: Version) -> Render:
-    """The JobSet the controller of `version` builds for `job` on `runtime`."""
-    from trainlint.render.build import build
-
-    return build(job, runtime, version)

@@ -521,7 +521,8 @@ def _is_count(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def build(job: Manifest | None, runtime: Manifest | None, version: Version) -> Render:
+def render(job: Manifest | None, runtime: Manifest | None, version: Version) -> Render:
+    """The JobSet the controller of `version` builds for `job` on `runtime`."""
     if job is None and runtime is None:
         raise ValueError("a render needs a TrainJob or a runtime")
     return _Build(job, runtime, version).run()

@@ -9,15 +9,47 @@ only for a TrainJob that has `spec.trainer`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable
+from typing import Any, Protocol
 
-from trainlint.document import Path, dig, mapping, mappings
-from trainlint.render import JOBS, POD_SPEC, TRAINER, Render
+from trainlint.document import Manifest, Path, dig, mapping, mappings
+from trainlint.render import JOBS, POD_SPEC, TRAINER, Render, Version
 from trainlint.render.quantity import whole
-from trainlint.render.tree import Origin, injected
+from trainlint.render.tree import Origin, Tree, injected
 
-if TYPE_CHECKING:
-    from trainlint.render.build import _Build
+
+class Building(Protocol):
+    """What the plugins read and change of a render in progress: the build
+    (`trainlint.render.build`) runs the plugins, so they know it by this alone."""
+
+    job: Manifest | None
+    runtime: Manifest | None
+    version: Version
+    name: str
+    framework: str
+    has_trainer: bool
+    trainer: dict[str, Any]
+    ml_policy: dict[str, Any] | None
+    tree: Tree
+    counts: dict[int, tuple[int, Origin]]
+    ancestors: dict[int, str | None]
+    pod_labels: dict[str, tuple[str, Origin]]
+    pod_annotations: dict[str, tuple[str, Origin]]
+    filled: dict[str, Any]
+    filled_at: dict[str, Origin]
+
+    def trainer_at(self, *keys: str | int) -> Origin: ...
+    def runtime_at(self, *keys: str | int) -> Origin: ...
+    def set_count(self, index: int, count: object, at: Origin) -> None: ...
+    def upsert_env(self, container: Path, variable: dict[str, Any], at: Origin) -> None: ...
+    def upsert_envs(self, container: Path, variables: object, at: Origin) -> None: ...
+    def upsert_env_items(
+        self, container: Path, items: Iterable[tuple[Any, Origin | None, int]],
+        at: Origin = ...,
+    ) -> None: ...
+    def upsert_mount(self, container: Path, mount: dict[str, Any], at: Origin) -> None: ...
+    def upsert_volume(self, job: int, volume: dict[str, Any], at: Origin) -> None: ...
+    def upsert_port(self, container: Path, port: int, at: Origin) -> None: ...
 
 #: The port of the rendezvous, the XGBoost tracker and the JAX coordinator.
 PORT = 29500
@@ -32,7 +64,7 @@ def by(plugin: str) -> str:
     return f"injected by the {plugin} plugin"
 
 
-def enforce(build: _Build, render: Render) -> None:
+def enforce(build: Building, render: Render) -> None:
     """Run the ML-policy plugin of the runtime, then the pod-group plugins."""
     plugin = build.framework
     if plugin in ("torch", "jax"):
@@ -58,12 +90,12 @@ def enforce(build: _Build, render: Render) -> None:
 # --- shared steps ---
 
 
-def trainer_index(build: _Build) -> int | None:
+def trainer_index(build: Building) -> int | None:
     """The first job labelled `trainer` (`FindPodSetByAncestor`)."""
     return next((index for index, name in build.ancestors.items() if name == TRAINER), None)
 
 
-def trainer_container(build: _Build) -> Path | None:
+def trainer_container(build: Building) -> Path | None:
     """The first trainer job's `node` container, when the TrainJob has `spec.trainer`."""
     index = trainer_index(build)
     if index is None or not build.has_trainer:
@@ -71,32 +103,32 @@ def trainer_container(build: _Build) -> Path | None:
     return _container(build, index, "node")
 
 
-def _container(build: _Build, job: int, name: str, kind: str = "containers") -> Path | None:
+def _container(build: Building, job: int, name: str, kind: str = "containers") -> Path | None:
     for position, container in mappings(build.tree.get((*JOBS, job, *POD_SPEC, kind))):
         if container.get("name") == name:
             return (*JOBS, job, *POD_SPEC, kind, position)
     return None
 
 
-def _count_from_num_nodes(build: _Build) -> None:
+def _count_from_num_nodes(build: Building) -> None:
     index = trainer_index(build)
     if index is not None and "numNodes" in build.trainer and build.has_trainer:
         build.set_count(index, build.trainer["numNodes"], build.trainer_at("numNodes"))
 
 
-def _user_env(build: _Build) -> None:
+def _user_env(build: Building) -> None:
     """The TrainJob's env on the trainer container (the builder sets it again last)."""
     path = trainer_container(build)
     if path is not None:
         build.upsert_envs(path, build.trainer.get("env"), build.trainer_at("env"))
 
 
-def nodes(build: _Build) -> tuple[int, Origin]:
+def nodes(build: Building) -> tuple[int, Origin]:
     index = trainer_index(build)
     return build.counts[index] if index is not None else (1, injected("default"))
 
 
-def resources_per_node(build: _Build) -> tuple[dict[str, Any], Origin]:
+def resources_per_node(build: Building) -> tuple[dict[str, Any], Origin]:
     """The resources the plugins size processes by: the TrainJob's `resourcesPerNode`, else
     the first `node` container of a job named `node` or labelled `trainer`."""
     if isinstance(build.trainer.get("resourcesPerNode"), dict):
@@ -135,7 +167,7 @@ def cpus(resources: dict[str, Any]) -> int:
 PET = ("PET_NNODES", "PET_NPROC_PER_NODE", "PET_NODE_RANK", "PET_MASTER_ADDR", "PET_MASTER_PORT")
 
 
-def _torch(build: _Build) -> None:
+def _torch(build: Building) -> None:
     path = trainer_container(build)
     nproc, nproc_at = processes_per_node(build)
     _user_env(build)
@@ -153,7 +185,7 @@ def _torch(build: _Build) -> None:
 
 
 def _pet(
-    build: _Build, path: Path, note: str, count: int, count_at: Origin, nproc: int | str,
+    build: Building, path: Path, note: str, count: int, count_at: Origin, nproc: int | str,
     nproc_at: Origin, *, master: bool,
 ) -> None:
     """The torchrun variables (the master's only for torchrun, not torchtune)."""
@@ -171,7 +203,7 @@ def _pet(
     build.upsert_env_items(path, variables)
 
 
-def processes_per_node(build: _Build) -> tuple[int | str, Origin]:
+def processes_per_node(build: Building) -> tuple[int | str, Origin]:
     """PET_NPROC_PER_NODE as the release derives it, and the key it comes from."""
     runtime_key = ("spec", "mlPolicy", "torch", "numProcPerNode")
     value: Any = "auto"
@@ -191,7 +223,7 @@ def processes_per_node(build: _Build) -> tuple[int | str, Origin]:
     return value, at
 
 
-def _nproc_v20(build: _Build, value: Any, at: Origin) -> tuple[int | str, Origin]:
+def _nproc_v20(build: Building, value: Any, at: Origin) -> tuple[int | str, Origin]:
     """v2.0 reads processes from the TrainJob's `resourcesPerNode` alone: `auto` counts
     CPUs when no resource name holds `gpu`, `cpu` counts CPUs; limits first, then
     requests, and 1 when the list it reads is unset."""
@@ -220,7 +252,7 @@ def _nproc_v20(build: _Build, value: Any, at: Origin) -> tuple[int | str, Origin
     return fallback, there
 
 
-def _master(build: _Build) -> str:
+def _master(build: Building) -> str:
     return f"{build.name}-node-0-0.{build.name}"
 
 
@@ -228,7 +260,7 @@ def _from_index(name: str) -> dict[str, Any]:
     return {"name": name, "valueFrom": {"fieldRef": {"fieldPath": COMPLETION_INDEX}}}
 
 
-def _torchtune(build: _Build, count: int, nproc: int | str) -> None:
+def _torchtune(build: Building, count: int, nproc: int | str) -> None:
     """A `tune run` command becomes the full torchtune command line."""
     resources, _ = resources_per_node(build)
     gpu = gpus(resources)
@@ -251,7 +283,7 @@ def _torchtune(build: _Build, count: int, nproc: int | str) -> None:
 
 
 def _recipe(
-    build: _Build, count: int, nproc: int | str, gpu: int, args: list[str]
+    build: Building, count: int, nproc: int | str, gpu: int, args: list[str]
 ) -> tuple[str, str]:
     """The torchtune recipe and config suffix for the node and device counts: single
     device, several on one node, or several nodes; LoRA and QLoRA from v2.1."""
@@ -267,7 +299,7 @@ def _recipe(
     return "full_finetune_distributed", "_full_multinode" if count > 1 else "_full"
 
 
-def _qlora(build: _Build, args: list[str]) -> bool:
+def _qlora(build: Building, args: list[str]) -> bool:
     if build.version <= (2, 2):
         return not any("model.use_dora" in arg for arg in args) and any(
             "model.quantize_base" in arg for arg in args
@@ -289,7 +321,7 @@ def _model(runtime_name: str) -> str:
 
 
 def _env_injection(
-    build: _Build, count: int, count_at: Origin, nproc: int | str, nproc_at: Origin
+    build: Building, count: int, count_at: Origin, nproc: int | str, nproc_at: Origin
 ) -> None:
     """v2.3+: the PET variables also on the containers `envInjection` names."""
     if build.runtime is None or not build.has_trainer:
@@ -311,7 +343,7 @@ def _env_injection(
 # --- MPI ---
 
 
-def _mpi(build: _Build, render: Render) -> None:
+def _mpi(build: Building, render: Render) -> None:
     policy = mapping(mapping(build.ml_policy).get("mpi"))
     policy_at = build.runtime_at("spec", "mlPolicy", "mpi")
     note = by("MPI")
@@ -359,7 +391,7 @@ def _mpi(build: _Build, render: Render) -> None:
     render.extras.append(_hostfile(build, names, launcher_as_node, slots))
 
 
-def _slots(build: _Build, policy: dict[str, Any], at: Origin) -> tuple[int, Origin]:
+def _slots(build: Building, policy: dict[str, Any], at: Origin) -> tuple[int, Origin]:
     """Processes per node: the TrainJob's numProcPerNode, else the runtime's (1 by
     default), which from v2.1 becomes the GPU count when it is 1 and there are more GPUs."""
     if build.has_trainer and "numProcPerNode" in build.trainer:
@@ -377,7 +409,7 @@ def _slots(build: _Build, policy: dict[str, Any], at: Origin) -> tuple[int, Orig
 
 
 def _hostfile(
-    build: _Build, names: list[Any], launcher_as_node: bool, slots: int
+    build: Building, names: list[Any], launcher_as_node: bool, slots: int
 ) -> tuple[str, str, dict[str, Any], Origin]:
     """The hostfile ConfigMap: a line per pod of the `node` job (and the launcher's when
     it runs as a node); before v2.3 for the first replica only."""
@@ -398,7 +430,7 @@ def _hostfile(
 # --- JAX, XGBoost, Flux ---
 
 
-def _jax(build: _Build) -> None:
+def _jax(build: Building) -> None:
     path = trainer_container(build)
     if path is None:
         return
@@ -412,7 +444,7 @@ def _jax(build: _Build) -> None:
     build.upsert_port(path, PORT, injected(note))
 
 
-def _xgboost(build: _Build) -> None:
+def _xgboost(build: Building) -> None:
     path = trainer_container(build)
     if path is None:
         return
@@ -436,7 +468,7 @@ FLUX_INSTALLER = "flux-installer"
 FLUX_IMAGE = "ghcr.io/converged-computing/flux-view-ubuntu:tag-jammy"
 
 
-def _flux(build: _Build) -> None:
+def _flux(build: Building) -> None:
     """The Flux plugin wraps the trainer command in its entrypoint and adds its installer
     init container, volumes and mounts to the job named `node`."""
     if not build.has_trainer:
@@ -497,7 +529,7 @@ def _flux(build: _Build) -> None:
 # --- gang scheduling ---
 
 
-def _pod_groups(build: _Build) -> None:
+def _pod_groups(build: Building) -> None:
     policy = mapping(dig(build.runtime.body, "spec", "podGroupPolicy")) if build.runtime else {}
     if "coscheduling" in policy:
         build.pod_labels["scheduling.x-k8s.io/pod-group"] = (

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from xml.etree import ElementTree as ET
 
-    from trainlint.engine import Finding, ObjectRef
+    from trainlint.finding import Finding, ObjectRef
 
 #: Format name → module under `trainlint.report`.
 FORMATS = {
@@ -74,7 +74,7 @@ class Report:
     @property
     def site(self) -> str:
         """The documentation site rules link to."""
-        from trainlint.rule import DOCS_URL
+        from trainlint.config.defaults import DOCS_URL
 
         return self.docs_url or DOCS_URL
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from trainlint.engine import Finding
+from trainlint.finding import Finding
 from trainlint.report import Report, summary
 
 

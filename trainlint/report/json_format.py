@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from trainlint.document import dotted
-from trainlint.engine import Finding
+from trainlint.finding import Finding
 from trainlint.report import Report
 
 

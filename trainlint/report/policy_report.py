@@ -15,10 +15,13 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from trainlint.config.defaults import DOCS_URL
 from trainlint.document import dotted
-from trainlint.engine import CLUSTER_SCOPED, Finding, ObjectRef
+from trainlint.finding import Finding, ObjectRef
+from trainlint.kinds import CLUSTER_SCOPED
+from trainlint.problem import Severity
 from trainlint.report import Report
-from trainlint.rule import DOCS_URL, RULE_DOCS, Severity
+from trainlint.rule import RULE_DOCS
 
 API_VERSION = "wgpolicyk8s.io/v1alpha2"
 NAME = "trainlint"

@@ -9,7 +9,7 @@ from typing import Any
 from urllib.parse import quote
 
 from trainlint import __version__
-from trainlint.engine import Finding
+from trainlint.finding import Finding
 from trainlint.report import Report, fingerprints
 from trainlint.rule import Rule, all_rules
 

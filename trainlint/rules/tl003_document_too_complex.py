@@ -1,4 +1,5 @@
-from trainlint.rule import Severity, declare
+from trainlint.problem import Severity
+from trainlint.rule import declare
 
 declare(
     "TL003", "document-too-complex", severity=Severity.ERROR,

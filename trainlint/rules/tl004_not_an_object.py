@@ -1,4 +1,5 @@
-from trainlint.rule import Severity, declare
+from trainlint.problem import Severity
+from trainlint.rule import declare
 
 declare(
     "TL004", "not-a-kubernetes-object", severity=Severity.WARNING,

@@ -3,11 +3,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from trainlint import fixes
+from trainlint import roundtrip
 from trainlint.document import Manifest, Path, dig, mapping
-from trainlint.engine import Context
+from trainlint.engine.context import Context
 from trainlint.model.check import SCHEMA_KINDS, UNKNOWN, Issue, issues
-from trainlint.rule import Edit, Fix, Problem, Severity, rule
+from trainlint.problem import Edit, Fix, Problem, Severity
+from trainlint.rule import rule
 
 
 @rule(
@@ -75,6 +76,6 @@ def _rename_fix(manifest: Manifest, issue: Issue) -> Fix | None:
 
 def _rename(parent: Path, old: str, new: str) -> Edit:
     def edit(node: Any) -> None:
-        fixes.rename(fixes.at(node, parent), old, new)
+        roundtrip.rename(roundtrip.at(node, parent), old, new)
 
     return edit

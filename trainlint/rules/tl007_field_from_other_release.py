@@ -5,12 +5,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from trainlint import fixes
+from trainlint import roundtrip
 from trainlint.document import Manifest, dig, mapping
-from trainlint.engine import Context
+from trainlint.engine.context import Context
 from trainlint.model.check import OTHER_RELEASE, SCHEMA_KINDS, issues
-from trainlint.rule import Edit, Fix, OptionError, Options, Problem, Severity, rule
-from trainlint.trainer import PATCH_JOBS, domain_prefixed_path_errors
+from trainlint.options import OptionError, Options
+from trainlint.problem import Edit, Fix, Problem, Severity
+from trainlint.render.trainer import PATCH_JOBS, domain_prefixed_path_errors
+from trainlint.rule import rule
 
 SPEC_OVERRIDES, TEMPLATE_OVERRIDES, PATCHES = (
     "podSpecOverrides", "podTemplateOverrides", "runtimePatches",
@@ -163,45 +165,45 @@ def _refusal(spec: dict[str, Any], old: str, new: str) -> str | None:
 
 
 def _to_templates(job: Any) -> None:
-    spec = fixes.at(job, ("spec",))
+    spec = roundtrip.at(job, ("spec",))
     indent, _ = _layout(job, SPEC_OVERRIDES)
-    fixes.rename(spec, SPEC_OVERRIDES, TEMPLATE_OVERRIDES)
+    roundtrip.rename(spec, SPEC_OVERRIDES, TEMPLATE_OVERRIDES)
     for entry in spec[TEMPLATE_OVERRIDES]:
-        pod = fixes.gather(entry, [key for key in entry if key != "targetJobs"], indent)
+        pod = roundtrip.gather(entry, [key for key in entry if key != "targetJobs"], indent)
         if pod:
-            fixes.place(entry, "spec", pod, None)
+            roundtrip.place(entry, "spec", pod, None)
 
 
 def _to_patches(old: str, manager: str) -> Edit:
     def edit(job: Any) -> None:
-        spec = fixes.at(job, ("spec",))
+        spec = roundtrip.at(job, ("spec",))
         if PATCHES in spec:
-            raise fixes.Stale((PATCHES,))  # another override field was rewritten first
+            raise roundtrip.Stale((PATCHES,))  # another override field was rewritten first
         index = list(spec).index(old)
         indent, item = _layout(job, old)
         # Entry keys sit at column c; a patched job's keys at c + 3 indents + an item step,
         # and its pod template's keys 3 indents further (the pod spec's keys one more).
         deeper = 6 * indent + item
-        entries, comment = fixes.take(spec, old)
-        jobs = fixes.new_seq()
+        entries, comment = roundtrip.take(spec, old)
+        jobs = roundtrip.new_seq()
         for entry in entries:
             if old == TEMPLATE_OVERRIDES:
                 keys = [key for key in ("metadata", "spec") if key in entry]
-                template = fixes.gather(entry, keys, deeper)
+                template = roundtrip.gather(entry, keys, deeper)
             else:
                 keys = [key for key in entry if key != "targetJobs"]
-                pod = fixes.gather(entry, keys, deeper + indent)
-                template = fixes.new_map([("spec", pod)] if pod else [])
+                pod = roundtrip.gather(entry, keys, deeper + indent)
+                template = roundtrip.new_map([("spec", pod)] if pod else [])
             for number, target in enumerate(entry["targetJobs"]):
-                patched = fixes.new_map([("name", target["name"])])
+                patched = roundtrip.new_map([("name", target["name"])])
                 if template:
                     own = template if number == 0 else copy.deepcopy(template)
-                    patched["template"] = fixes.nested(POD_TEMPLATE, own)
+                    patched["template"] = roundtrip.nested(POD_TEMPLATE, own)
                 jobs.append(patched)
-        patch = fixes.new_map([("manager", manager)])
-        patch.update(fixes.nested(PATCH_JOBS, jobs))
-        fixes.place(
-            spec, PATCHES, fixes.new_seq([patch]), comment, index=index,
+        patch = roundtrip.new_map([("manager", manager)])
+        patch.update(roundtrip.nested(PATCH_JOBS, jobs))
+        roundtrip.place(
+            spec, PATCHES, roundtrip.new_seq([patch]), comment, index=index,
             shift=len(PATCHES) - len(old),
         )
 

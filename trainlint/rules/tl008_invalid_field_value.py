@@ -3,11 +3,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from trainlint import fixes
+from trainlint import roundtrip
 from trainlint.document import Manifest, dig
-from trainlint.engine import Context
+from trainlint.engine.context import Context
 from trainlint.model.check import INVALID, SCHEMA_KINDS, Issue, issues
-from trainlint.rule import Fix, Problem, Severity, rule
+from trainlint.problem import Fix, Problem, Severity
+from trainlint.rule import rule
 
 
 @rule(
@@ -78,6 +79,6 @@ def _quantity_fix(manifest: Manifest, issue: Issue) -> Fix | None:
     written, meant = dig(manifest.body, *issue.path), issue.match
 
     def edit(node: Any) -> None:
-        fixes.respell(node, issue.path, written, meant)
+        roundtrip.respell(node, issue.path, written, meant)
 
     return Fix(f"write `{written}` as `{meant}`", edit, safe=False)

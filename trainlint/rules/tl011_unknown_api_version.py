@@ -3,9 +3,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from trainlint.document import Manifest
-from trainlint.engine import TRAINER_KINDS, Context
+from trainlint.engine.context import Context
+from trainlint.kinds import TRAINER_KINDS
 from trainlint.model.check import TRAINER_API
-from trainlint.rule import Problem, Severity, rule
+from trainlint.problem import Problem, Severity
+from trainlint.rule import rule
 
 #: Groups users reach for by mistake, and why they are wrong.
 KNOWN_WRONG = {

@@ -3,10 +3,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from trainlint.document import Manifest, dotted
-from trainlint.engine import Context
+from trainlint.engine.context import Context
 from trainlint.model.check import TRAINER_API
-from trainlint.rule import Problem, Severity, rule
-from trainlint.validation import crd_violations
+from trainlint.model.crd_violations import crd_violations
+from trainlint.problem import Problem, Severity
+from trainlint.rule import rule
 
 #: What to do instead, by kind: an immutable field changes only with a new object.
 RECREATE = {

@@ -3,11 +3,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from trainlint.document import Manifest, dotted, mappings
-from trainlint.engine import Context
+from trainlint.engine.context import Context
+from trainlint.problem import Problem, Severity
 from trainlint.render import Job
+from trainlint.render.trainer import override_pods, rendered
 from trainlint.render.tree import Origin
-from trainlint.rule import Problem, Severity, rule
-from trainlint.trainer import override_pods, rendered
+from trainlint.rule import rule
 
 #: The keys of a volume that are no volume source.
 NOT_SOURCES = frozenset({"name"})

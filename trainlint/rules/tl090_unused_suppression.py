@@ -1,4 +1,5 @@
-from trainlint.rule import Severity, declare
+from trainlint.problem import Severity
+from trainlint.rule import declare
 
 declare(
     "TL090", "unused-suppression", severity=Severity.WARNING,

@@ -3,8 +3,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from trainlint.document import Manifest, dig, mapping
-from trainlint.engine import RUNTIME_KINDS, TRAINER_GROUP, Context
-from trainlint.rule import Problem, Related, Severity, rule
+from trainlint.engine.context import Context
+from trainlint.kinds import RUNTIME_KINDS, TRAINER_GROUP
+from trainlint.problem import Problem, Related, Severity
+from trainlint.rule import rule
 
 REF = ("spec", "runtimeRef")
 #: The text after the API server's NotFound error in the webhook's denial, per kind.

@@ -3,8 +3,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from trainlint.document import Manifest
-from trainlint.engine import Context
-from trainlint.rule import Problem, Severity, format_version, rule
+from trainlint.engine.context import Context
+from trainlint.problem import Problem, Severity
+from trainlint.release import format_version
+from trainlint.rule import rule
 
 
 @rule(

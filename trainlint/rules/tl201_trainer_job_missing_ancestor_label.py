@@ -3,11 +3,11 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from trainlint import fixes
+from trainlint import roundtrip
 from trainlint.document import Manifest, Path, dig, mapping
-from trainlint.engine import Context
-from trainlint.rule import Edit, Fix, Problem, Related, Severity, rule
-from trainlint.trainer import (
+from trainlint.engine.context import Context
+from trainlint.problem import Edit, Fix, Problem, Related, Severity
+from trainlint.render.trainer import (
     ANCESTOR_LABEL,
     JOBS,
     MAIN_CONTAINERS,
@@ -17,6 +17,7 @@ from trainlint.trainer import (
     rendered,
     replicated_jobs,
 )
+from trainlint.rule import rule
 
 _LABEL = f"`{ANCESTOR_LABEL}: trainer`"
 
@@ -150,18 +151,18 @@ def _label_fix(
 def _label_job(index: int, misplaced: Path | None) -> Edit:
     def edit(runtime: Any) -> None:
         labels_path = (*JOBS, index, "template", "metadata", "labels")
-        labels = fixes.ensure(runtime, labels_path, first=True)
+        labels = roundtrip.ensure(runtime, labels_path, first=True)
         comment = None
         if misplaced is not None and misplaced[:-1] == labels_path:
             if misplaced[-1] != ANCESTOR_LABEL:
-                fixes.rename(labels, str(misplaced[-1]), ANCESTOR_LABEL)
+                roundtrip.rename(labels, str(misplaced[-1]), ANCESTOR_LABEL)
         elif misplaced is not None:
-            _, comment = fixes.take(fixes.at(runtime, misplaced[:-1]), ANCESTOR_LABEL)
-            fixes.carry(labels, fixes.prune(runtime, misplaced[:-1]))
+            _, comment = roundtrip.take(roundtrip.at(runtime, misplaced[:-1]), ANCESTOR_LABEL)
+            roundtrip.carry(labels, roundtrip.prune(runtime, misplaced[:-1]))
         if ANCESTOR_LABEL in labels:
             labels[ANCESTOR_LABEL] = TRAINER
         else:
-            fixes.place(labels, ANCESTOR_LABEL, TRAINER, comment)
+            roundtrip.place(labels, ANCESTOR_LABEL, TRAINER, comment)
 
     return edit
 

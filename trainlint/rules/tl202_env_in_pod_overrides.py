@@ -3,11 +3,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from trainlint import fixes
+from trainlint import roundtrip
 from trainlint.document import Manifest, Path, dig, mappings, string
-from trainlint.engine import Context
-from trainlint.rule import Edit, Fix, Problem, Severity, rule
-from trainlint.trainer import override_containers
+from trainlint.engine.context import Context
+from trainlint.problem import Edit, Fix, Problem, Severity
+from trainlint.render.trainer import override_containers
+from trainlint.rule import rule
 
 #: Where each reserved container's variables belong instead.
 DESTINATIONS = {
@@ -113,20 +114,20 @@ def _move_fix(job: Manifest, container: Path, env: object, destination: str) -> 
 
 def _move_env(container_path: Path, target: Path) -> Edit:
     def edit(job: Any) -> None:
-        container = fixes.at(job, container_path)
-        moved, comment = fixes.take(container, "env")
-        parent = fixes.ensure(job, target[:-1])
+        container = roundtrip.at(job, container_path)
+        moved, comment = roundtrip.take(container, "env")
+        parent = roundtrip.ensure(job, target[:-1])
         existing = parent.get("env")
         if not existing:
-            fixes.place(parent, "env", moved, comment)
+            roundtrip.place(parent, "env", moved, comment)
             return
-        fixes.keep_comment(parent, "env", comment)
+        roundtrip.keep_comment(parent, "env", comment)
         names = {item.get("name"): item for item in existing if isinstance(item, dict)}
         for item in moved:
             same = names.get(item.get("name")) if isinstance(item, dict) else None
             if same is None:
                 existing.append(item)
             else:
-                fixes.overwrite(same, item)
+                roundtrip.overwrite(same, item)
 
     return edit

@@ -3,9 +3,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from trainlint.document import Manifest
-from trainlint.engine import Context
-from trainlint.rule import Problem, Severity, rule
-from trainlint.trainer import JOBS, MAIN_CONTAINERS, ancestor, replicated_jobs, runtime_verdict
+from trainlint.engine.context import Context
+from trainlint.problem import Problem, Severity
+from trainlint.render.trainer import (
+    JOBS,
+    MAIN_CONTAINERS,
+    ancestor,
+    replicated_jobs,
+    runtime_verdict,
+)
+from trainlint.rule import rule
 
 DETAIL = "always must be 1"
 

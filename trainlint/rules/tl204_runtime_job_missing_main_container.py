@@ -3,9 +3,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from trainlint.document import Manifest
-from trainlint.engine import Context
-from trainlint.rule import Problem, Severity, rule
-from trainlint.trainer import (
+from trainlint.engine.context import Context
+from trainlint.problem import Problem, Severity
+from trainlint.render.trainer import (
     JOBS,
     MAIN_CONTAINERS,
     POD_SPEC,
@@ -14,6 +14,7 @@ from trainlint.trainer import (
     replicated_jobs,
     runtime_verdict,
 )
+from trainlint.rule import rule
 
 DETAIL = "must contain the required container for the ancestor: "
 

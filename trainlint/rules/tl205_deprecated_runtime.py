@@ -3,8 +3,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from trainlint.document import Manifest, dig, mapping
-from trainlint.engine import Context
-from trainlint.rule import Problem, Severity, rule
+from trainlint.engine.context import Context
+from trainlint.problem import Problem, Severity
+from trainlint.rule import rule
 
 SUPPORT_LABEL = "trainer.kubeflow.org/support"
 #: The deprecation policy page the warnings link to, by the release that moved it.

@@ -3,10 +3,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from trainlint.document import Manifest, Path, dig, mapping, mappings
-from trainlint.engine import Context
+from trainlint.engine.context import Context
+from trainlint.problem import Problem, Related, Severity
 from trainlint.render import POD_SPEC, Render
-from trainlint.rule import Problem, Related, Severity, rule
-from trainlint.trainer import JOBS, rendered
+from trainlint.render.trainer import JOBS, rendered
+from trainlint.rule import rule
 
 #: `spec.initializer` key → (job and container name, what the webhook calls the input).
 INITIALIZERS = {

@@ -3,9 +3,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from trainlint.document import Manifest, dig, mappings
-from trainlint.engine import Context
-from trainlint.rule import Problem, Related, Severity, rule
-from trainlint.trainer import (
+from trainlint.engine.context import Context
+from trainlint.problem import Problem, Related, Severity
+from trainlint.render.trainer import (
     JOBS,
     POD_SPEC,
     container_names,
@@ -13,6 +13,7 @@ from trainlint.trainer import (
     override_pods,
     override_targets,
 )
+from trainlint.rule import rule
 
 #: What the webhook calls each kind of container.
 NOUNS = {"initContainers": "initContainer", "containers": "container"}

@@ -4,8 +4,9 @@ import re
 from collections.abc import Iterator
 
 from trainlint.document import Manifest
-from trainlint.engine import Context
-from trainlint.rule import Problem, Severity, rule
+from trainlint.engine.context import Context
+from trainlint.problem import Problem, Severity
+from trainlint.rule import rule
 
 LABEL_FORMAT = "[a-z]([-a-z0-9]*[a-z0-9])?"
 #: apimachinery's `IsDNS1035Label` text (the double space is its own).

@@ -3,9 +3,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from trainlint.document import Manifest, dig, mapping, mappings
-from trainlint.engine import Context
-from trainlint.rule import Problem, Severity, rule
-from trainlint.trainer import framework
+from trainlint.engine.context import Context
+from trainlint.problem import Problem, Severity
+from trainlint.render.trainer import framework
+from trainlint.rule import rule
 
 #: Variables each framework plugin sets itself, and the first release whose webhook denies them.
 RESERVED = {

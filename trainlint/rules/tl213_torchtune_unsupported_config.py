@@ -3,11 +3,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from trainlint import devices
 from trainlint.document import Manifest, Path, dig, mapping, sequence
-from trainlint.engine import Context
-from trainlint.rule import Problem, Severity, rule
-from trainlint.trainer import POD_SPEC, is_torchtune, named, trainer_job
+from trainlint.engine.context import Context
+from trainlint.problem import Problem, Severity
+from trainlint.render import devices
+from trainlint.render.trainer import POD_SPEC, is_torchtune, named, trainer_job
+from trainlint.rule import rule
 
 #: Models the torchtune recipes support, by the first release with that set.
 MODELS = {

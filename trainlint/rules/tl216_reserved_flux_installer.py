@@ -3,9 +3,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from trainlint.document import Manifest, dig, mappings
-from trainlint.engine import Context
-from trainlint.rule import Problem, Severity, rule
-from trainlint.trainer import JOBS, POD_SPEC, framework, named, override_pods
+from trainlint.engine.context import Context
+from trainlint.problem import Problem, Severity
+from trainlint.render.trainer import JOBS, POD_SPEC, framework, named, override_pods
+from trainlint.rule import rule
 
 INSTALLER = "flux-installer"
 DETAIL = "InitContainer 'flux-installer' is reserved"

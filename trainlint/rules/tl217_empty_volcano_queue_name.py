@@ -3,9 +3,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from trainlint.document import Manifest, Path, dig, mapping, mappings
-from trainlint.engine import Context
-from trainlint.rule import Problem, Severity, rule
-from trainlint.trainer import PATCH_JOBS
+from trainlint.engine.context import Context
+from trainlint.problem import Problem, Severity
+from trainlint.render.trainer import PATCH_JOBS
+from trainlint.rule import rule
 
 QUEUE = "scheduling.volcano.sh/queue-name"
 DETAIL = "Volcano queue name must not be empty"

@@ -3,9 +3,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from trainlint.document import Manifest, dig, mappings, sequence
-from trainlint.engine import Context
-from trainlint.rule import Problem, Severity, rule
-from trainlint.trainer import JOBS, container_names, named
+from trainlint.engine.context import Context
+from trainlint.problem import Problem, Severity
+from trainlint.render.trainer import JOBS, container_names, named
+from trainlint.rule import rule
 
 TARGETS = ("spec", "mlPolicy", "torch", "envInjection", "targets")
 

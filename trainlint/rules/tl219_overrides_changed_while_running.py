@@ -2,10 +2,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from trainlint.change import overrides, overrides_field, suspended
 from trainlint.document import Manifest, dig, mappings, string
-from trainlint.engine import Context
-from trainlint.rule import Problem, Severity, rule
+from trainlint.engine.context import Context
+from trainlint.problem import Problem, Severity
+from trainlint.render.change import overrides, overrides_field, suspended
+from trainlint.rule import rule
 
 
 @rule(

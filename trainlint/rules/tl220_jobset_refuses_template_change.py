@@ -2,11 +2,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from trainlint.change import job_template_effects, overrides_field, settled, suspended
 from trainlint.document import Manifest, Path, dig, mapping
-from trainlint.engine import Context
-from trainlint.rule import Problem, Severity, rule
-from trainlint.trainer import TRAINER, ancestor, replicated_jobs
+from trainlint.engine.context import Context
+from trainlint.problem import Problem, Severity
+from trainlint.render.change import job_template_effects, overrides_field, settled, suspended
+from trainlint.render.trainer import TRAINER, ancestor, replicated_jobs
+from trainlint.rule import rule
 
 #: The TrainJob settings that feed the JobSet's jobs, mutable in the CRD before v2.2.
 JOB_SETTINGS = ("trainer", "initializer")

@@ -2,11 +2,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from trainlint import script
 from trainlint.document import Manifest
-from trainlint.engine import Context
-from trainlint.rule import Problem, Severity, rule
-from trainlint.trainer import (
+from trainlint.engine.context import Context
+from trainlint.problem import Problem, Severity
+from trainlint.render import script
+from trainlint.render.trainer import (
     JOBS,
     RENDEZVOUS_FRAMEWORKS,
     TRAINER,
@@ -16,6 +16,7 @@ from trainlint.trainer import (
     replicated_jobs,
     trainer_container_of,
 )
+from trainlint.rule import rule
 
 
 @rule(

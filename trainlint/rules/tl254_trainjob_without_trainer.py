@@ -2,12 +2,17 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from trainlint import script
 from trainlint.document import Manifest, dig
-from trainlint.engine import Context
-from trainlint.render import Container
-from trainlint.rule import Problem, Severity, rule
-from trainlint.trainer import RENDEZVOUS_FRAMEWORKS, framework, rendered, trainer_container_of
+from trainlint.engine.context import Context
+from trainlint.problem import Problem, Severity
+from trainlint.render import Container, script
+from trainlint.render.trainer import (
+    RENDEZVOUS_FRAMEWORKS,
+    framework,
+    rendered,
+    trainer_container_of,
+)
+from trainlint.rule import rule
 
 
 @rule(

@@ -2,11 +2,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from trainlint import script
 from trainlint.document import Manifest
-from trainlint.engine import Context
-from trainlint.rule import Problem, Severity, rule
-from trainlint.trainer import JOBS, is_mpi, replicated_jobs, runtime_render
+from trainlint.engine.context import Context
+from trainlint.problem import Problem, Severity
+from trainlint.render import script
+from trainlint.render.trainer import JOBS, is_mpi, replicated_jobs, runtime_render
+from trainlint.rule import rule
 
 #: Where the MPI plugin mounts the hostfile it writes.
 PLUGIN_HOSTFILE = "/etc/mpi/hostfile"

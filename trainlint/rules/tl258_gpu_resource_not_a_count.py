@@ -3,11 +3,12 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from trainlint import devices
 from trainlint.document import Manifest, Path, dig, mapping
-from trainlint.engine import Context
-from trainlint.rule import Problem, Severity, rule
-from trainlint.trainer import framework, is_torchtune, trainer_container
+from trainlint.engine.context import Context
+from trainlint.problem import Problem, Severity
+from trainlint.render import devices
+from trainlint.render.trainer import framework, is_torchtune, trainer_container
+from trainlint.rule import rule
 
 #: What the GPUs per node size, by the framework plugin that reads them as a number.
 USES = {

@@ -3,10 +3,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from trainlint.document import Manifest, dig, mapping
-from trainlint.engine import Context
+from trainlint.engine.context import Context
+from trainlint.problem import Problem, Severity
+from trainlint.release import TrainerVersion
+from trainlint.render.trainer import framework, rendered
 from trainlint.render.tree import Origin
-from trainlint.rule import Problem, Severity, TrainerVersion, rule
-from trainlint.trainer import framework, rendered
+from trainlint.rule import rule
 
 #: Variables each framework plugin writes over `spec.trainer.env`.
 RESERVED = {

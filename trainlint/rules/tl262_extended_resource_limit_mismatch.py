@@ -3,11 +3,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from trainlint.checkpoint import first_on
 from trainlint.document import Manifest, Path, dig, mapping
-from trainlint.engine import Context
-from trainlint.rule import Problem, Severity, rule
-from trainlint.trainer import rendered
+from trainlint.engine.context import Context
+from trainlint.problem import Problem, Severity
+from trainlint.render.checkpoint import first_on
+from trainlint.render.trainer import rendered
+from trainlint.rule import rule
 
 
 def _extended(name: str) -> bool:

@@ -4,10 +4,11 @@ import json
 from collections.abc import Iterator
 
 from trainlint.document import Manifest, dotted
-from trainlint.engine import Context
+from trainlint.engine.context import Context
+from trainlint.problem import Problem, Severity
 from trainlint.render import JOBS, POD_SPEC
-from trainlint.rule import Problem, Severity, rule
-from trainlint.trainer import rendered
+from trainlint.render.trainer import rendered
+from trainlint.rule import rule
 
 #: What a lost item of a replaced list means for the pods, by the list's key.
 CONSEQUENCES = {

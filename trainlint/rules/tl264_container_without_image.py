@@ -3,10 +3,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from trainlint.document import Manifest, mapping
-from trainlint.engine import Context
+from trainlint.engine.context import Context
+from trainlint.problem import Problem, Severity
 from trainlint.render import TRAINER, Container
-from trainlint.rule import Problem, Severity, rule
-from trainlint.trainer import rendered, trainer_of
+from trainlint.render.trainer import rendered, trainer_of
+from trainlint.rule import rule
 
 NOUNS = {"containers": "container", "initContainers": "init container"}
 

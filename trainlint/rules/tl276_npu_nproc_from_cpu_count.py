@@ -3,11 +3,12 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from trainlint import devices, script
 from trainlint.document import Manifest, Path, dig, mapping
-from trainlint.engine import Context
-from trainlint.rule import Problem, Severity, rule
-from trainlint.trainer import framework, rendered, trainer_container, trainer_container_of
+from trainlint.engine.context import Context
+from trainlint.problem import Problem, Severity
+from trainlint.render import devices, script
+from trainlint.render.trainer import framework, rendered, trainer_container, trainer_container_of
+from trainlint.rule import rule
 
 
 @rule(

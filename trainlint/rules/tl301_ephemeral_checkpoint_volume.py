@@ -2,7 +2,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from trainlint.checkpoint import (
+from trainlint.document import Manifest
+from trainlint.engine.context import Context
+from trainlint.problem import Problem, Severity
+from trainlint.render import Container
+from trainlint.render.checkpoint import (
     CheckpointDir,
     CheckpointOptions,
     Storage,
@@ -10,11 +14,8 @@ from trainlint.checkpoint import (
     storage,
     writers,
 )
-from trainlint.document import Manifest
-from trainlint.engine import Context
-from trainlint.render import Container
-from trainlint.rule import Problem, Severity, rule
-from trainlint.trainer import rendered
+from trainlint.render.trainer import rendered
+from trainlint.rule import rule
 
 #: What happens to the checkpoint, by the storage it is on.
 CONSEQUENCES = {

@@ -2,13 +2,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from trainlint.checkpoint import claim_namespaces, claim_template, first_on
 from trainlint.document import Manifest, Path, dig, mappings, sequence
-from trainlint.engine import Context
+from trainlint.engine.context import Context
+from trainlint.problem import Problem, Related, Severity
 from trainlint.render import POD_SPEC, Job
+from trainlint.render.checkpoint import claim_namespaces, claim_template, first_on
+from trainlint.render.trainer import rendered
 from trainlint.render.tree import Origin, within
-from trainlint.rule import Problem, Related, Severity, rule
-from trainlint.trainer import rendered
+from trainlint.rule import rule
 
 SINGLE_NODE_MODES = frozenset({"ReadWriteOnce", "ReadWriteOncePod"})
 

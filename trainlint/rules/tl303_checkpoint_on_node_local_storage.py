@@ -3,7 +3,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from trainlint.checkpoint import (
+from trainlint.document import Manifest, dig
+from trainlint.engine.context import Context
+from trainlint.options import check_no_empty_names
+from trainlint.problem import Problem, Severity
+from trainlint.render import Container
+from trainlint.render.checkpoint import (
     CheckpointDir,
     CheckpointOptions,
     claim_name,
@@ -13,11 +18,8 @@ from trainlint.checkpoint import (
     storage,
     writers,
 )
-from trainlint.document import Manifest, dig
-from trainlint.engine import Context
-from trainlint.render import Container
-from trainlint.rule import Problem, Severity, check_no_empty_names, rule
-from trainlint.trainer import rendered
+from trainlint.render.trainer import rendered
+from trainlint.rule import rule
 
 
 @dataclass(frozen=True)

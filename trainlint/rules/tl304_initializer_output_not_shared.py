@@ -4,10 +4,11 @@ from collections.abc import Iterator
 from typing import Any
 
 from trainlint.document import Manifest, dig, mapping, mappings
-from trainlint.engine import Context
+from trainlint.engine.context import Context
+from trainlint.problem import Problem, Severity
 from trainlint.render import INITIALIZERS
-from trainlint.rule import Problem, Severity, rule
-from trainlint.trainer import named, rendered, trainer_of
+from trainlint.render.trainer import named, rendered, trainer_of
+from trainlint.rule import rule
 
 
 def _lasting(pod_spec: dict[str, Any], templates: set[str], mount_names: set[str]) -> set[str]:

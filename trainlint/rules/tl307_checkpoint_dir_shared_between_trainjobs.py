@@ -3,7 +3,10 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 
-from trainlint.checkpoint import (
+from trainlint.document import Manifest, dig, mappings
+from trainlint.engine.context import Context
+from trainlint.problem import Problem, Related, Severity
+from trainlint.render.checkpoint import (
     CheckpointOptions,
     claim_name,
     first_on,
@@ -12,11 +15,9 @@ from trainlint.checkpoint import (
     writers,
     written_dirs,
 )
-from trainlint.document import Manifest, dig, mappings
-from trainlint.engine import Context
+from trainlint.render.trainer import override_pods, pod_specs, rendered
 from trainlint.render.tree import Origin
-from trainlint.rule import Problem, Related, Severity, rule
-from trainlint.trainer import override_pods, pod_specs, rendered
+from trainlint.rule import rule
 
 #: A checkpoint location shared between runs: namespace, PVC and path inside it.
 Location = tuple[str, str, str]

@@ -2,8 +2,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from trainlint import script
-from trainlint.checkpoint import (
+from trainlint.document import Manifest
+from trainlint.engine.context import Context
+from trainlint.problem import Problem, Severity
+from trainlint.render import Render, script
+from trainlint.render.checkpoint import (
     CheckpointOptions,
     claim_name,
     path_on_volume,
@@ -11,11 +14,8 @@ from trainlint.checkpoint import (
     writers,
     written_dirs,
 )
-from trainlint.document import Manifest
-from trainlint.engine import Context
-from trainlint.render import Render
-from trainlint.rule import Problem, Severity, rule
-from trainlint.trainer import rendered
+from trainlint.render.trainer import rendered
+from trainlint.rule import rule
 
 
 @rule(

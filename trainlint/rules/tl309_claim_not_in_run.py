@@ -2,12 +2,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from trainlint.checkpoint import claim_namespaces
 from trainlint.document import Manifest, dig
-from trainlint.engine import Context
+from trainlint.engine.context import Context
+from trainlint.problem import Problem, Related, Severity
 from trainlint.render import POD_SPEC
-from trainlint.rule import Problem, Related, Severity, rule
-from trainlint.trainer import rendered
+from trainlint.render.checkpoint import claim_namespaces
+from trainlint.render.trainer import rendered
+from trainlint.rule import rule
 
 
 @rule(

@@ -2,12 +2,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from trainlint.checkpoint import CheckpointOptions, claim_name, first_on, storage, writers
 from trainlint.document import Manifest
-from trainlint.engine import Context
+from trainlint.engine.context import Context
+from trainlint.problem import Problem, Severity
 from trainlint.render import Container, Render
-from trainlint.rule import Problem, Severity, rule
-from trainlint.trainer import rendered
+from trainlint.render.checkpoint import CheckpointOptions, claim_name, first_on, storage, writers
+from trainlint.render.trainer import rendered
+from trainlint.rule import rule
 
 #: The variables by which each framework plugin tells a node its rank.
 RANKS = {"torch": "PET_NODE_RANK", "jax": "JAX_PROCESS_ID", "xgboost": "DMLC_TASK_ID"}

@@ -3,11 +3,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from trainlint import fixes
+from trainlint import roundtrip
 from trainlint.document import Manifest, Path, dig, mapping
-from trainlint.engine import Context
-from trainlint.rule import Edit, Fix, Problem, Severity, rule
-from trainlint.trainer import JOBS, JOBSET, is_count, replicated_jobs
+from trainlint.engine.context import Context
+from trainlint.problem import Edit, Fix, Problem, Severity
+from trainlint.render.trainer import JOBS, JOBSET, is_count, replicated_jobs
+from trainlint.rule import rule
 
 #: Kubernetes' default `backoffLimit`, and the default when `backoffLimitPerIndex` is set.
 DEFAULT_BACKOFF_LIMIT = 6
@@ -123,7 +124,7 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
 
 def _zero_backoff(template: Path) -> Edit:
     def edit(runtime: Any) -> None:
-        fixes.put(fixes.ensure(runtime, (*template, "spec")), "backoffLimit", 0, first=True)
+        roundtrip.put(roundtrip.ensure(runtime, (*template, "spec")), "backoffLimit", 0, first=True)
 
     return edit
 

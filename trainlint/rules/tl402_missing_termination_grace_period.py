@@ -4,14 +4,16 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from trainlint import fixes, script
-from trainlint.checkpoint import CheckpointOptions, first_on, writers
+from trainlint import roundtrip
 from trainlint.document import Manifest, Path
-from trainlint.engine import Context
-from trainlint.render import POD_SPEC
+from trainlint.engine.context import Context
+from trainlint.options import check_range
+from trainlint.problem import Edit, Fix, Problem, Severity
+from trainlint.render import POD_SPEC, script
+from trainlint.render.checkpoint import CheckpointOptions, first_on, writers
+from trainlint.render.trainer import rendered, runtime_render
 from trainlint.render.tree import Origin
-from trainlint.rule import Edit, Fix, Problem, Severity, check_range, rule
-from trainlint.trainer import rendered, runtime_render
+from trainlint.rule import rule
 
 #: Kubernetes' default `terminationGracePeriodSeconds`.
 DEFAULT_GRACE = 30
@@ -190,7 +192,7 @@ def _grace_fix(at: Origin, grace_at: Origin | None, pod_at: Origin, seconds: int
 
 def _set_grace(pod_spec: Path, seconds: int) -> Edit:
     def edit(manifest: Any) -> None:
-        spec = fixes.ensure(manifest, pod_spec)
-        fixes.put(spec, "terminationGracePeriodSeconds", seconds, first=True)
+        spec = roundtrip.ensure(manifest, pod_spec)
+        roundtrip.put(spec, "terminationGracePeriodSeconds", seconds, first=True)
 
     return edit

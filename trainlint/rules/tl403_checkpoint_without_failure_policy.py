@@ -2,12 +2,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from trainlint.checkpoint import CheckpointDir, CheckpointOptions, writers
 from trainlint.document import Manifest
-from trainlint.engine import Context
+from trainlint.engine.context import Context
+from trainlint.problem import Problem, Severity
 from trainlint.render import Render
-from trainlint.rule import Problem, Severity, rule
-from trainlint.trainer import JOBSET, jobset, rendered, runtime_render
+from trainlint.render.checkpoint import CheckpointDir, CheckpointOptions, writers
+from trainlint.render.trainer import JOBSET, jobset, rendered, runtime_render
+from trainlint.rule import rule
 
 
 def _message(path: str, origin: str) -> str:

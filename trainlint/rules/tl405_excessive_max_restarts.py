@@ -4,9 +4,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from trainlint.document import Manifest, mapping
-from trainlint.engine import Context
-from trainlint.rule import Options, Problem, Severity, check_range, rule
-from trainlint.trainer import JOBSET, is_count, jobset
+from trainlint.engine.context import Context
+from trainlint.options import Options, check_range
+from trainlint.problem import Problem, Severity
+from trainlint.render.trainer import JOBSET, is_count, jobset
+from trainlint.rule import rule
 
 
 @dataclass(frozen=True)

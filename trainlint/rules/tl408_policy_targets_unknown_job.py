@@ -3,9 +3,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from trainlint.document import Manifest, Path, mapping, mappings, sequence
-from trainlint.engine import Context
-from trainlint.rule import Problem, Severity, rule
-from trainlint.trainer import JOBSET, jobset, replicated_jobs
+from trainlint.engine.context import Context
+from trainlint.problem import Problem, Severity
+from trainlint.render.trainer import JOBSET, jobset, replicated_jobs
+from trainlint.rule import rule
 
 
 @rule(

@@ -4,9 +4,10 @@ import re
 from collections.abc import Iterator
 
 from trainlint.document import Manifest, mapping, mappings, sequence
-from trainlint.engine import Context
-from trainlint.rule import Problem, Severity, rule
-from trainlint.trainer import JOBS, JOBSET, jobset, replicated_jobs
+from trainlint.engine.context import Context
+from trainlint.problem import Problem, Severity
+from trainlint.render.trainer import JOBS, JOBSET, jobset, replicated_jobs
+from trainlint.rule import rule
 
 REASONS = frozenset({
     "BackoffLimitExceeded", "DeadlineExceeded", "FailedIndexes", "MaxFailedIndexesExceeded",

@@ -3,9 +3,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from trainlint.document import Manifest
-from trainlint.engine import Context
-from trainlint.rule import Problem, Severity, rule
-from trainlint.trainer import is_count, rendered
+from trainlint.engine.context import Context
+from trainlint.problem import Problem, Severity
+from trainlint.render.trainer import is_count, rendered
+from trainlint.rule import rule
 
 MAX_NAME = 63
 #: JobSet checks the longest pod name with the random suffix Kubernetes appends.

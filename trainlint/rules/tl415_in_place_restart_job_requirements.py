@@ -3,9 +3,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from trainlint.document import Manifest, mapping
-from trainlint.engine import Context
-from trainlint.rule import Problem, Severity, rule
-from trainlint.trainer import JOBS, TRAINER, ancestor, is_count, jobset, replicated_jobs
+from trainlint.engine.context import Context
+from trainlint.problem import Problem, Severity
+from trainlint.render.trainer import JOBS, TRAINER, ancestor, is_count, jobset, replicated_jobs
+from trainlint.rule import rule
 
 #: The `backoffLimit` JobSet requires of every job under `InPlaceRestart`.
 MAX_BACKOFF_LIMIT = 2_147_483_647

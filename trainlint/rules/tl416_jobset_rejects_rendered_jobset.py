@@ -4,11 +4,12 @@ import re
 from collections.abc import Iterator
 
 from trainlint.document import Manifest, Path, dig, mapping, mappings
-from trainlint.engine import Context
+from trainlint.engine.context import Context
+from trainlint.problem import Problem, Severity
 from trainlint.render import Render
+from trainlint.render.trainer import rendered
 from trainlint.render.tree import Origin
-from trainlint.rule import Problem, Severity, rule
-from trainlint.trainer import rendered
+from trainlint.rule import rule
 
 DNS_1035 = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
 DNS_1123 = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")

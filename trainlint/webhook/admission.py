@@ -14,10 +14,13 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from trainlint.config.settings import Settings
 from trainlint.document import Loaded, Manifest, Source, dotted, mapping, string
-from trainlint.engine import TRAINER_GROUP, TRAINER_KINDS, Finding, Settings, lint
+from trainlint.engine.run import lint
+from trainlint.finding import Finding
+from trainlint.kinds import TRAINER_GROUP, TRAINER_KINDS
 from trainlint.loader import MAX_DEPTH
-from trainlint.rule import Severity
+from trainlint.problem import Severity
 
 API_VERSION = "admission.k8s.io/v1"
 KIND = "AdmissionReview"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
-from trainlint.engine import TRAINER_KINDS
+from trainlint.kinds import TRAINER_KINDS
 from trainlint.webhook.admission import OPERATIONS
 
 #: Sub-millisecond to the API server's 30 s ceiling.

@@ -25,7 +25,7 @@ from typing import Any
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from trainlint.engine import Settings
+from trainlint.config.settings import Settings
 from trainlint.model import validations
 from trainlint.rule import all_rules
 from trainlint.webhook import admission, tls

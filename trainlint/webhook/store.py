@@ -11,7 +11,8 @@ from functools import lru_cache
 from typing import Any
 
 from trainlint.document import Manifest, Source, mapping
-from trainlint.engine import CLUSTER_SCOPED, RUNTIME_KINDS, Index, object_kind
+from trainlint.engine.index import Index
+from trainlint.kinds import CLUSTER_SCOPED, RUNTIME_KINDS, object_kind
 
 #: The kinds a request may need, in the order their caches are reported.
 KINDS = ("TrainingRuntime", "ClusterTrainingRuntime", "PersistentVolumeClaim", "StorageClass")

@@ -34,20 +34,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
-import trainlint
+from trainlint.config.settings import Settings
 from trainlint.document import Loaded, Manifest, Source, Span, dig
-from trainlint.engine import (
-    DEPENDENCY_SEPARATOR,
-    LOOKED_UP_KINDS,
-    Finding,
-    Index,
-    Run,
-    Settings,
-    in_order,
-    object_kind,
-)
+from trainlint.engine.index import DEPENDENCY_SEPARATOR, Index
+from trainlint.engine.run import Run
 from trainlint.files import read_bytes
-from trainlint.packed import Packed, Texts, texts, unpack
+from trainlint.finding import Finding, in_order
+from trainlint.kinds import LOOKED_UP_KINDS, object_kind
+from trainlint.run.packed import Packed, Texts, texts, unpack
+from trainlint.version import __version__
 
 #: The kinds the index holds, whose changes other files' findings may depend on.
 INDEXED_KINDS = LOOKED_UP_KINDS | {"TrainJob"}
@@ -82,8 +77,8 @@ def build_fingerprint() -> str:
     """What identifies this trainlint: its version and the state of its source files and
     of the runtimes it bundles, found in one walk that skips `__pycache__` (every run
     pays for it: it costs half of two globs)."""
-    package = os.path.dirname(trainlint.__file__)  # noqa: PTH120 - strings, as below
-    digest = hashlib.blake2b(trainlint.__version__.encode(), digest_size=8)
+    package = os.path.dirname(os.path.dirname(__file__))  # noqa: PTH120 - strings, as below
+    digest = hashlib.blake2b(__version__.encode(), digest_size=8)
     found = []
     for root, folders, files in os.walk(package):
         folders[:] = [folder for folder in folders if folder != "__pycache__"]

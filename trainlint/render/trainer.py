@@ -13,10 +13,11 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, TypeGuard
 
 from trainlint.document import Manifest, Path, dig, mapping, mappings, once_per_object
-from trainlint.render import ANCESTOR_LABEL, TRAINER, Container, Job, Render, render
+from trainlint.render import ANCESTOR_LABEL, TRAINER, Container, Job, Render
+from trainlint.render.build import render
 
 if TYPE_CHECKING:
-    from trainlint.engine import Context
+    from trainlint.lookups import Lookups
 
 __all__ = ["ANCESTOR_LABEL", "TRAINER"]
 
@@ -204,7 +205,7 @@ def trainer_container(runtime: Manifest) -> tuple[Path, dict[str, Any]] | None:
     return None
 
 
-def rendered(manifest: Manifest, ctx: Context) -> Render:
+def rendered(manifest: Manifest, ctx: Lookups) -> Render:
     """The render a rule judges: a TrainJob's on its runtime, or a runtime's on its own.
 
     A TrainJob's is worked out once while the object is checked and shared by all its
@@ -215,18 +216,16 @@ def rendered(manifest: Manifest, ctx: Context) -> Render:
     """
     if manifest.kind != "TrainJob":
         return runtime_render(manifest, ctx)
-    key = ("render", id(manifest), ctx.trainer_version, ctx.bundled)
-    memo = ctx.index.memo
-    if key not in memo:  # the memo holds it while the object is checked
-        version = ctx.trainer_version
-        memo[key] = ctx.index.derived(
+    version = ctx.trainer_version
+    found: Render = ctx.per_object(
+        manifest, ("render", version, ctx.bundled),
+        lambda: ctx.per_run(
             manifest, ("render", version, ctx.bundled),
             lambda: render(manifest, ctx.runtime_for(manifest), version),
             recent=True,  # its runtime's rules may have asked for it just before
-        )
-    found: Render = memo[key]
+        ),
+    )
     return found
-
 
 def trainer_of(render: Render) -> Job | None:
     """The job meant to train: the one labelled `trainer`, else the job named like it
@@ -242,18 +241,14 @@ def trainer_container_of(render: Render) -> Container | None:
     return job.container("node") if job is not None else None
 
 
-def runtime_render(runtime: Manifest, ctx: Context) -> Render:
+def runtime_render(runtime: Manifest, ctx: Lookups) -> Render:
     """The render of a runtime on its own: what every TrainJob that uses it inherits."""
     version = ctx.trainer_version
-    key = ("runtime-render", id(runtime), version)
-    memo = ctx.index.memo
-    if key not in memo:  # one look-up of the run's renders per object checked
-        memo[key] = ctx.index.derived(
-            runtime, ("render", version), lambda: render(None, runtime, version)
-        )
-    found: Render = memo[key]
+    found: Render = ctx.per_object(  # one look-up of the run's renders per object checked
+        runtime, ("runtime-render", version),
+        lambda: ctx.per_run(runtime, ("render", version), lambda: render(None, runtime, version)),
+    )
     return found
-
 
 def is_count(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)

@@ -17,18 +17,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError, field_validator
 
-from trainlint.config import ConfigError
-from trainlint.rule import (
-    OptionError,
-    Options,
-    Rule,
-    Severity,
-    all_rules,
-    did_you_mean_rule,
-    kebab,
-    matches,
-    parse_version,
-)
+from trainlint.errors import ConfigError
+from trainlint.options import OptionError, Options, kebab
+from trainlint.problem import Severity
+from trainlint.release import parse_version
+from trainlint.rule import Rule, all_rules, did_you_mean_rule, matches
 from trainlint.suggest import did_you_mean
 
 #: Deeper than any key takes (`rules.TL402.flags[0]` is 4 deep): refused before anything
@@ -156,7 +149,7 @@ class Keys(BaseModel):
     @classmethod
     def _resource_names(cls, value: dict[str, str] | None) -> dict[str, str] | None:
         """A name that is no extended resource name would never match a container's."""
-        from trainlint.trainer import SUBDOMAIN_FORMAT
+        from trainlint.render.trainer import SUBDOMAIN_FORMAT
 
         for name in value or {}:
             if not re.fullmatch(rf"{SUBDOMAIN_FORMAT}/{QUALIFIED_NAME}", name):

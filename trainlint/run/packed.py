@@ -15,8 +15,8 @@ from functools import lru_cache
 from typing import Any
 
 from trainlint.document import Manifest, Source, Span
-from trainlint.engine import Finding, ObjectRef
-from trainlint.rule import Fix, Severity, TextEdit
+from trainlint.finding import Finding, ObjectRef
+from trainlint.problem import Fix, Severity, TextEdit
 
 #: code, severity, message, help, span, path, object, fix, manifest: a list, not a
 #: mapping, so a cache of 15,000 findings does not spell each key 15,000 times. The file

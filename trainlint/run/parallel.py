@@ -2,7 +2,7 @@
 
 The rules are pure functions of an input and the run's shared index, so once every input
 is read the parent builds the `Run` and forks: each worker inherits it as it is (no copy
-is sent) and returns only its findings, packed (`trainlint.packed`), with what the caller
+is sent) and returns only its findings, packed (`trainlint.run.packed`), with what the caller
 keeps of them (the cache's entries, encoded). Findings land only on the input checked, so
 workers settle them too (suppressions, severities); the parent puts them in order, and the
 output is the same as with one process.
@@ -25,9 +25,10 @@ import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from typing import IO, Any, TypeVar
 
-from trainlint.engine import Finding, Run, in_order
-from trainlint.packed import Packed, numbers, pack, texts, unpack
+from trainlint.engine.run import Run
+from trainlint.finding import Finding, in_order
 from trainlint.rule import all_rules
+from trainlint.run.packed import Packed, numbers, pack, texts, unpack
 
 #: Below this many inputs, starting workers costs more than it saves.
 MIN_INPUTS = 200

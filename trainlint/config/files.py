@@ -18,17 +18,18 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from trainlint.engine import DEFAULT_KUBERNETES_VERSION, Settings
-from trainlint.rule import (
+from trainlint.config.defaults import (
+    DEFAULT_CACHE_DIR,
+    DEFAULT_EXCLUDE,
+    DEFAULT_KUBERNETES_VERSION,
     DOCS_URL,
-    Options,
-    Severity,
-    all_rules,
-    did_you_mean_rule,
-    find_rule,
-    matches,
-    parse_version,
 )
+from trainlint.config.settings import Settings
+from trainlint.errors import ConfigError
+from trainlint.options import Options
+from trainlint.problem import Severity
+from trainlint.release import parse_version
+from trainlint.rule import all_rules, did_you_mean_rule, find_rule, matches
 
 if TYPE_CHECKING:
     from pathspec import GitIgnoreSpec
@@ -39,18 +40,10 @@ CONFIG_NAMES = (".trainlint.toml", ".trainlint.yaml", "pyproject.toml")
 EXTENSIONS = (".yaml", ".yml", ".json")
 #: The files whose change may change which files are checked, and how.
 CONFIG_FILES = frozenset({*CONFIG_NAMES, ".gitignore"})
-#: Skipped when walking folders unless `exclude` says otherwise (hidden folders always are).
-DEFAULT_EXCLUDE = ("node_modules/", "venv/", "__pycache__/")
-#: Relative to the configuration's folder (or the working folder without one).
-DEFAULT_CACHE_DIR = ".trainlint_cache"
 DEFAULT = "default"
 #: An exclude pattern that is a folder name alone: it matches folders of that name anywhere.
 _FOLDER_NAME = re.compile(r"[^/*?\[\]!#\\\s]+/")
 COMMAND_LINE = "command line"
-
-
-class ConfigError(Exception):
-    """A configuration that cannot be used; the message names the file and the key."""
 
 
 @dataclass(frozen=True)
@@ -58,7 +51,7 @@ class Layer:
     """The keys of one file (or of the command line) and where they came from."""
 
     origin: str
-    #: The keys it sets, validated, by their kebab-case names (see `trainlint.keys`).
+    #: The keys it sets, validated, by their kebab-case names (see `trainlint.config.keys`).
     keys: dict[str, Any]
     #: The folder patterns in this layer are relative to.
     root: Path
@@ -180,7 +173,7 @@ def validate(data: dict[str, Any], where: str, prefix: str = "") -> dict[str, An
     `where` and the key, and is raised as ConfigError."""
     if not data:
         return {}  # nothing to validate: no need for pydantic
-    from trainlint import keys
+    from trainlint.config import keys
 
     return keys.validate(data, where, prefix)
 
@@ -282,7 +275,7 @@ def resolve(path: Path | None, root: Path, layers: Sequence[Layer]) -> Configura
         for code, table in _by_code(values["rules"][0]).items()
     }
     if options:
-        from trainlint import keys
+        from trainlint.config import keys
 
         values["rules"] = (
             {code: keys.dump_options(option) for code, option in options.items()},
@@ -339,7 +332,7 @@ def _options(code: str, table: dict[str, Any], layers: Sequence[Layer]) -> Optio
         )
     if rule.options is None:
         raise ConfigError(f"{where}: {rule.code} ({rule.name}) takes no options")
-    from trainlint import keys
+    from trainlint.config import keys
 
     return keys.rule_options(rule, table, origin, f"{layer.prefix}rules.{code}.")
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from trainlint.document import Loaded, Manifest, decode
-from trainlint.engine import Index
+from trainlint.engine.index import Index
 
 #: What git lists that trainlint reads (as `trainlint check` finds files in folders).
 EXTENSIONS = (".yaml", ".yml", ".json")

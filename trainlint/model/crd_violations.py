@@ -8,21 +8,21 @@ from typing import TYPE_CHECKING
 from trainlint.document import Manifest
 
 if TYPE_CHECKING:
-    from trainlint.engine import Context
+    from trainlint.lookups import Lookups
     from trainlint.model.validations import Violation
 
 
-def crd_violations(manifest: Manifest, ctx: Context) -> list[Violation]:
+def crd_violations(manifest: Manifest, ctx: Lookups) -> list[Violation]:
     """The CRD rules of the selected release that the object breaks, compared with its
     previous state when there is one."""
-    key = ("crd-violations", id(manifest))
-    if key not in ctx.index.memo:
+    def check() -> list[Violation]:
         from trainlint.model.validations import violations
 
         previous = ctx.previous(manifest)
-        ctx.index.memo[key] = violations(
+        return violations(
             manifest.kind, ctx.trainer_version, manifest.body,
             previous.body if previous is not None else None, ctx.kubernetes_release,
         )
-    found: list[Violation] = ctx.index.memo[key]
+
+    found: list[Violation] = ctx.per_object(manifest, ("crd-violations",), check)
     return found

@@ -1,7 +1,7 @@
 """Where a trainer writes its checkpoints, and what storage that path lands on.
 
 Trainer has no checkpoint API, so the checkpoint directory is recognised by convention:
-environment variables and settings of the command line (`trainlint.script`: flags,
+environment variables and settings of the command line (`trainlint.render.script`: flags,
 overrides, inline Python, configs written by the script) that name one. A container with
 no such path is not checkpointing, nor one whose settings say it saves nothing
 (`save_strategy="no"`, `save_steps` beyond `max_steps`): the checkpoint rules stay silent
@@ -19,14 +19,13 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from trainlint import script
 from trainlint.document import Manifest, dig, mappings
-from trainlint.render import Container, Render
+from trainlint.options import Options, check_no_empty_names
+from trainlint.render import Container, Render, script
 from trainlint.render.tree import Origin
-from trainlint.rule import Options, check_no_empty_names
 
 if TYPE_CHECKING:
-    from trainlint.engine import Context
+    from trainlint.lookups import Lookups
 
 #: Volume types whose data does not outlive the pod (or the node).
 EPHEMERAL = ("emptyDir", "ephemeral", "hostPath")
@@ -281,7 +280,7 @@ def path_on_volume(where: Storage, path: str) -> str:
     return posixpath.normpath(f"/{sub_path}/{relative}")
 
 
-def claim_namespaces(manifest: Manifest, ctx: Context) -> list[str]:
+def claim_namespaces(manifest: Manifest, ctx: Lookups) -> list[str]:
     """Where a manifest's PVCs are looked up: its own namespace, or for a
     ClusterTrainingRuntime the namespaces of the TrainJobs of the run that use it."""
     if manifest.kind != "ClusterTrainingRuntime":

@@ -1,0 +1,279 @@
+"""The index: the objects of one run that rules look up, and what identifies each one's
+answer across runs (the cache checks a stored result against these digests)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
+
+from trainlint.document import Manifest, mapping, string
+from trainlint.kinds import (
+    CLUSTER_SCOPED,
+    LOOKED_UP_KINDS,
+    RUNTIME_KINDS,
+    TRAINER_GROUP,
+    object_kind,
+)
+from trainlint.release import TrainerVersion, format_version, parse_version
+
+#: Where the objects of a run of the command line come from, as messages name it.
+FILES = "the checked files or their context"
+T = TypeVar("T")
+
+
+class Index:
+    """The objects of one run that rules refer to: the inputs, then the context (objects
+    known but never checked: `--context` files, the cluster's, or in the webhook the
+    cluster's cache), and on demand the runtimes a Trainer release installs."""
+
+    def __init__(
+        self, manifests: Iterable[Manifest], context: Iterable[Manifest] = (), *,
+        where: str = FILES, previous: Iterable[Manifest] = (),
+    ) -> None:
+        self._objects: dict[tuple[str, str, str], Manifest] = {}
+        #: The objects as they were before the change under check (`--base REV`, the
+        #: webhook's `oldObject`), by `previous_key`.
+        self._previous = {previous_key(manifest): manifest for manifest in previous
+                          if manifest.name}
+        self._users: dict[tuple[str, str, str], list[Manifest]] = defaultdict(list)
+        self._trainjobs_by_namespace: dict[str, list[Manifest]] = defaultdict(list)
+        self._runtimes_by_name: dict[str, list[Manifest]] = defaultdict(list)
+        self._claims: list[Manifest] = []
+        self._claims_by_name: dict[str, list[Manifest]] = defaultdict(list)
+        self._answer_digests: dict[tuple[str, ...], str] = {}
+        #: Where the objects come from, as messages name it (`the cluster`).
+        self.where = where
+        #: What rules derive from an object (its trainer pod...), computed once per object
+        #: checked.
+        self.memo: dict[tuple[Any, ...], Any] = {}
+        #: What `derived` worked out for the whole run: (object, value, look-ups made).
+        self._derived: dict[tuple[Any, ...], tuple[Manifest, Any, dict[str, str] | None]] = {}
+        #: What `derived(recent=True)` worked out lately, the oldest first (dicts keep
+        #: their order): kept only while it is one of the last `RECENT`.
+        self._recent: dict[tuple[Any, ...], tuple[Manifest, Any, dict[str, str] | None]] = {}
+        #: While not None, every look-up is recorded here as dependency → digest of the
+        #: answer, so a cached result can later be checked against the objects it read.
+        self.looked_up: dict[str, str] | None = None
+        #: What identifies each object (by `id`) across runs, set by whoever records
+        #: look-ups: its file's content digest and its place in the file (`identify`), or
+        #: for stand-ins of a cached file, what was stored.
+        self.digests: dict[int, str] = {}
+        checked: set[tuple[str, str]] = set()
+        for manifest in manifests:
+            self._add(manifest)
+            if object_kind(manifest) == "TrainJob":
+                checked.add((manifest.namespace, manifest.name))
+        for manifest in context:
+            # A context TrainJob that is also an input is an older copy of it: the input
+            # stands for it (a TrainJob never shares a directory with itself).
+            if object_kind(manifest) != "TrainJob" or (
+                (manifest.namespace, manifest.name) not in checked
+            ):
+                self._add(manifest)
+
+    def _add(self, manifest: Manifest) -> None:
+        kind = object_kind(manifest)
+        if kind in LOOKED_UP_KINDS:
+            key = self._key(kind, manifest.namespace, manifest.name)
+            if self._objects.setdefault(key, manifest) is not manifest:
+                return
+            if kind in RUNTIME_KINDS:
+                self._runtimes_by_name[manifest.name].append(manifest)
+            elif kind == "PersistentVolumeClaim":
+                self._claims.append(manifest)
+                self._claims_by_name[manifest.name].append(manifest)
+        elif kind == "TrainJob":
+            self._users[self.runtime_key(manifest)].append(manifest)
+            self._trainjobs_by_namespace[manifest.namespace].append(manifest)
+
+    @staticmethod
+    def _key(kind: str, namespace: str, name: str) -> tuple[str, str, str]:
+        return kind, "" if kind in CLUSTER_SCOPED else namespace, name
+
+    def previous(self, manifest: Manifest) -> Manifest | None:
+        """The object as it was before the change (same apiVersion, kind, namespace and
+        name); None for a new object, or when no previous state is known. (Runs that
+        compare with previous objects are not cached: nothing records this look-up.)"""
+        return self._previous.get(previous_key(manifest)) if manifest.name else None
+
+    def runtime_key(self, job: Manifest) -> tuple[str, str, str]:
+        """What `spec.runtimeRef` names; kind defaults to ClusterTrainingRuntime."""
+        ref = mapping(mapping(job.body.get("spec")).get("runtimeRef"))
+        kind = string(ref.get("kind")) or "ClusterTrainingRuntime"
+        group = string(ref.get("apiGroup")) or TRAINER_GROUP
+        name = string(ref.get("name"))
+        if group != TRAINER_GROUP or kind not in RUNTIME_KINDS:
+            kind = f"unsupported:{kind}.{group}"
+        return self._key(str(kind), job.namespace, str(name))
+
+    def derived(
+        self, of: Manifest, what: tuple[Any, ...], build: Callable[[], T],
+        summary: Iterable[tuple[str, ...]] | None = None, *, recent: bool = False,
+    ) -> T:
+        """What `build` derives from `of` (named `what`), worked out once per run: a runtime
+        that many TrainJobs use is looked at once, not once per TrainJob.
+
+        `build` starts from an empty memo, so the look-ups it makes are all recorded, and
+        they are recorded again for every object that asks: a cached result still names
+        everything it depends on. With `summary`, these look-ups are recorded instead of
+        the build's own: they must find everything the build reads (a result over a whole
+        namespace would otherwise tie each of its objects to every look-up made for every
+        other one). With `recent`, what is built is kept only while it is one of the last
+        `RECENT` such results (a large result that a few objects checked close together
+        ask for, such as a TrainJob's render: its own rules, and its runtime's)."""
+        key = (id(of), *what)  # the entry holds `of`: its id is not reused during the run
+        kept = self._recent if recent else self._derived
+        entry = kept.get(key)
+        if entry is None:
+            memo, looked_up = self.memo, self.looked_up
+            self.memo, self.looked_up = {}, None if looked_up is None else {}
+            try:
+                built, recorded = build(), self.looked_up
+            finally:
+                self.memo, self.looked_up = memo, looked_up
+            if recorded is not None and summary:  # what was built inside keeps its own
+                recorded = {DEPENDENCY_SEPARATOR.join(part): self.digest(part) for part in summary}
+            entry = kept[key] = (of, built, recorded)
+            if recent and len(kept) > RECENT:
+                del kept[next(iter(kept))]
+        if self.looked_up is not None and entry[2] is not None:
+            self.looked_up.update(entry[2])
+        value: T = entry[1]
+        return value
+
+    def runtime_for(
+        self, job: Manifest, bundled: TrainerVersion | None = None
+    ) -> Manifest | None:
+        """The runtime a TrainJob references, when it is among the known objects; with
+        `bundled`, else the ClusterTrainingRuntime of that name the release installs
+        (looked up once per object checked: most rules of a TrainJob ask)."""
+        key = ("runtime-for", id(job), bundled)
+        if key not in self.memo:
+            wanted = self.runtime_key(job)
+            found = self._one(wanted)
+            if found is None and bundled is not None and wanted[0] == "ClusterTrainingRuntime":
+                found = self._one(("bundled", format_version(bundled), wanted[2]))
+            self.memo[key] = found
+        runtime: Manifest | None = self.memo[key]
+        return runtime
+
+    def runtime_unknown(self, job: Manifest, bundled: TrainerVersion | None = None) -> bool:
+        """Whether a TrainJob names a runtime found nowhere, so that no check that needs
+        the runtime was made (a runtime of that name of another kind or namespace is
+        TL101's finding, not unknown)."""
+        kind, _, name = self.runtime_key(job)
+        if not name or kind not in RUNTIME_KINDS:
+            return False  # nothing to look up, or TL101 reports an unsupported reference
+        return self.runtime_for(job, bundled) is None and not self.runtimes_named(name)
+
+    def runtimes_named(self, name: str) -> list[Manifest]:
+        """Every runtime of the run with this name, of either kind, in any namespace."""
+        return self._many(("named", name))
+
+    def trainjobs_using(self, runtime: Manifest) -> list[Manifest]:
+        key = self._key(runtime.kind, runtime.namespace, runtime.name)
+        return self._many(("users", *key))
+
+    def trainjobs_in(self, namespace: str) -> list[Manifest]:
+        """Every TrainJob of the run in this namespace, whatever its runtime."""
+        return self._many(("trainjobs-in", namespace))
+
+    def claim(self, namespace: str, name: str) -> Manifest | None:
+        return self._one(("PersistentVolumeClaim", namespace, name))
+
+    def storage_class(self, name: str) -> Manifest | None:
+        return self._one(("StorageClass", "", name))
+
+    def claims(self) -> list[Manifest]:
+        """Every PersistentVolumeClaim of the run, in any namespace."""
+        return self._many(("claims",))
+
+    def claims_named(self, name: str) -> list[Manifest]:
+        """The PersistentVolumeClaims of the run with this name, in any namespace."""
+        return self._many(("claims-named", name))
+
+    def answer(self, dependency: tuple[str, ...]) -> list[Manifest]:
+        """What a look-up (`("named", name)`, `("users", *key)`, `("trainjobs-in",
+        namespace)`, `("runtimes-in", namespace)`, `("claims",)`, `("bundled", release,
+        name)` or an object key) finds."""
+        by_name = {"named": self._runtimes_by_name, "claims-named": self._claims_by_name}
+        if dependency[0] in by_name:
+            return by_name[dependency[0]].get(dependency[1], [])
+        if dependency[0] == "users":
+            return self._users.get((dependency[1], dependency[2], dependency[3]), [])
+        if dependency[0] in ("trainjobs-in", "runtimes-in"):
+            jobs = self._trainjobs_by_namespace.get(dependency[1], [])
+            return jobs if dependency[0] == "trainjobs-in" else self._runtimes_of(jobs)
+        if dependency[0] == "claims":
+            return self._claims
+        if dependency[0] == "bundled":
+            return self._bundled(dependency[1], dependency[2])
+        found = self._objects.get((dependency[0], dependency[1], dependency[2]))
+        return [found] if found is not None else []
+
+    @staticmethod
+    def _bundled(release: str, name: str) -> list[Manifest]:
+        """The runtime of this name the release (`v2.3`) installs, if any."""
+        from trainlint import bundled
+
+        found = bundled.runtime(parse_version(release), name)
+        return [] if found is None else [found]
+
+    def _runtimes_of(self, jobs: list[Manifest]) -> list[Manifest]:
+        """The runtimes these TrainJobs find, each once."""
+        found: dict[int, Manifest] = {}
+        for job in jobs:
+            runtime = self._objects.get(self.runtime_key(job))
+            if runtime is not None:
+                found[id(runtime)] = runtime
+        return list(found.values())
+
+    def digest(self, dependency: tuple[str, ...]) -> str:
+        """A digest of what a look-up finds, to tell later whether the answer changed."""
+        import hashlib
+
+        if dependency[0] == "bundled":
+            # What a release installs changes only with trainlint itself, which the cache
+            # tells apart: the look-up stands for its answer, and nothing is parsed.
+            return DEPENDENCY_SEPARATOR.join(dependency)
+        if dependency not in self._answer_digests:  # answers do not change during a run
+            parts = [self.digests[id(manifest)] for manifest in self.answer(dependency)]
+            digest = hashlib.blake2b("\n".join(parts).encode(), digest_size=16).hexdigest()
+            self._answer_digests[dependency] = digest
+        return self._answer_digests[dependency]
+
+    def _one(self, dependency: tuple[str, ...]) -> Manifest | None:
+        found = self.answer(dependency)
+        self._record(dependency)
+        return found[0] if found else None
+
+    def _many(self, dependency: tuple[str, ...]) -> list[Manifest]:
+        self._record(dependency)
+        return self.answer(dependency)
+
+    def _record(self, dependency: tuple[str, ...]) -> None:
+        if self.looked_up is not None:
+            self.looked_up[DEPENDENCY_SEPARATOR.join(dependency)] = self.digest(dependency)
+
+
+#: How many results of `Index.derived(recent=True)` are kept.
+RECENT = 64
+
+#: Joins the parts of a dependency into one string (a JSON key).
+DEPENDENCY_SEPARATOR = "\x1f"
+
+
+def previous_key(manifest: Manifest) -> tuple[str, str, str, str]:
+    """What pairs an object with its previous state: apiVersion, kind, namespace, name."""
+    kind = manifest.kind
+    namespace = "" if kind in CLUSTER_SCOPED else manifest.namespace
+    return manifest.api_version, kind, namespace, manifest.name
+
+
+def identify(content: str, manifest: Manifest) -> str:
+    """What identifies an object across runs: the digest of its file's bytes, and where in
+    the file it is. Any change to the file makes it another object: the objects whose
+    findings depend on it are checked again, which costs less than a digest of every
+    object's data would in every run that records look-ups."""
+    return f"{content}/{manifest.document}/{'/'.join(map(str, manifest.base))}"

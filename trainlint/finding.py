@@ -1,0 +1,58 @@
+"""A problem as users see it: the Finding every front end renders, and its object."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from itertools import chain
+
+from trainlint.document import Manifest, Path, Source, Span, mapping
+from trainlint.problem import Fix, Related, Severity
+
+
+@dataclass(frozen=True, slots=True)
+class ObjectRef:
+    api_version: str
+    kind: str
+    name: str
+    namespace: str | None
+
+    @classmethod
+    def of(cls, manifest: Manifest) -> ObjectRef:
+        """The object as findings name it: its namespace as written (None when unset)."""
+        namespace = mapping(manifest.body.get("metadata")).get("namespace")
+        return cls(manifest.api_version, manifest.kind, manifest.name,
+                   namespace if isinstance(namespace, str) else None)
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """A problem as users see it: rule, severity, message and position."""
+
+    code: str
+    name: str
+    severity: Severity
+    message: str
+    help: str | None
+    source: Source
+    span: Span
+    path: Path
+    object: ObjectRef | None
+    #: The repair the rule offers, and the object it edits.
+    fix: Fix | None = field(default=None, compare=False)
+    manifest: Manifest | None = field(default=None, compare=False, repr=False)
+    #: The keys of other objects that cause it (the runtime's, for a TrainJob's finding).
+    related: tuple[Related, ...] = field(default=(), compare=False, repr=False)
+
+    @property
+    def file(self) -> str:
+        return self.source.name
+
+    def sort_key(self) -> tuple[str, int, int, str, str]:
+        return self.file, self.span.line, self.span.column, self.code, self.message
+
+
+def in_order(per_input: Iterable[Iterable[Finding]]) -> list[Finding]:
+    """The findings of several inputs in the order every output shows them: by file,
+    position, code and message."""
+    return sorted(chain.from_iterable(per_input), key=Finding.sort_key)

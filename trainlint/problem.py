@@ -1,0 +1,83 @@
+"""What a check reports and how severe it is: the Problem, its Fix, the keys it relates to.
+
+The ground floor: the render and the schema checks build Problems as the rules do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from trainlint.document import Manifest, Path
+
+
+class Severity(StrEnum):
+    ERROR = "error"
+    WARNING = "warning"
+
+#: Edits the round-trip mapping (ruamel.yaml) of the object a Problem is on, in place.
+Edit = Callable[[Any], None]
+
+#: Edits a file's text (comments, which the round-trip tree does not give to edit):
+#: the whole text before → after; LookupError when it no longer holds what it was made for.
+Rewrite = Callable[[str], str]
+
+
+@dataclass(frozen=True, slots=True)
+class TextEdit:
+    """Replace the text from (row, column) up to (end_row, end_column) (1-based, columns
+    in characters, the end excluded) of the original file with `content`."""
+
+    row: int
+    column: int
+    end_row: int
+    end_column: int
+    content: str
+
+
+@dataclass(frozen=True, slots=True)
+class Fix:
+    """A repair a check offers with its Problem, built where the check knows the case.
+
+    Safe fixes keep what the manifest means to the cluster; unsafe ones change behaviour a
+    user may rely on, so only `--unsafe-fixes` applies them. A fix edits the object's
+    round-trip tree (`edit`), or the file's text (`rewrite`, for comments).
+    """
+
+    title: str
+    edit: Edit | None
+    safe: bool = True
+    rewrite: Rewrite | None = None
+    #: What the fix alone changes in its file (`fix.with_edits`; JSON's `fix.edits`):
+    #: None until worked out, () when it cannot apply there.
+    edits: tuple[TextEdit, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Related:
+    """A key in another object that a finding depends on (the runtime's line that makes
+    a TrainJob's finding true), and what it has to do with the finding."""
+
+    manifest: Manifest
+    path: Path
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """What a check reports: where (a key path in the object) and what."""
+
+    path: Path
+    message: str
+    #: Overrides the rule's generic help text when the remedy depends on the case.
+    help: str | None = None
+    #: How to repair it, when the check knows a repair.
+    fix: Fix | None = None
+    #: The keys of other objects that cause it, when they are not in this one.
+    related: tuple[Related, ...] = ()
+
+
+#: Severities from the least to the most serious, for `fail-on`.
+SEVERITY_RANK = {Severity.WARNING: 0, Severity.ERROR: 1}
