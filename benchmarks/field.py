@@ -48,10 +48,12 @@ _BLOCK = re.compile(r"\.L\d+\.yaml$")
 #: and why. One decision per rule, for the corpus and the fixtures alike.
 DEBATABLE: dict[str, tuple[bool, str]] = {
     "TL201": (
-        True,
-        "a runtime without the trainer label drops every TrainJob's image, command, env "
-        "and resources; a runtime that wires distribution by hand and whose own TrainJobs "
-        "set no trainer fields still loses them for the next TrainJob that does",
+        False,
+        "a runtime with no trainer label, checked alone, cannot know whether a TrainJob "
+        "will set the values the controller drops: the rule reports the runtime only with "
+        "evidence (a TrainJob of the run that sets one, its own `mlPolicy.numNodes` that "
+        "reaches no job, the SDK's framework label, or a misplaced label) and reports the "
+        "TrainJob that sets a dropped value",
     ),
     "TL414": (
         False,

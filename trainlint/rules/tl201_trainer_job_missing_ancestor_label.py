@@ -7,12 +7,14 @@ from trainlint import roundtrip
 from trainlint.document import Manifest, Path, dig, mapping
 from trainlint.engine.context import Context
 from trainlint.problem import Edit, Fix, Problem, Related, Severity
+from trainlint.render import INITIALIZERS
 from trainlint.render.trainer import (
     ANCESTOR_LABEL,
     JOBS,
     MAIN_CONTAINERS,
     TRAINER,
     ancestor,
+    is_count,
     is_mpi,
     rendered,
     replicated_jobs,
@@ -39,13 +41,19 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     The controller reads the label from the job template only. Without it, the TrainJob's
     image, command, args, env, resourcesPerNode and (except for MPI) numNodes are dropped
     with no error and no event, and no framework variables (`PET_*`, `JAX_*`, `DMLC_*`) are
-    injected: the job runs the runtime's defaults, on one node.
+    injected, and the runtime's own `mlPolicy.numNodes` sizes no job: the job runs the
+    runtime's defaults, on one node.
 
     ## When it stays silent
-    When some replicatedJob carries the label with the value `trainer`; on a TrainJob,
-    when its runtime is not among the checked files or the TrainJob sets no
-    `spec.trainer` field that would be dropped (for MPI, `numNodes` and `numProcPerNode`
-    are kept).
+    When some replicatedJob carries the label with the value `trainer`. On a runtime with
+    no such label anywhere (not even misplaced), unless something shows a value is lost:
+    a TrainJob of the run that uses it sets one the controller drops, its own
+    `mlPolicy.numNodes` reaches no job, or it carries the Kubeflow SDK's
+    `trainer.kubeflow.org/framework` label (the SDK lists it, and its trainers set
+    `spec.trainer`). A runtime used as a plain JobSet, whose TrainJobs only name it, loses
+    nothing. On a TrainJob, when its runtime is not among the checked files or the
+    TrainJob sets no `spec.trainer` field that would be dropped (for MPI, `numNodes` and
+    `numProcPerNode` are kept).
 
     ## Example
     ```yaml
@@ -104,12 +112,62 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     if any(ancestor(job) == TRAINER for _, job in jobs):
         return
     path, where, misplaced = _missing_label(manifest, jobs)
+    if misplaced:  # the label was meant: whatever a TrainJob sets is lost
+        consequence = (
+            "every TrainJob's image, command, args, env, resourcesPerNode and numNodes "
+            "will be dropped silently"
+        )
+        related: tuple[Related, ...] = ()
+    else:
+        found = _evidence(manifest, ctx)
+        if found is None:
+            return  # nothing shows that anything is lost: a runtime used as a plain JobSet
+        consequence, related = found
     yield Problem(
-        path,
-        f"{where}: every TrainJob's image, command, args, env, resourcesPerNode and numNodes "
-        "will be dropped silently",
-        fix=_label_fix(manifest, jobs, path if misplaced else None),
+        path, f"{where}: {consequence}",
+        fix=_label_fix(manifest, jobs, path if misplaced else None), related=related,
     )
+
+
+#: The label by which the Kubeflow SDK lists a runtime (Trainer's docs, "Framework Label
+#: Requirement"); the SDK's trainers fill `spec.trainer` of every TrainJob they create.
+FRAMEWORK_LABEL = "trainer.kubeflow.org/framework"
+
+
+def _evidence(runtime: Manifest, ctx: Context) -> tuple[str, tuple[Related, ...]] | None:
+    """What shows that a runtime with no trainer label loses something, and where: a
+    TrainJob of the run that sets a value the controller drops, the runtime's own
+    `mlPolicy.numNodes` that reaches no job, or the SDK's framework label (every TrainJob
+    the SDK creates sets `spec.trainer`). None when nothing does."""
+    for job in ctx.trainjobs_using(runtime):
+        dropped = _dropped(job, ctx)
+        if dropped:
+            names = ", ".join(f"`{key}`" for key in dropped)
+            return (
+                f"the controller silently drops {names} that TrainJob `{job.name}` sets",
+                (Related(job, ("spec", "trainer"), f"TrainJob `{job.name}` sets {names}"),),
+            )
+    nodes = dig(runtime.body, "spec", "mlPolicy", "numNodes")
+    # Each job's pods, per replica and in all (replicas of one pod are nodes too).
+    counts = {job.name: (job.pods, job.pods * job.replicas) for job in rendered(runtime, ctx).jobs
+              if job.ancestor not in INITIALIZERS}
+    if is_count(nodes) and counts and all(nodes not in pods for pods in counts.values()):
+        runs = ", ".join(f"job `{name}` runs {pods} pod{'s' * (pods != 1)}"
+                         for name, (_, pods) in counts.items())
+        return (
+            f"`mlPolicy.numNodes` {nodes} reaches no job ({runs})",
+            (Related(runtime, ("spec", "mlPolicy", "numNodes"), "the node count it sets"),),
+        )
+    labels = mapping(dig(runtime.body, "metadata", "labels"))
+    if FRAMEWORK_LABEL in labels:
+        return (
+            f"the Kubeflow SDK lists it by `{FRAMEWORK_LABEL}`, and the TrainJobs of the "
+            "SDK's trainers set `spec.trainer` (command, numNodes, resourcesPerNode), which "
+            "the controller silently drops here",
+            (Related(runtime, ("metadata", "labels", FRAMEWORK_LABEL),
+                     "what makes the SDK list it"),),
+        )
+    return None
 
 
 def _missing_label(
@@ -217,24 +275,30 @@ TRAINER_FIELDS = frozenset(
 )
 
 
-def _check_trainjob(job: Manifest, ctx: Context) -> Iterator[Problem]:
+def _dropped(job: Manifest, ctx: Context) -> list[str]:
+    """The `spec.trainer` keys of a TrainJob whose runtime has no trainer label that the
+    controller drops: those no rendered value came from (MPI applies numNodes and
+    numProcPerNode by job name, label or not). A key the API does not know (a typo) never
+    reaches the controller: TL006 names it."""
     runtime = ctx.runtime_for(job)
     trainer = mapping(dig(job.body, "spec", "trainer"))
     if runtime is None or not trainer:
-        return
-    jobs = replicated_jobs(runtime)
-    if any(ancestor(runtime_job) == TRAINER for _, runtime_job in jobs):
-        return
-    # What reaches the JobSet: the keys of `spec.trainer` some rendered value came from
-    # (MPI applies numNodes and numProcPerNode by job name, label or not).
+        return []
+    if any(ancestor(runtime_job) == TRAINER for _, runtime_job in replicated_jobs(runtime)):
+        return []
     kept = {
         origin.path[2] for origin in rendered(job, ctx).tree.sources()
         if origin.manifest is job and origin.path[:2] == ("spec", "trainer")
         and len(origin.path) > 2
     }
-    # A key the API does not know (a typo) never reaches the controller: TL006 names it.
-    dropped = [key for key in trainer if key in TRAINER_FIELDS and key not in kept]
-    if dropped:
+    return [key for key in trainer if key in TRAINER_FIELDS and key not in kept]
+
+
+def _check_trainjob(job: Manifest, ctx: Context) -> Iterator[Problem]:
+    dropped = _dropped(job, ctx)
+    runtime = ctx.runtime_for(job)
+    if dropped and runtime is not None:
+        jobs = replicated_jobs(runtime)
         names = ", ".join(f"`{key}`" for key in dropped)
         yield Problem(
             ("spec", "trainer"),
