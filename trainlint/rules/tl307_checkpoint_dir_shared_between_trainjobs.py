@@ -2,10 +2,12 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator
+from typing import NamedTuple
 
 from trainlint.document import Manifest, dig, mappings
 from trainlint.engine.context import Context
 from trainlint.problem import Problem, Related, Severity
+from trainlint.render import script
 from trainlint.render.checkpoint import (
     CheckpointOptions,
     claim_name,
@@ -23,10 +25,19 @@ from trainlint.rule import rule
 Location = tuple[str, str, str]
 
 
-def _locations(job: Manifest, ctx: Context) -> dict[Location, tuple[str, Origin]]:
+class Written(NamedTuple):
+    """A TrainJob's checkpoint directory on a PVC."""
+
+    path: str
+    at: Origin
+    #: What in the writing container's command shows it resumes from what it finds.
+    resume: str | None
+
+
+def _locations(job: Manifest, ctx: Context) -> dict[Location, Written]:
     """Where a TrainJob's checkpoints land on named PVCs, from every container of its
-    JobSet that writes one: location → (path, where it is set)."""
-    found: dict[Location, tuple[str, Origin]] = {}
+    JobSet that writes one."""
+    found: dict[Location, Written] = {}
     for container, _ in writers(rendered(job, ctx), ctx.options):
         for directory in written_dirs(container, ctx.options):
             where = storage(container, directory.path)
@@ -38,7 +49,9 @@ def _locations(job: Manifest, ctx: Context) -> dict[Location, tuple[str, Origin]
             at = first_on(job, directory.at, mount_at, where.volume_at) or Origin(
                 job, ("metadata", "name")
             )
-            found.setdefault(location, (directory.path, at))
+            found.setdefault(
+                location, Written(directory.path, at, script.resumes(script.read(container)))
+            )
     return found
 
 
@@ -56,8 +69,10 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
 
     ## Why is this bad?
     The runs write their checkpoints into one directory: running together they overwrite
-    each other's files, and one run started after another resumes from the other run's
-    newest checkpoint instead of starting clean.
+    each other's files. Where the command shows the trainer resumes from what it finds
+    (`get_last_checkpoint`, `resume_from_checkpoint`, `--resume`), one run started after
+    another also resumes from the other run's newest checkpoint instead of starting clean;
+    the message says so only then.
 
     ## When it stays silent
     On a TrainJob alone in its namespace, on directories on different PVCs or sub-paths,
@@ -151,17 +166,18 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     )
     if id(job) not in sharing:
         return  # no other TrainJob mounts a PVC this one mounts
-    for location, (path, at) in _locations(job, ctx).items():
+    for location, mine in _locations(job, ctx).items():
         other = first.get(location)
         if other is not None and other is not job:
-            theirs = _locations(other, ctx)[location][1]
+            theirs = _locations(other, ctx)[location].at
             yield Problem(
-                at.path,
-                f"TrainJob `{other.name}` also checkpoints to `{path}` on PVC `{location[1]}`: "
-                "the runs overwrite each other's checkpoints, and a later run resumes from "
-                "the other's instead of starting clean",
+                mine.at.path,
+                f"TrainJob `{other.name}` also checkpoints to `{mine.path}` on PVC "
+                f"`{location[1]}`: the runs overwrite each other's checkpoints"
+                + (f", and a later run resumes from the other's instead of starting clean "
+                   f"(`{mine.resume}`)" if mine.resume else ""),
                 related=(Related(other, theirs.path,
-                                 f"where TrainJob `{other.name}` checkpoints to `{path}`"),),
+                                 f"where TrainJob `{other.name}` checkpoints to `{mine.path}`"),),
             )
 
 

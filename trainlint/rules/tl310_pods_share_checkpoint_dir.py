@@ -5,7 +5,7 @@ from collections.abc import Iterator
 from trainlint.document import Manifest
 from trainlint.engine.context import Context
 from trainlint.problem import Problem, Severity
-from trainlint.render import Container, Render
+from trainlint.render import Container, Render, script
 from trainlint.render.checkpoint import CheckpointOptions, claim_name, first_on, storage, writers
 from trainlint.render.trainer import rendered
 from trainlint.rule import rule
@@ -32,8 +32,9 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     ## Why is this bad?
     Without a framework plugin that gives each pod a rank (`PET_NODE_RANK`, MPI's launcher,
     `JAX_PROCESS_ID`), the pods are independent copies of one program. Each writes the
-    same checkpoint files on the same volume: they overwrite each other, and a restarted
-    pod resumes from whichever wrote last.
+    same checkpoint files on the same volume: they overwrite each other, and where the
+    command shows a resume (`get_last_checkpoint`, `--resume`), a restarted pod resumes
+    from whichever wrote last (the message says so only then).
 
     ## When it stays silent
     When the job runs one pod, when its pods train together (the runtime's torch, JAX,
@@ -134,12 +135,14 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
             claim = claim_name(container, where)
             on = f"PVC `{claim}`" if claim else f"the `{where.volume}` volumeClaimPolicies PVC"
             reported.add(job.index)
+            resume = script.resumes(script.read(container))
             yield Problem(
                 at.path,
                 f"job `{job.name}` runs {pods} pods that each write checkpoint-dir "
                 f"`{directory.path}` ({directory.origin}) on {on}, with no rank to tell them "
-                "apart: they overwrite each other's checkpoints, and a restarted pod resumes "
-                "from whichever saved last",
+                "apart: they overwrite each other's checkpoints"
+                + (f", and a restarted pod resumes from whichever saved last (`{resume}`)"
+                   if resume else ""),
             )
             break
 
