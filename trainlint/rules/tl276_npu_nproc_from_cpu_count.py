@@ -32,9 +32,10 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     instead of one per NPU.
 
     ## When it stays silent
-    When the command does not run `torchrun` (nothing reads PET_NPROC_PER_NODE), or gives
-    it `--nproc_per_node` itself; when a resource named like a GPU is set; when the CPU
-    count equals the NPU count.
+    When the torch plugin sets no PET_NPROC_PER_NODE (the runtime has no job labelled
+    `trainer` with a `node` container, see TL201); when the command does not run `torchrun`
+    (nothing reads PET_NPROC_PER_NODE), or gives it `--nproc_per_node` itself; when a
+    resource named like a GPU is set; when the CPU count equals the NPU count.
 
     ## Example
     ```yaml
@@ -96,8 +97,10 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     if runtime is None or framework(runtime) != "torch":
         return
     node = trainer_container_of(rendered(manifest, ctx))
-    found = script.read(node) if node is not None else None
-    if found is None or not script.runs_torchrun(found) or script.flag(found, "nproc_per_node"):
+    if node is None or "PET_NPROC_PER_NODE" not in node.env:
+        return  # the torch plugin fills no container here (no trainer label, no `node`)
+    found = script.read(node)
+    if not script.runs_torchrun(found) or script.flag(found, "nproc_per_node"):
         return  # no torchrun reads PET_NPROC_PER_NODE
     runtime_nproc = (
         dig(runtime.body, "spec", "mlPolicy", "torch", "numProcPerNode")
