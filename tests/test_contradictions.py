@@ -141,3 +141,32 @@ def test_tl201_and_tl414_agree_on_the_nodes_a_trainjob_runs() -> None:
     assert list(dropped_keys(findings).values()) == [{"numNodes", "resourcesPerNode"}]
     assert [f.code for f in findings if "4" in f.message and f.code != "TL201"] == []
     assert contradictions(findings) == []
+
+
+# The shape of Trainer's KEP-2170 examples: a served group, an unserved version, and a
+# trainer label on the pod template.
+UNSERVED_VERSION = """\
+apiVersion: trainer.kubeflow.org/v2alpha1
+kind: ClusterTrainingRuntime
+metadata: {name: torch-distributed-single-worker}
+spec:
+  mlPolicy: {numNodes: 1, torch: {}}
+  template:
+    spec:
+      replicatedJobs:
+        - name: node
+          template:
+            spec:
+              template:
+                metadata:
+                  labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}
+                spec:
+                  containers: [{name: node, image: docker.io/kubeflow/pytorch-mnist}]
+"""
+
+
+def test_an_object_the_api_server_rejects_gets_no_claim_of_what_the_controller_does() -> None:
+    """TL011 says the API server rejects the version: TL201's claim that the controller
+    drops values would contradict it."""
+    findings = lint_text(UNSERVED_VERSION, Settings(preview=True))
+    assert [finding.code for finding in findings] == ["TL011"]

@@ -13,13 +13,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from trainlint.document import Manifest, Path, dotted
+from trainlint.kinds import TRAINER_API
 from trainlint.lookups import Lookups
 from trainlint.model.k8s import converter, resolve_version
 from trainlint.model.node import Node, compiled
 from trainlint.problem import Problem
 from trainlint.release import TrainerVersion, format_version
 
-TRAINER_API = "trainer.kubeflow.org/v1alpha1"
 WRONG_TYPE, UNKNOWN, OTHER_RELEASE, INVALID, REQUIRED = (
     "TL005", "TL006", "TL007", "TL008", "TL009",
 )

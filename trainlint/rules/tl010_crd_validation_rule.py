@@ -4,7 +4,7 @@ from collections.abc import Iterator
 
 from trainlint.document import Manifest
 from trainlint.engine.context import Context
-from trainlint.model.check import TRAINER_API
+from trainlint.kinds import TRAINER_API
 from trainlint.model.crd_violations import crd_violations
 from trainlint.problem import Problem, Severity
 from trainlint.rule import rule

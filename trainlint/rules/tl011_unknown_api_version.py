@@ -4,8 +4,7 @@ from collections.abc import Iterator
 
 from trainlint.document import Manifest
 from trainlint.engine.context import Context
-from trainlint.kinds import TRAINER_KINDS
-from trainlint.model.check import TRAINER_API
+from trainlint.kinds import TRAINER_API, TRAINER_KINDS
 from trainlint.problem import Problem, Severity
 from trainlint.rule import rule
 
