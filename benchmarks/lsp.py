@@ -116,10 +116,10 @@ async def _arrival(event: asyncio.Event, arrived: dict[int, float], version: int
 
 def check_alone(folder: Path, text: str, rounds: int) -> list[float]:
     """Seconds the worker spends checking the file after a change, in this process."""
-    from trainlint.lsp.workspace import Options, Workspace
+    from trainlint.lsp.workspace import LspOptions, Workspace
 
-    workspace = Workspace(Options(), print)
-    workspace.configure(Options(), [folder])
+    workspace = Workspace(LspOptions(), print)
+    workspace.configure(LspOptions(), [folder])
     name = str(folder / "manifests.yaml")
     found = []
     for version in range(rounds + 1):

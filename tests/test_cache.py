@@ -266,8 +266,8 @@ def test_findings_without_their_rule_texts_are_checked_again(
     cache_file.write_text(json.dumps({**stored, "rules": table}))
     again = run_cached(project, tmp_path / "cache")
     assert again.checked == 2  # the two with findings; unrelated.yaml has none to read
-    assert [(f.code, f.name, f.help) for f in again.findings] == [
-        (f.code, f.name, f.help) for f in cold.findings
+    assert [(f.code, f.name, f.remediation) for f in again.findings] == [
+        (f.code, f.name, f.remediation) for f in cold.findings
     ]
 
 

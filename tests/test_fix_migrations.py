@@ -54,7 +54,7 @@ def _tl007(case: dict[str, Any]) -> Finding:
 def test_refusals_say_why(name: str, help_text: str) -> None:
     finding = _tl007(_CASES[name])
     assert finding.fix is None
-    assert finding.help == help_text
+    assert finding.remediation == help_text
 
 
 @pytest.mark.parametrize(("entry", "why"), [
@@ -67,7 +67,9 @@ def test_shapes_the_migration_does_not_know_are_left_alone(entry: str, why: str)
     text = f"{_JOB}  podSpecOverrides:\n    - {entry}\n"
     finding = _tl007({"fail": text, "trainer-version": "2.2"})
     assert finding.fix is None
-    assert finding.help == f"not fixed automatically: {why}" + _BY_HAND.format("runtimePatches")
+    assert finding.remediation == (
+        f"not fixed automatically: {why}" + _BY_HAND.format("runtimePatches")
+    )
 
 
 def test_a_typo_fix_then_a_migration_settle_in_passes() -> None:

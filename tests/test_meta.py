@@ -41,7 +41,7 @@ def examples(rule: Rule) -> tuple[str, str, str | None]:
 def test_docs_have_every_section(rule: Rule) -> None:
     for section in SECTIONS:
         assert section in rule.doc, f"{rule.code} docs lack {section!r}"
-    assert rule.help, f"{rule.code} has no fix text"
+    assert rule.remediation, f"{rule.code} has no fix text"
 
 
 @pytest.mark.parametrize("rule", RULES)

@@ -49,7 +49,7 @@ from trainlint.webhook.server import (
     MAX_BODY,
     MAX_WAITING,
     BodyBudget,
-    Options,
+    ServeOptions,
     Server,
     client_context,
     deadline_budget,
@@ -75,8 +75,8 @@ def loop() -> Iterator[Loop]:
     running.close()
 
 
-def options(certs: tls.SelfSigned, mode: Mode = Mode.ENFORCE, **changes: object) -> Options:
-    base = Options(tls_cert=certs.cert, tls_key=certs.key, host="127.0.0.1", port=0,
+def options(certs: tls.SelfSigned, mode: Mode = Mode.ENFORCE, **changes: object) -> ServeOptions:
+    base = ServeOptions(tls_cert=certs.cert, tls_key=certs.key, host="127.0.0.1", port=0,
                    metrics_port=0, mode=mode, lame_duck=0, drain=1, cert_poll=0.05)
     return replace(base, **changes)  # type: ignore[arg-type]
 
@@ -892,7 +892,7 @@ def test_memory_stays_inside_the_pod_limit_at_the_connection_cap(tmp_path: Path)
     as may wait for room, their TLS and HTTP buffers full; the rest connected without a
     TLS handshake), and more beyond it, the server's peak memory stays under 200 MiB, and
     it answers once they are gone."""
-    cap, waiting = Options().max_connections, MAX_WAITING
+    cap, waiting = ServeOptions().max_connections, MAX_WAITING
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     needed = 2 * cap + 512
     if hard != resource.RLIM_INFINITY and hard < needed:

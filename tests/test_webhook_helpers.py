@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 from aiohttp import web
 
-from trainlint.webhook.server import Options, Server, client_context
+from trainlint.webhook.server import ServeOptions, Server, client_context
 from trainlint.webhook.sources import ContextSource
 
 T = TypeVar("T")
@@ -38,7 +38,7 @@ class Loop:
     def run(self, coroutine: Coroutine[Any, Any, T], timeout: float = 10) -> T:
         return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(timeout)
 
-    def start(self, options: Options, source: ContextSource) -> Server:
+    def start(self, options: ServeOptions, source: ContextSource) -> Server:
         async def start() -> Server:
             server = Server(options, source)
             await server.start()

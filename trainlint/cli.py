@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn
 import click
 
 from trainlint import __version__
+from trainlint.config.defaults import DEFAULT_CACHE_DIR, DEFAULT_STDIN_NAME
 from trainlint.report import FORMATS, Output
 
 if TYPE_CHECKING:
@@ -173,7 +174,9 @@ _no_bundled_runtimes = click.option(
 @_config_options
 @_options(_SELECTION_OPTIONS)
 @_options(_REPORT_OPTIONS)
-@click.option("--stdin-filename", default="<stdin>", help="Name shown for input read from `-`.")
+@click.option(
+    "--stdin-filename", default=DEFAULT_STDIN_NAME, help="Name shown for input read from `-`."
+)
 @click.option("--fix", is_flag=True, help="Apply safe fixes in place (`-`: print the fixed text).")
 @click.option("--unsafe-fixes", is_flag=True, help="Also apply fixes that may change behaviour.")
 @click.option("--diff", is_flag=True, help="Print the fixes as a unified diff; write nothing.")
@@ -199,7 +202,7 @@ _no_bundled_runtimes = click.option(
 )
 @click.option(
     "--cache-dir", type=click.Path(file_okay=False, path_type=Path),
-    help="Where findings of unchanged files are kept [default: `cache-dir`, .trainlint_cache].",
+    help=f"Where findings of unchanged files are kept [default: `cache-dir`, {DEFAULT_CACHE_DIR}].",
 )
 @click.option(
     "--context", "context_paths", multiple=True, metavar="PATH", type=click.Path(path_type=str),
@@ -731,9 +734,9 @@ def render_command(
         "bundled-runtimes": False if no_bundled_runtimes else None,
     }
     overrides = {key: value for key, value in given.items() if value is not None}
-    chosen = _select(paths, config_file, isolated, overrides, "<stdin>")
+    chosen = _select(paths, config_file, isolated, overrides, DEFAULT_STDIN_NAME)
     where = chosen.settings
-    inputs = [_read(name, "<stdin>") for name in chosen.names]
+    inputs = [_read(name, DEFAULT_STDIN_NAME) for name in chosen.names]
     incomplete = False
     for item in inputs:
         for problem in item.problems:
@@ -742,7 +745,8 @@ def render_command(
             click.echo(f"{item.source.name}:{span.line}:{span.column}: {problem.message}", err=True)
     manifests = [manifest for item in inputs for manifest in item.manifests]
     context = [
-        manifest for name in chosen.context for manifest in _read(name, "<stdin>").manifests
+        manifest for name in chosen.context
+        for manifest in _read(name, DEFAULT_STDIN_NAME).manifests
     ]
     index = Index(manifests, context)
     results = []
@@ -876,11 +880,10 @@ def list_rules(fmt: str, preview: bool) -> None:
 
 
 def _rule_entry(rule: Rule) -> dict[str, str | bool]:
-    what = rule.section("What it does")
     return {
         "code": rule.code, "name": rule.name, "severity": rule.severity.value,
-        "releases": rule.releases, "summary": " ".join(what.split()).split(". ")[0].rstrip("."),
-        "fix": rule.help or "", "preview": rule.preview,
+        "releases": rule.releases, "summary": rule.summary,
+        "fix": rule.remediation or "", "preview": rule.preview,
     }
 
 
@@ -1070,7 +1073,7 @@ def serve(
         raise Failure(
             f"{error.name} is missing: install the webhook with `pip install 'trainlint[serve]'`"
         ) from None
-    options = webhook.Options(
+    options = webhook.ServeOptions(
         tls_cert=tls_cert, tls_key=tls_key, host=host, port=port, metrics_port=metrics_port,
         probe_port=probe_port,
         mode=webhook.Mode(mode), service_name=service_name, namespace=namespace,
@@ -1127,4 +1130,4 @@ def lsp(
             f"{error.name} is missing: install the language server with "
             "`pip install 'trainlint[lsp]'`"
         ) from None
-    server.run(server.Options(config_file, isolated, overrides))
+    server.run(server.LspOptions(config_file, isolated, overrides))

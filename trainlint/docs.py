@@ -24,8 +24,8 @@ def rule_page(rule: Rule) -> str:
     ]
     if rule.preview:
         lines += ["", PREVIEW_NOTE]
-    if rule.help:
-        lines += ["", f"Fix: {rule.help}"]
+    if rule.remediation:
+        lines += ["", f"Fix: {rule.remediation}"]
     lines += ["", rule.doc, ""]
     return "\n".join(lines)
 
@@ -41,9 +41,8 @@ def index_page(rules: list[Rule]) -> str:
         "|---|---|---|---|---|",
     ]
     for rule in rules:
-        summary = " ".join(rule.section("What it does").split()).split(". ")[0].rstrip(".")
         name = f"{rule.name} (preview)" if rule.preview else rule.name
-        cell = summary.replace("|", "\\|")  # a pipe would end the table cell
+        cell = rule.summary.replace("|", "\\|")  # a pipe would end the table cell
         lines.append(
             f"| [{rule.code}]({rule.code}.md) | {name} | {rule.severity.value} "
             f"| {rule.releases} | {cell} |"

@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import wraps
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, ClassVar, NamedTuple, TypeGuard, TypeVar
 
 from trainlint.files import read_bytes
 
-Path = tuple[str | int, ...]
+KeyPath = tuple[str | int, ...]
 T = TypeVar("T")
 
 
@@ -33,11 +33,41 @@ UNKNOWN_SPAN = Span(1, 1, 1, 1)
 
 @dataclass(frozen=True, slots=True)
 class LoadProblem:
-    """Something wrong with the text itself, found before any rule runs."""
+    """Something wrong with the text itself, found before any rule runs. Each kind is a
+    class of its own, reported by the one rule that says `reports=` it."""
 
-    code: str
     message: str
     span: Span
+    #: The code of the rule that reports this kind (its `@rule` checks that it matches).
+    code: ClassVar[str]
+
+
+@dataclass(frozen=True, slots=True)
+class InvalidYaml(LoadProblem):
+    """Text that is not YAML (or JSON, or UTF-8), or a file that cannot be read."""
+
+    code: ClassVar[str] = "TL001"
+
+
+@dataclass(frozen=True, slots=True)
+class DuplicateKey(LoadProblem):
+    """A mapping that names a key twice."""
+
+    code: ClassVar[str] = "TL002"
+
+
+@dataclass(frozen=True, slots=True)
+class TooComplex(LoadProblem):
+    """A document or file too large or deep to check."""
+
+    code: ClassVar[str] = "TL003"
+
+
+@dataclass(frozen=True, slots=True)
+class NotAnObject(LoadProblem):
+    """A document that looks meant for Kubernetes but is no object it can read."""
+
+    code: ClassVar[str] = "TL004"
 
 
 #: Numbers per entry of a document's spans: the 0-based start line and column and end
@@ -46,7 +76,7 @@ class LoadProblem:
 ENTRY = 5
 
 
-def locate(body: object, spans: Sequence[int], first: int, path: Path) -> Span:
+def locate(body: object, spans: Sequence[int], first: int, path: KeyPath) -> Span:
     """The span of the deepest node of `path` that exists under `body` (the key, for a
     mapping entry; the item, for a list index); the first key's span for an empty path.
 
@@ -64,13 +94,13 @@ def locate(body: object, spans: Sequence[int], first: int, path: Path) -> Span:
     return Span(line + 1, column + 1, end_line + 1, end_column + 1)  # stored as libyaml's
 
 
-def entries_at(body: object, spans: Sequence[int], first: int, path: Path) -> int:
+def entries_at(body: object, spans: Sequence[int], first: int, path: KeyPath) -> int:
     """Where the entries of the mapping or list at `path` (which exists) start: the
     `first` of an object nested in a document, such as an item of a `kind: List`."""
     return _walk(body, spans, first, path)[1]
 
 
-def _walk(body: object, spans: Sequence[int], first: int, path: Path) -> tuple[int, int]:
+def _walk(body: object, spans: Sequence[int], first: int, path: KeyPath) -> tuple[int, int]:
     """The entry of the deepest node of `path` under `body` (-1: none), and where the
     entries of its value start."""
     entry = first if not path and isinstance(body, dict) and body else -1
@@ -120,8 +150,8 @@ class Manifest:
     body: dict[str, Any]
     source: Source
     document: int = 0
-    #: Path of the object inside its document (non-empty for the items of a `kind: List`).
-    base: Path = ()
+    #: Key path of the object inside its document (non-empty for the items of a `kind: List`).
+    base: KeyPath = ()
     #: Where its document's keys and items were written, and where the body's own entries
     #: start (see `locate`); empty for an object that was not read from a file.
     spans: Sequence[int] = field(default=(), repr=False)
@@ -143,7 +173,7 @@ class Manifest:
         object.__setattr__(self, "name", string(metadata.get("name")))
         object.__setattr__(self, "namespace", string(metadata.get("namespace")) or "default")
 
-    def span(self, path: Path) -> Span:
+    def span(self, path: KeyPath) -> Span:
         return locate(self.body, self.spans, self.first, path)
 
     def __reduce__(self) -> tuple[type[Manifest], tuple[Any, ...]]:
@@ -219,7 +249,7 @@ def dig(value: object, *path: str | int) -> Any:
     return value
 
 
-def dotted(path: Path) -> str:
+def dotted(path: KeyPath) -> str:
     """`("spec", "replicatedJobs", 0, "name")` → `spec.replicatedJobs[0].name`; keys that
     hold dots or slashes (labels) are bracketed, as Kubernetes prints them:
     `metadata.labels[trainer.kubeflow.org/trainjob-ancestor-step]`."""
@@ -232,6 +262,11 @@ def dotted(path: Path) -> str:
 def string(value: object) -> str:
     """The value if it is a string, else the empty string."""
     return value if isinstance(value, str) else ""
+
+
+def is_count(value: object) -> TypeGuard[int]:
+    """Whether a value is an integer as the API server reads one: `true` is no count."""
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 # --- loading ---
@@ -252,5 +287,5 @@ def decode(data: bytes, name: str) -> tuple[str, list[LoadProblem]]:
         message = f"invalid UTF-8 byte 0x{data[error.start]:02x}: the file must be UTF-8"
         span = Span(line, column, line, column + 1)
         return data.decode("utf-8-sig", errors="replace"), [
-            LoadProblem("TL001", message, span)
+            InvalidYaml(message, span)
         ]

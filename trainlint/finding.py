@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from itertools import chain
 
-from trainlint.document import Manifest, Path, Source, Span, mapping
+from trainlint.document import KeyPath, Manifest, Source, Span, mapping
 from trainlint.problem import Fix, Related, Severity
 
 
@@ -33,10 +33,11 @@ class Finding:
     name: str
     severity: Severity
     message: str
-    help: str | None
+    #: What to do about it (the rule's remediation, or the problem's own).
+    remediation: str | None
     source: Source
     span: Span
-    path: Path
+    path: KeyPath
     object: ObjectRef | None
     #: The repair the rule offers, and the object it edits.
     fix: Fix | None = field(default=None, compare=False)

@@ -34,7 +34,7 @@ from typing import Any
 import yaml
 
 from trainlint import roundtrip
-from trainlint.document import Loaded
+from trainlint.document import InvalidYaml, Loaded
 from trainlint.files import read_bytes
 from trainlint.finding import Finding
 from trainlint.loader import load
@@ -120,7 +120,7 @@ def fix_all(
                 name, FileFix(name, item.source.text, item.source.text, bom=item.source.bom)
             )
             try:
-                broken = any(problem.code == "TL001" for problem in item.problems)
+                broken = any(isinstance(problem, InvalidYaml) for problem in item.problems)
                 if broken and TEMPLATE not in item.source.text:
                     raise Unfixable("it cannot be read exactly (see TL001)")
                 text, applied = apply(item.source.text, todo[name])
@@ -651,11 +651,12 @@ def add_suppressions(
     `writable` allows (see `Request.writable`): how many were added, and why files were
     not written. Findings about suppressions themselves are left to be fixed instead."""
     from trainlint import suppression
-    from trainlint.engine.settle import SUPPRESSION_CODES
+    from trainlint.rule import all_rules
 
+    rules = all_rules()
     by_file: dict[str, list[Finding]] = {}
     for finding in findings:
-        if finding.code not in SUPPRESSION_CODES:
+        if not suppression.about_suppressions(rules[finding.code]):
             by_file.setdefault(finding.file, []).append(finding)
     added, unwritten = 0, []
     for name, found in by_file.items():

@@ -21,11 +21,15 @@ from trainlint.document import (
     BOM,
     ENTRY,
     UNKNOWN_SPAN,
+    DuplicateKey,
+    InvalidYaml,
     Loaded,
     LoadProblem,
     Manifest,
+    NotAnObject,
     Source,
     Span,
+    TooComplex,
     decode,
     entries_at,
     locate,
@@ -130,8 +134,7 @@ class _GuardedLoader(_Resolver):
             raise _Refused(_too_deep(parent.start_mark, rest=True))
         if self._composed > MAX_COMPOSED:
             raise _Refused(
-                LoadProblem(
-                    "TL003",
+                TooComplex(
                     f"document has more than {MAX_COMPOSED:,} nodes: it is not checked, "
                     "nor is the rest of the file",
                     _point(parent.start_mark),
@@ -151,13 +154,15 @@ def load_bytes(data: bytes, name: str) -> Loaded:
 
 
 def unreadable(name: str, error: OSError) -> Loaded:
-    """A file that was not read: nothing but a finding (TL003 when it is too large)."""
+    """A file that was not read: nothing but a load problem (`TooComplex` when it is too
+    large)."""
+    problem: LoadProblem
     if isinstance(error, TooLarge):
-        problem = LoadProblem(
-            "TL003", f"the file is {error.strerror}: it is not read, nor checked", UNKNOWN_SPAN
+        problem = TooComplex(
+            f"the file is {error.strerror}: it is not read, nor checked", UNKNOWN_SPAN
         )
     else:
-        problem = LoadProblem("TL001", f"cannot read the file: {error.strerror}", UNKNOWN_SPAN)
+        problem = InvalidYaml(f"cannot read the file: {error.strerror}", UNKNOWN_SPAN)
     return Loaded(Source(name, ""), [], [problem])
 
 
@@ -190,7 +195,7 @@ def load(
     except yaml.MarkedYAMLError as error:
         found.append(_nesting_refused(text, error) or _syntax_problem(error))
     except yaml.YAMLError as error:  # reader errors (control characters) carry no mark
-        found.append(LoadProblem("TL001", f"invalid YAML: {error}", UNKNOWN_SPAN))
+        found.append(InvalidYaml(f"invalid YAML: {error}", UNKNOWN_SPAN))
     return Loaded(source, manifests, found, tuple(fragments))
 
 
@@ -224,11 +229,11 @@ def _collect(
                 "document is a list of objects, not a Kubernetes object: kubectl rejects it; "
                 "separate the objects with `---` or wrap them in a `kind: List`"
             )
-            problems.append(LoadProblem("TL004", message, _span(node)))
+            problems.append(NotAnObject(message, _span(node)))
         return  # a list of anything else is some other YAML file: not ours to judge
     if not isinstance(body, dict):
         message = "document is a scalar, not a Kubernetes object: nothing in it is checked"
-        problems.append(LoadProblem("TL004", message, _span(node)))
+        problems.append(NotAnObject(message, _span(node)))
         return
     if "kind" not in body and "apiVersion" not in body:
         return  # some other YAML file (CI config, Helm values...): not ours to judge
@@ -243,8 +248,7 @@ def _collect(
                 else:
                     span = locate(body, spans, first, ("items", position))
                     problems.append(
-                        LoadProblem(
-                            "TL004",
+                        NotAnObject(
                             f"`items[{position}]` of the List is not an object: it is not checked",
                             span,
                         )
@@ -254,8 +258,7 @@ def _collect(
     if not isinstance(body.get("kind"), str) or not isinstance(body.get("apiVersion"), str):
         missing = "kind" if not isinstance(body.get("kind"), str) else "apiVersion"
         problems.append(
-            LoadProblem(
-                "TL004",
+            NotAnObject(
                 f"object has no `{missing}` string: the API server rejects it, "
                 "and no rule can tell what it is",
                 _span(node),
@@ -269,8 +272,7 @@ def _syntax_problem(error: yaml.MarkedYAMLError) -> LoadProblem:
     detail = error.problem or error.context or "syntax error"
     if error.context and error.problem:
         detail = f"{error.problem} ({error.context})"
-    return LoadProblem(
-        "TL001",
+    return InvalidYaml(
         f"invalid YAML: {detail}: kubectl and the API server reject this document",
         Span(line, column, line, column + 1),
     )
@@ -295,7 +297,7 @@ def _indicators(text: str, start: int, end: int) -> int:
 
 
 def _nesting_refused(text: str, error: yaml.MarkedYAMLError) -> LoadProblem | None:
-    """libyaml's own refusal of deep nesting (PyYAML 6.0.4 on) as ours: TL003 where the
+    """libyaml's own refusal of deep nesting (PyYAML 6.0.4 on) as ours: `TooComplex` where the
     document first nests deeper than `MAX_DEPTH`. Its scanner looks ahead, so it can
     refuse before the composer is past our limit: the text it took is measured with the
     event parser. None when that finds no collection too deep: the nesting then lies in
@@ -322,11 +324,11 @@ def _nesting_refused(text: str, error: yaml.MarkedYAMLError) -> LoadProblem | No
 
 
 def _too_deep(mark: Any, *, rest: bool) -> LoadProblem:
-    """TL003 at the start of the first collection nested deeper than `MAX_DEPTH` (`rest`:
+    """`TooComplex` at the start of the first collection nested deeper than `MAX_DEPTH` (`rest`:
     the documents after it are not read either)."""
     scope = "it is not checked, nor is the rest of the file" if rest else "it is not checked"
-    return LoadProblem(
-        "TL003", f"document nests deeper than {MAX_DEPTH} levels: {scope}", _point(mark)
+    return TooComplex(
+        f"document nests deeper than {MAX_DEPTH} levels: {scope}", _point(mark)
     )
 
 
@@ -366,8 +368,7 @@ class _Builder:
         self.nodes += len(node.value)
         if self.nodes > MAX_NODES:
             raise _Refused(
-                LoadProblem(
-                    "TL003",
+                TooComplex(
                     f"document expands to more than {MAX_NODES:,} nodes "
                     "(aliases of aliases?): it is not checked",
                     _point(self.root.start_mark),
@@ -401,8 +402,7 @@ class _Builder:
                 continue
             if type(key_node) is not yaml.ScalarNode:
                 self.problems.append(
-                    LoadProblem(
-                        "TL001",
+                    InvalidYaml(
                         "invalid YAML: a mapping key must be a scalar for Kubernetes",
                         _span(key_node),
                     )
@@ -420,8 +420,7 @@ class _Builder:
             entry = (start.line, start.column, end.line, end.column, value_first)
             if key in result:
                 self.problems.append(
-                    LoadProblem(
-                        "TL002",
+                    DuplicateKey(
                         f"duplicate key `{key}`: kubectl rejects the document "
                         "(other tools silently keep one value)",
                         _span(key_node),

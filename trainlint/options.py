@@ -12,7 +12,7 @@ def kebab(name: str) -> str:
 
 
 @dataclass(frozen=True)
-class Options:
+class RuleOptions:
     """Base of rule options, frozen dataclasses with defaults: kebab-case keys in config,
     unknown keys refused.
 
@@ -36,7 +36,7 @@ class OptionError(ValueError):
         self.option = kebab(field)
 
 
-def check_range(options: Options, field: str, low: int, high: int, why: str = "") -> None:
+def check_range(options: RuleOptions, field: str, low: int, high: int, why: str = "") -> None:
     """Refuse an integer option outside [low, high]; `why` explains the bounds."""
     value = getattr(options, field)
     if not low <= value <= high:
@@ -44,7 +44,7 @@ def check_range(options: Options, field: str, low: int, high: int, why: str = ""
         raise OptionError(field, f"must be from {low} to {high}, not {value}{reason}")
 
 
-def check_no_empty_names(options: Options, *fields: str) -> None:
+def check_no_empty_names(options: RuleOptions, *fields: str) -> None:
     """Refuse an empty string in a list option of names: as a part of a name it would
     match every name, and as a whole name it matches none."""
     for field in fields:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from trainlint.document import Manifest, Path
+from trainlint.document import KeyPath, Manifest
 
 
 class Severity(StrEnum):
@@ -61,7 +61,7 @@ class Related:
     a TrainJob's finding true), and what it has to do with the finding."""
 
     manifest: Manifest
-    path: Path
+    path: KeyPath
     message: str
 
 
@@ -69,10 +69,10 @@ class Related:
 class Problem:
     """What a check reports: where (a key path in the object) and what."""
 
-    path: Path
+    path: KeyPath
     message: str
-    #: Overrides the rule's generic help text when the remedy depends on the case.
-    help: str | None = None
+    #: What to do, when the remedy depends on the case (instead of the rule's own).
+    remediation: str | None = None
     #: How to repair it, when the check knows a repair.
     fix: Fix | None = None
     #: The keys of other objects that cause it, when they are not in this one.

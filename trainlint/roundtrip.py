@@ -13,14 +13,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from trainlint.document import Path
+from trainlint.document import KeyPath
 
 
 class Stale(LookupError):
     """The tree no longer has the shape the fix was made for."""
 
 
-def at(node: Any, path: Path) -> Any:
+def at(node: Any, path: KeyPath) -> Any:
     """The node at `path` (keys and list indexes), or Stale."""
     for key in path:
         if isinstance(key, int):
@@ -105,7 +105,7 @@ def put(parent: Any, key: str, value: Any, *, first: bool = False) -> None:
         tree.insert(0, key, value)
 
 
-def ensure(parent: Any, path: Path, *, first: bool = False) -> Any:
+def ensure(parent: Any, path: KeyPath, *, first: bool = False) -> Any:
     """The mapping at `path` under `parent`, creating empty block mappings for missing or
     null keys (list indexes must exist)."""
     node = parent
@@ -131,7 +131,7 @@ def take(parent: Any, key: str) -> tuple[Any, Any]:
     return parent.pop(key), comment
 
 
-def prune(root: Any, path: Path) -> Any:
+def prune(root: Any, path: KeyPath) -> Any:
     """Remove the mapping at `path`, and then its parents, while they are empty: what a
     moved key leaves behind. The comments inside the innermost one are returned, for the
     caller to carry to where the key went; a key's own comment stops the pruning."""
@@ -239,7 +239,7 @@ def overwrite(target: Any, source: Any) -> None:
         target[key] = value
 
 
-def respell(root: Any, path: Path, written: Any, value: str) -> None:
+def respell(root: Any, path: KeyPath, written: Any, value: str) -> None:
     """Replace the value `written` at `path` where it stands; the comment that ends its
     line keeps its distance from it (held by the key of the innermost block collection,
     outside any flow collections around the value)."""

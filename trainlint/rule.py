@@ -8,11 +8,11 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from trainlint.config.defaults import DOCS_URL
 from trainlint.document import Manifest
-from trainlint.options import Options
+from trainlint.options import RuleOptions
 from trainlint.problem import Problem, Severity
 from trainlint.release import RELEASES, TrainerVersion, format_version, parse_version
 
@@ -29,7 +29,9 @@ PREVIEW_NOTE = (
 )
 
 
+#: The check of a rule of objects: the object and its context → Problems.
 Check = Callable[[Manifest, "Context"], Iterator[Problem]]
+AnyCheck = TypeVar("AnyCheck", bound=Callable[..., Iterator[Problem]])
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,17 +39,23 @@ class Rule:
     code: str
     name: str
     severity: Severity
+    #: The kinds of object it checks; none for a rule that `reports` something else.
     kinds: frozenset[str]
-    check: Check | None
-    help: str | None
+    check: Callable[..., Iterator[Problem]]
+    #: What to do about a finding, when the rule knows one remedy for all (a Problem
+    #: may give its own); not the `Fix` a check offers to apply.
+    remediation: str | None
     doc: str
-    options: type[Options] | None
+    options: type[RuleOptions] | None
     since: TrainerVersion
     until: TrainerVersion | None
     #: Off by default: runs only in preview mode (`--preview`, config `preview = true`) or
     #: when selected by its own code or name. Rules whose findings are not yet right on
     #: real manifests often enough wait here (as ruff's preview rules do).
     preview: bool = False
+    #: What the rule reports instead of objects: a kind of `LoadProblem`, or of suppression
+    #: (`trainlint.suppression`); its check takes one of those alone.
+    reports: type | None = None
 
     def applies_to(self, version: TrainerVersion) -> bool:
         return self.since <= version and (self.until is None or version <= self.until)
@@ -66,6 +74,16 @@ class Rule:
         if head not in self.doc:
             return ""
         return self.doc.split(head, 1)[1].split("\n## ", 1)[0].strip()
+
+    @property
+    def description(self) -> str:
+        """What it does, on one line."""
+        return " ".join(self.section("What it does").split())
+
+    @property
+    def summary(self) -> str:
+        """The first sentence of what it does, without its full stop (listings, SARIF)."""
+        return self.description.split(". ")[0].rstrip(".")
 
     @property
     def releases(self) -> str:
@@ -96,35 +114,36 @@ def rule(
     code: str,
     name: str,
     *,
-    kinds: set[str],
     severity: Severity,
-    fix: str | None = None,
-    options: type[Options] | None = None,
+    kinds: Iterable[str] = (),
+    reports: type | None = None,
+    remediation: str | None = None,
+    options: type[RuleOptions] | None = None,
     since: str = "2.0",
     until: str | None = None,
     preview: bool = False,
-) -> Callable[[Check], Check]:
-    """Declare a rule: `check(manifest, ctx)` runs on objects of `kinds` and yields Problems;
-    a `preview` rule is off by default (see `Rule.preview`)."""
+) -> Callable[[AnyCheck], AnyCheck]:
+    """Declare a rule: `check(manifest, ctx)` runs on objects of `kinds` and yields Problems,
+    or, with `reports`, `check(reported)` turns each thing of that type the engine finds (a
+    load problem, an unused suppression) into Problems. A `preview` rule is off by default
+    (see `Rule.preview`)."""
+    if bool(kinds) == (reports is not None):
+        raise ValueError(f"rule {code} checks objects of `kinds` or `reports` one type")
+    told = getattr(reports, "code", code)
+    if told != code:
+        raise ValueError(f"rule {code} reports {getattr(reports, '__name__', reports)}, of {told}")
 
-    def register(check: Check) -> Check:
+    def register(check: AnyCheck) -> AnyCheck:
         _register(
             Rule(
-                code, name, severity, frozenset(kinds), check, fix, _doc(check.__doc__),
+                code, name, severity, frozenset(kinds), check, remediation, _doc(check.__doc__),
                 options, parse_version(since), parse_version(until) if until else None,
-                preview,
+                preview, reports,
             )
         )
         return check
 
     return register
-
-
-def declare(code: str, name: str, *, severity: Severity, fix: str | None, doc: str) -> Rule:
-    """Declare a rule whose problems are found while reading text (syntax, duplicate keys)."""
-    return _register(
-        Rule(code, name, severity, frozenset(), None, fix, _doc(doc), None, RELEASES[0], None)
-    )
 
 
 def _doc(text: str | None) -> str:

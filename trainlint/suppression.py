@@ -1,21 +1,23 @@
 """Suppressions: `# trainlint: disable=...` comments and the `trainlint.dev/ignore` annotation.
 
 Each code a suppression names is one `Entry`, marked used when it silences a finding, so
-the engine can report the ones that silence nothing (TL090) or name no rule (TL091).
+`unheeded` can tell the suppression rules the ones that silence nothing (TL090) or name
+no rule (TL091).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Container
 from dataclasses import dataclass
 
-from trainlint.document import Manifest, Path, Source, Span, mapping
+from trainlint.document import KeyPath, Manifest, Source, Span, mapping
 from trainlint.problem import Fix
-from trainlint.rule import Rule, find_rule
+from trainlint.rule import Rule, did_you_mean_rule, find_rule
 
 #: The object annotation the CLI and the webhook honour: `"TL301,TL402=reason"`.
 ANNOTATION = "trainlint.dev/ignore"
-ANNOTATION_PATH: Path = ("metadata", "annotations", ANNOTATION)
+ANNOTATION_PATH: KeyPath = ("metadata", "annotations", ANNOTATION)
 DIRECTIVES = ("disable", "disable-file")
 #: A YAML comment (`#` opening the line or after a blank) addressed to trainlint.
 _COMMENT = re.compile(r"(?:^|(?<=\s))#\s*trainlint:\s*(?P<body>.*)$")
@@ -40,7 +42,7 @@ class Entry:
     target: int = 0
     manifest: Manifest | None = None
     #: Key path of the annotation (empty for comments).
-    path: Path = ()
+    path: KeyPath = ()
     reason: str | None = None
     used: bool = False
 
@@ -56,10 +58,16 @@ class Entry:
 
 @dataclass(frozen=True, slots=True)
 class Invalid:
-    """A comment that addresses trainlint but cannot be read."""
+    """A suppression that cannot work: a comment that addresses trainlint but cannot be
+    read, or a code or name of no rule."""
 
     span: Span
     message: str
+    source: Source
+    #: Key path of the annotation (empty for comments).
+    path: KeyPath = ()
+    #: Never an object's: what a finding of it is on.
+    manifest: None = None
 
 
 def comment_entries(source: Source) -> tuple[list[Entry], list[Invalid]]:
@@ -81,6 +89,7 @@ def comment_entries(source: Source) -> tuple[list[Entry], list[Invalid]]:
                     Span(number, match.start() + 1, number, len(line) + 1),
                     "cannot read this suppression: write "
                     "`# trainlint: disable=CODE` or `# trainlint: disable-file=CODE`",
+                    source,
                 )
             )
             continue
@@ -91,7 +100,9 @@ def comment_entries(source: Source) -> tuple[list[Entry], list[Invalid]]:
         found = list(_SELECTOR.finditer(directive["codes"]))
         if not found:
             end = start + 1
-            invalid.append(Invalid(Span(number, start + 1, number, end + 1), "names no rule"))
+            invalid.append(
+                Invalid(Span(number, start + 1, number, end + 1), "names no rule", source)
+            )
         for selector in found:
             entries.append(
                 Entry(
@@ -121,6 +132,35 @@ def annotation_entries(manifest: Manifest) -> list[Entry]:
                 )
             )
     return entries
+
+
+def unheeded(
+    entries: list[Entry], invalid: list[Invalid], enabled: Container[str]
+) -> list[Entry | Invalid]:
+    """What the suppression rules report of a file once its findings are settled: the
+    entries that silenced nothing (TL090's), and the suppressions that cannot work (TL091's:
+    `invalid`, and the entries that name no rule). An entry of a rule that did not run is
+    left alone (it may well silence something where the rule is enabled), and so is one
+    of the suppression rules themselves."""
+    found: list[Entry | Invalid] = []
+    for entry in entries:
+        if entry.used:
+            continue
+        if entry.rule is None:
+            message = (
+                f"suppression names `{entry.selector}`, which is no rule's code or name"
+                f"{did_you_mean_rule(entry.selector)}: it silences nothing "
+                "(see `trainlint rules`)"
+            )
+            found.append(Invalid(entry.span, message, entry.source, entry.path))
+        elif entry.rule.code in enabled and not about_suppressions(entry.rule):
+            found.append(entry)
+    return [*found, *invalid]
+
+
+def about_suppressions(rule: Rule) -> bool:
+    """Whether a rule reports suppressions (TL090, TL091) rather than what they silence."""
+    return rule.reports in (Entry, Invalid)
 
 
 def _next_code_line(lines: list[str], number: int) -> int:

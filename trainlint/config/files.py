@@ -9,6 +9,7 @@ configuration (`exclude`, `per-file-ignores`) are gitignore patterns relative to
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import re
@@ -18,15 +19,10 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from trainlint.config.defaults import (
-    DEFAULT_CACHE_DIR,
-    DEFAULT_EXCLUDE,
-    DEFAULT_KUBERNETES_VERSION,
-    DOCS_URL,
-)
+from trainlint.config.defaults import DEFAULTS
 from trainlint.config.settings import Settings
 from trainlint.errors import ConfigError
-from trainlint.options import Options
+from trainlint.options import RuleOptions
 from trainlint.problem import Severity
 from trainlint.release import parse_version
 from trainlint.rule import all_rules, did_you_mean_rule, find_rule, matches
@@ -245,17 +241,7 @@ def resolve(path: Path | None, root: Path, layers: Sequence[Layer]) -> Configura
     """Defaults, then each layer: lists that extend (`extend-select`, `ignore`,
     `extend-exclude`, `context`) add up, tables merge by key, every other key is replaced."""
     values: dict[str, tuple[Any, str]] = {
-        "trainer-version": ("2.3", DEFAULT),
-        "kubernetes-version": (DEFAULT_KUBERNETES_VERSION, DEFAULT),
-        "select": (["ALL"], DEFAULT), "extend-select": ([], DEFAULT), "ignore": ([], DEFAULT),
-        "per-file-ignores": ({}, DEFAULT), "exclude": (list(DEFAULT_EXCLUDE), DEFAULT),
-        "extend-exclude": ([], DEFAULT), "respect-gitignore": (True, DEFAULT),
-        "cache-dir": (DEFAULT_CACHE_DIR, DEFAULT), "context": ([], DEFAULT),
-        "bundled-runtimes": (True, DEFAULT),
-        "severity": ({}, DEFAULT), "rules": ({}, DEFAULT), "fail-on": ("warning", DEFAULT),
-        "fixable": (["ALL"], DEFAULT), "unfixable": ([], DEFAULT),
-        "preview": (False, DEFAULT), "device-resources": ({}, DEFAULT),
-        "docs-url": (DOCS_URL, DEFAULT),
+        name: (copy.deepcopy(value), DEFAULT) for name, value in DEFAULTS.items()
     }
     for layer in layers:
         for name, given in layer.keys.items():
@@ -319,7 +305,7 @@ def _by_code(tables: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {(getattr(find_rule(key), "code", None) or key): table for key, table in tables.items()}
 
 
-def _options(code: str, table: dict[str, Any], layers: Sequence[Layer]) -> Options:
+def _options(code: str, table: dict[str, Any], layers: Sequence[Layer]) -> RuleOptions:
     """A rule's options table, validated against the rule's options."""
     layer = next(layer for layer in reversed(layers) if layer.keys.get("rules"))
     origin = layer.origin.removesuffix(" [tool.trainlint]")

@@ -18,7 +18,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError, field_validator
 
 from trainlint.errors import ConfigError
-from trainlint.options import OptionError, Options, kebab
+from trainlint.options import OptionError, RuleOptions, kebab
 from trainlint.problem import Severity
 from trainlint.release import parse_version
 from trainlint.rule import Rule, all_rules, did_you_mean_rule, matches
@@ -190,11 +190,11 @@ def validate(data: dict[str, Any], where: str, prefix: str = "") -> dict[str, An
     return keys.model_dump(mode="json", exclude_none=True, by_alias=True)
 
 
-def rule_options(rule: Rule, table: dict[str, Any], where: str, prefix: str) -> Options:
+def rule_options(rule: Rule, table: dict[str, Any], where: str, prefix: str) -> RuleOptions:
     """A rule's options table, validated against the rule's options dataclass."""
     assert rule.options is not None
     try:
-        options: Options = TypeAdapter(rule.options).validate_json(
+        options: RuleOptions = TypeAdapter(rule.options).validate_json(
             _as_json(table, where, prefix), strict=True
         )
     except ValidationError as error:
@@ -203,8 +203,8 @@ def rule_options(rule: Rule, table: dict[str, Any], where: str, prefix: str) -> 
     return options
 
 
-def dump_options(options: Options) -> dict[str, Any]:
-    """Options as their configuration table (kebab-case keys, lists for tuples)."""
+def dump_options(options: RuleOptions) -> dict[str, Any]:
+    """RuleOptions as their configuration table (kebab-case keys, lists for tuples)."""
     table: dict[str, Any] = TypeAdapter(type(options)).dump_python(
         options, mode="json", by_alias=True
     )

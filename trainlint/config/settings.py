@@ -7,32 +7,41 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from trainlint.config.defaults import DEFAULT_KUBERNETES_VERSION, DOCS_URL
+from trainlint.config.defaults import (
+    DEFAULT_FAIL_ON,
+    DEFAULT_FIXABLE,
+    DEFAULT_KUBERNETES_VERSION,
+    DEFAULT_SELECT,
+    DEFAULT_TRAINER_VERSION,
+    DOCS_URL,
+)
 from trainlint.finding import Finding
-from trainlint.options import Options
+from trainlint.options import RuleOptions
 from trainlint.problem import SEVERITY_RANK, Severity
-from trainlint.release import NEWEST, TrainerVersion
+from trainlint.release import TrainerVersion
 from trainlint.rule import Rule, all_rules, code_matches, named_exactly, names_codes
 from trainlint.rule import matches as rule_matches
+
+_FAIL_ON = Severity(DEFAULT_FAIL_ON)
 
 
 @dataclass(frozen=True)
 class Settings:
     """How a run is configured: release, rule selection, severities, options, suppressions."""
 
-    trainer_version: TrainerVersion = NEWEST
+    trainer_version: TrainerVersion = DEFAULT_TRAINER_VERSION
     #: The Kubernetes minor release of the cluster (`1.33`), for the schema rules.
     kubernetes_version: str = DEFAULT_KUBERNETES_VERSION
-    select: tuple[str, ...] = ("ALL",)
+    select: tuple[str, ...] = DEFAULT_SELECT
     ignore: tuple[str, ...] = ()
     severities: Mapping[str, Severity] = field(default_factory=dict)
-    rule_options: Mapping[str, Options] = field(default_factory=dict)
+    rule_options: Mapping[str, RuleOptions] = field(default_factory=dict)
     #: Honour the object annotation `trainlint.dev/ignore` (a webhook may refuse it).
     annotation_exemptions: bool = True
     #: The least severity that fails a run (exit status 1).
-    fail_on: Severity = Severity.WARNING
+    fail_on: Severity = _FAIL_ON
     #: Rules whose fixes `--fix` may apply (config `fixable`, `unfixable`).
-    fixable: tuple[str, ...] = ("ALL",)
+    fixable: tuple[str, ...] = DEFAULT_FIXABLE
     unfixable: tuple[str, ...] = ()
     #: Run the preview rules too (config `preview`, `--preview`); without it a preview rule
     #: runs only when `select` names it by its code or name.
@@ -51,16 +60,23 @@ class Settings:
         return {rule.code: rule for rule, _ in self.rules_with_options}
 
     @cached_property
-    def rules_by_kind(self) -> dict[str, tuple[tuple[Rule, Options | None], ...]]:
+    def rules_reporting(self) -> dict[type, Rule]:
+        """The enabled rules that report what is not an object, by the type they report."""
+        return {
+            rule.reports: rule for rule, _ in self.rules_with_options if rule.reports is not None
+        }
+
+    @cached_property
+    def rules_by_kind(self) -> dict[str, tuple[tuple[Rule, RuleOptions | None], ...]]:
         """The enabled rules and their options, by the kind they check."""
-        by_kind: dict[str, list[tuple[Rule, Options | None]]] = defaultdict(list)
+        by_kind: dict[str, list[tuple[Rule, RuleOptions | None]]] = defaultdict(list)
         for rule, options in self.rules_with_options:
             for kind in rule.kinds:
                 by_kind[kind].append((rule, options))
         return {kind: tuple(rules) for kind, rules in by_kind.items()}
 
     @cached_property
-    def rules_with_options(self) -> tuple[tuple[Rule, Options | None], ...]:
+    def rules_with_options(self) -> tuple[tuple[Rule, RuleOptions | None], ...]:
         """The enabled rules and their options, worked out once per Settings (a webhook
         lints every request with the same Settings)."""
         return tuple(

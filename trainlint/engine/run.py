@@ -16,7 +16,7 @@ from trainlint.engine.index import FILES, Index, identify
 from trainlint.engine.settle import settle
 from trainlint.finding import Finding, ObjectRef, in_order
 from trainlint.kinds import object_kind
-from trainlint.options import Options
+from trainlint.options import RuleOptions
 from trainlint.problem import Problem
 from trainlint.rule import Rule
 
@@ -189,7 +189,7 @@ class _Plan:
             ]
         return self._by_kind[kind]
 
-    def _context(self, options: Options | None) -> Context:
+    def _context(self, options: RuleOptions | None) -> Context:
         if id(options) not in self._contexts:
             self._contexts[id(options)] = Context(
                 self.settings.trainer_version, self.index, options,
@@ -200,15 +200,17 @@ class _Plan:
 
     def run(self, item: Loaded) -> Iterator[Finding]:
         """The findings of one input."""
+        reporting = self.settings.rules_reporting
         for problem in item.problems:
-            if problem.code in self.enabled:
-                yield _from_load_problem(self.enabled[problem.code], problem, item.source)
+            reporter = reporting.get(type(problem))
+            if reporter is not None:
+                for found in reporter.check(problem):
+                    yield _from_load_problem(reporter, found, problem, item.source)
         for manifest in item.manifests:
             # What one object's rules derived (its pod...) is dropped before the next: it
             # must not hide another input's look-ups, and a long file must not hold it all.
             self.index.memo.clear()
             for rule, context in self.rules_for(object_kind(manifest)):
-                assert rule.check is not None
                 problems: Iterable[Problem]
                 if self.on_rule_error is None:
                     problems = rule.check(manifest, context)
@@ -222,7 +224,6 @@ class _Plan:
         rule: Rule, manifest: Manifest, context: Context, on_error: RuleError
     ) -> list[Problem]:
         """The problems of one rule on one object, none when it raises (then told)."""
-        assert rule.check is not None
         try:
             return list(rule.check(manifest, context))
         except Exception as error:
@@ -230,10 +231,12 @@ class _Plan:
             return []
 
 
-def _from_load_problem(rule: Rule, problem: LoadProblem, source: Source) -> Finding:
+def _from_load_problem(
+    rule: Rule, problem: Problem, loading: LoadProblem, source: Source
+) -> Finding:
     return Finding(
-        rule.code, rule.name, rule.severity, problem.message, rule.help,
-        source, problem.span, (), None,
+        rule.code, rule.name, rule.severity, problem.message,
+        problem.remediation or rule.remediation, source, loading.span, problem.path, None,
     )
 
 
@@ -241,6 +244,6 @@ def _from_problem(rule: Rule, problem: Problem, manifest: Manifest) -> Finding:
     ref = ObjectRef.of(manifest)
     return Finding(
         rule.code, rule.name, rule.severity, problem.message,
-        problem.help or rule.help, manifest.source, manifest.span(problem.path),
+        problem.remediation or rule.remediation, manifest.source, manifest.span(problem.path),
         problem.path, ref, problem.fix, manifest, problem.related,
     )

@@ -5,23 +5,20 @@ Findings land only on the input checked, so each file settles alone, in any proc
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator
 from dataclasses import replace
 
 from trainlint import suppression
 from trainlint.config.settings import Settings
-from trainlint.document import Manifest, Path, Source, Span
+from trainlint.document import Manifest, Source
 from trainlint.finding import Finding
-from trainlint.problem import Fix
-from trainlint.rule import Rule, did_you_mean_rule
-from trainlint.suppression import removal
 
 
 def settle(
     settings: Settings, source: Source, raw: list[Finding], manifests: list[Manifest]
 ) -> list[Finding]:
     """The findings a file shows: its rules only, severities set, suppressions applied,
-    plus the suppressions that silence nothing (TL090) or name no rule (TL091)."""
+    plus what the suppression rules report of its suppressions (`suppression.unheeded`)."""
     enabled = settings.rules_by_code
     entries, invalid = suppression.comment_entries(source)
     if settings.annotation_exemptions:
@@ -32,65 +29,35 @@ def settle(
         if finding.code in enabled
         and not _silence(entries, finding.code, finding.span.line, finding.manifest)
     ]
-    meta = [
-        *(_unused(enabled, entry) for entry in entries if not entry.used),
-        *(_meta(enabled, INVALID_SUPPRESSION, item.message, source, item.span, ())
-          for item in invalid),
-    ]
-    # Only a file-wide or same-line comment can silence TL090/TL091 themselves.
+    # Only a file-wide or same-line comment can silence the suppression rules themselves.
     comments = [entry for entry in entries if entry.scope != "object"]
     kept.extend(
-        finding for finding in meta
-        if finding is not None and not _silence(comments, finding.code, finding.span.line, None)
+        finding for finding in _of_suppressions(settings, entries, invalid)
+        if not _silence(comments, finding.code, finding.span.line, None)
     )
     return [_severity(settings, finding) for finding in kept]
 
 
-def _unused(enabled: Mapping[str, Rule], entry: suppression.Entry) -> Finding | None:
-    if entry.rule is None:
-        message = (
-            f"suppression names `{entry.selector}`, which is no rule's code or name"
-            f"{did_you_mean_rule(entry.selector)}: it silences nothing "
-            "(see `trainlint rules`)"
-        )
-        return _meta(enabled, INVALID_SUPPRESSION, message, entry.source, entry.span, entry.path)
-    if entry.rule.code not in enabled or entry.rule.code in SUPPRESSION_CODES:
-        return None  # a rule not run here may well fire where it is enabled
-    where = {
-        "line": f"on line {entry.target}", "file": "in this file", "object": "on this object",
-    }[entry.scope]
-    message = (
-        f"unused suppression of {entry.rule.code} ({entry.rule.name}): it finds nothing "
-        f"{where}, so the suppression would hide a future finding unseen; remove it"
-    )
-    return _meta(enabled,
-        UNUSED_SUPPRESSION, message, entry.source, entry.span, entry.path,
-        removal(entry), entry.manifest,
-    )
-
-
-def _meta(
-    enabled: Mapping[str, Rule], code: str, message: str, source: Source, span: Span, path: Path,
-    fix: Fix | None = None, manifest: Manifest | None = None,
-) -> Finding | None:
-    rule = enabled.get(code)
-    if rule is None:
-        return None
-    return Finding(
-        code, rule.name, rule.severity, message, rule.help, source, span, path, None, fix,
-        manifest,
-    )
+def _of_suppressions(
+    settings: Settings, entries: list[suppression.Entry], invalid: list[suppression.Invalid]
+) -> Iterator[Finding]:
+    """The findings of the enabled rules that report suppressions."""
+    reporting = settings.rules_reporting
+    for item in suppression.unheeded(entries, invalid, settings.rules_by_code):
+        rule = reporting.get(type(item))
+        if rule is None:
+            continue
+        for problem in rule.check(item):
+            yield Finding(
+                rule.code, rule.name, rule.severity, problem.message,
+                problem.remediation or rule.remediation, item.source, item.span,
+                problem.path, None, problem.fix, item.manifest,
+            )
 
 
 def _severity(settings: Settings, finding: Finding) -> Finding:
     severity = settings.severities.get(finding.code, finding.severity)
     return finding if severity == finding.severity else replace(finding, severity=severity)
-
-
-#: The codes of the suppression rules (declared in `trainlint.rules`).
-UNUSED_SUPPRESSION = "TL090"
-INVALID_SUPPRESSION = "TL091"
-SUPPRESSION_CODES = frozenset({UNUSED_SUPPRESSION, INVALID_SUPPRESSION})
 
 
 def _silence(

@@ -11,12 +11,12 @@ import os
 import sys
 
 from trainlint.lsp.server import build
-from trainlint.lsp.workspace import Options
+from trainlint.lsp.workspace import LspOptions
 
-__all__ = ["Options", "run"]
+__all__ = ["LspOptions", "run"]
 
 
-def run(options: Options) -> None:
+def run(options: LspOptions) -> None:
     """Serve one client on stdin and stdout until it exits (status 0 after a `shutdown`
     request, else 1, as the protocol asks); logs go to stderr."""
     logging.basicConfig(

@@ -85,7 +85,7 @@ def _diagnostic(
     finding: Finding, text: Text, client: Client, site: str
 ) -> types.Diagnostic:
     rule = all_rules()[finding.code]
-    message = finding.message + (f"\nhelp: {finding.help}" if finding.help else "")
+    message = finding.message + (f"\nhelp: {finding.remediation}" if finding.remediation else "")
     tag = _TAGS.get(finding.code)
     return types.Diagnostic(
         range=_range(text.span(finding.span)),

@@ -34,7 +34,7 @@ from trainlint import __version__
 from trainlint.config.files import CONFIG_FILES, followed
 from trainlint.errors import ConfigError
 from trainlint.lsp import features
-from trainlint.lsp.workspace import SETTINGS, Checked, Options, Workspace
+from trainlint.lsp.workspace import SETTINGS, Checked, LspOptions, Workspace
 
 T = TypeVar("T")
 log = logging.getLogger("trainlint.lsp")
@@ -47,7 +47,7 @@ WATCHED = (*MANIFESTS, *(f"**/{name}" for name in sorted(CONFIG_FILES)))
 class Server(LanguageServer):
     """`trainlint lsp`: diagnostics, quick fixes, hovers and definitions for manifests."""
 
-    def __init__(self, options: Options) -> None:
+    def __init__(self, options: LspOptions) -> None:
         super().__init__("trainlint", __version__)
         self.given = options
         self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="trainlint")
@@ -316,12 +316,12 @@ class Server(LanguageServer):
         self._publish(published)
         return answered
 
-    def reconfigure(self, options: Options) -> None:
+    def reconfigure(self, options: LspOptions) -> None:
         self._told.clear()
         self.enqueue(self.files.configure, options, self.folders(), at_once=True)
 
 
-def build(options: Options) -> Server:
+def build(options: LspOptions) -> Server:
     """The server with its features registered."""
     server = Server(options)
     _lifecycle(server)

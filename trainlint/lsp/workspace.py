@@ -52,7 +52,7 @@ _SERVER_KEYS = frozenset({"config", "isolated", "debounce"})
 
 
 @dataclass(frozen=True)
-class Options:
+class LspOptions:
     """How the server resolves settings: `trainlint check`'s `--config` and `--isolated`,
     configuration keys set on top of every file's configuration (`trainer-version`...),
     and how long a change waits for the next before it is checked."""
@@ -64,7 +64,7 @@ class Options:
     #: Seconds a change waits for the next one before the document is checked.
     debounce: float = 0.02
 
-    def updated(self, given: object, where: str = INITIALIZATION_OPTIONS) -> Options:
+    def updated(self, given: object, where: str = INITIALIZATION_OPTIONS) -> LspOptions:
         """These options with those a client sent (`where`: initializationOptions or
         settings; camelCase or kebab-case keys, optionally under `trainlint`); ConfigError
         names a key that is wrong."""
@@ -80,7 +80,7 @@ class Options:
         config = server.get("config", self.config_file)
         if config is not None and not isinstance(config, str):
             raise ConfigError(f"{where}: config: a path")
-        return Options(
+        return LspOptions(
             config, bool(server.get("isolated", self.isolated)),
             {**self.overrides, **keys}, float(debounce) / 1000,
         )
@@ -119,7 +119,7 @@ class Checked:
 class Workspace:
     """Open documents, the files of the workspace folders and their configuration."""
 
-    def __init__(self, options: Options, on_problem: Callable[[str], None]) -> None:
+    def __init__(self, options: LspOptions, on_problem: Callable[[str], None]) -> None:
         #: Told of what stops a file from being checked, and of rules that raise.
         self.on_problem = on_problem
         self.options = options
@@ -142,7 +142,7 @@ class Workspace:
 
     # --- what the workspace holds ---
 
-    def configure(self, options: Options, folders: Iterable[Path]) -> None:
+    def configure(self, options: LspOptions, folders: Iterable[Path]) -> None:
         """Settings or folders changed: resolve configurations anew and walk the folders
         again; every open document is checked again by `stale`."""
         self.options = options

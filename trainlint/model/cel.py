@@ -28,6 +28,7 @@ import celpy
 from celpy import celtypes
 from celpy.evaluation import Activation, CELEvalError, Evaluator
 
+from trainlint.document import is_count
 from trainlint.model.crd_rules import CompiledProgram, CrdRule, Node, compiled
 
 NUMBERS = (celtypes.IntType, celtypes.UintType, celtypes.DoubleType)
@@ -104,7 +105,7 @@ def to_cel(node: Node | None, value: Any) -> Any:
         items = node.items if node else None
         kind = UnorderedList if node and node.list_type in ("set", "map") else celtypes.ListType
         return kind([to_cel(items, item) for item in value])
-    if isinstance(value, int) and not isinstance(value, bool) and node and node.type == "number":
+    if is_count(value) and node and node.type == "number":
         return celtypes.DoubleType(value)
     return SCALARS.get(type(value), _null)(value)
 

@@ -1,6 +1,6 @@
 """One walk of an object against its schema tree, collecting every schema problem.
 
-The schema rules (TL005–TL009) each report their own kind of issue from the same walk:
+The schema rules each report the issues of their own `Flaw` from the same walk:
 the result is kept for the object being checked, so the walk runs once per object, not
 per rule.
 """
@@ -10,31 +10,39 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
-from trainlint.document import Manifest, Path, dotted
-from trainlint.kinds import TRAINER_API
+from trainlint.document import KeyPath, Manifest, dotted, is_count
+from trainlint.kinds import TRAINER_API, TRAINER_KINDS
 from trainlint.lookups import Lookups
 from trainlint.model.k8s import converter, resolve_version
 from trainlint.model.node import Node, compiled
 from trainlint.problem import Problem
 from trainlint.release import TrainerVersion, format_version
 
-WRONG_TYPE, UNKNOWN, OTHER_RELEASE, INVALID, REQUIRED = (
-    "TL005", "TL006", "TL007", "TL008", "TL009",
-)
 #: Kubernetes objects of a run that are checked whole: kind → (apiVersion, definition).
 CORE_OBJECTS = {
     "PersistentVolumeClaim": ("v1", "io.k8s.api.core.v1.PersistentVolumeClaim"),
     "StorageClass": ("storage.k8s.io/v1", "io.k8s.api.storage.v1.StorageClass"),
 }
-SCHEMA_KINDS = frozenset({"TrainJob", "TrainingRuntime", "ClusterTrainingRuntime", *CORE_OBJECTS})
+SCHEMA_KINDS = TRAINER_KINDS | set(CORE_OBJECTS)
+
+
+class Flaw(StrEnum):
+    """What is wrong at a key: each schema rule reports the issues of one flaw."""
+
+    WRONG_TYPE = "wrong-type"
+    UNKNOWN_FIELD = "unknown-field"
+    OTHER_RELEASE = "other-release"
+    INVALID_VALUE = "invalid-value"
+    MISSING_REQUIRED = "missing-required"
 
 
 @dataclass(frozen=True, slots=True)
 class Issue:
-    code: str
-    path: Path
+    flaw: Flaw
+    path: KeyPath
     message: str
     #: What was meant, so a fix can repair it without reading the message: for an unknown
     #: key, the one known name close enough (none when several are as close); for a
@@ -72,10 +80,10 @@ def issues(manifest: Manifest, ctx: Lookups) -> list[Issue]:
     return found
 
 
-def problems(manifest: Manifest, ctx: Lookups, code: str) -> Iterator[Problem]:
-    """The Problems of one schema rule: the issues of the walk that carry its code."""
+def problems(manifest: Manifest, ctx: Lookups, flaw: Flaw) -> Iterator[Problem]:
+    """The Problems of one schema rule: the issues of the walk of its flaw."""
     for issue in issues(manifest, ctx):
-        if issue.code == code:
+        if issue.flaw is flaw:
             yield Problem(issue.path, issue.message)
 
 
@@ -214,22 +222,24 @@ class _Walker:
             if key not in value:
                 self.missing(key, path)
         if node.min_properties and len(value) < node.min_properties:
-            self.add(INVALID, path, f"`{self.where(path)}` is empty: the API server rejects the "
+            self.add(Flaw.INVALID_VALUE, path,
+                     f"`{self.where(path)}` is empty: the API server rejects the "
                      f"{self.kind} (`should have at least {node.min_properties} properties`); "
                      "fill it in or remove it")
 
     # --- findings ---
 
     def add(
-        self, code: str, path: list[str | int], message: str, match: str | None = None
+        self, flaw: Flaw, path: list[str | int], message: str, match: str | None = None
     ) -> None:
-        self.out.append(Issue(code, tuple(path), message, match))
+        self.out.append(Issue(flaw, tuple(path), message, match))
 
     def where(self, path: list[str | int]) -> str:
         return dotted(tuple(path)) or "the object"
 
     def null(self, path: list[str | int], core: bool) -> None:
-        self.add(WRONG_TYPE, path, f"`{self.where(path)}` is null: the API server drops it as if "
+        self.add(Flaw.WRONG_TYPE, path,
+                 f"`{self.where(path)}` is null: the API server drops it as if "
                  "it were not written; remove it or give it a value")
 
     def wrong_type(self, value: Any, node: Node, path: list[str | int]) -> None:
@@ -239,7 +249,7 @@ class _Walker:
             advice = "write it without quotes" if _parses(value, node.type) else advice
         if node.note:
             advice = node.note
-        self.add(WRONG_TYPE, path, f"`{self.where(path)}` must be of type {expected}, not "
+        self.add(Flaw.WRONG_TYPE, path, f"`{self.where(path)}` must be of type {expected}, not "
                  f"{found}: the API server rejects the {self.kind}; {advice}")
 
     def unknown(self, key: str, node: Node, path: list[str | int], core: bool) -> None:
@@ -249,7 +259,7 @@ class _Walker:
             advice = released.advice(self.release) or (
                 "remove it, or check which Trainer release the cluster runs (`trainer-version`)"
             )
-            self.add(OTHER_RELEASE, [*path, key],
+            self.add(Flaw.OTHER_RELEASE, [*path, key],
                      f"`{key}` in `{where}` exists in Trainer {released.describe()}, not in "
                      f"{format_version(self.release)}: the API server prunes it silently, so "
                      f"it has no effect; {advice}")
@@ -267,12 +277,13 @@ class _Walker:
                 message += f" (it exists in Trainer {other.describe()}"
                 advice = other.advice(self.release)
                 message += f"; {advice})" if advice else ")"
-        self.add(UNKNOWN, [*path, key], message, found[0] if len(found) == 1 else None)
+        self.add(Flaw.UNKNOWN_FIELD, [*path, key], message, found[0] if len(found) == 1 else None)
 
     def missing(self, key: str, path: list[str | int]) -> None:
         where = self.where(path)
         field = f"{dotted(tuple(path))}.{key}".lstrip(".")
-        self.add(REQUIRED, path, f"`{where}` has no `{key}`: the API server rejects the "
+        self.add(Flaw.MISSING_REQUIRED, path,
+                 f"`{where}` has no `{key}`: the API server rejects the "
                  f"{self.kind} (`{field}: Required value`); add `{key}`")
 
     def scalar(self, value: Any, node: Node, path: list[str | int]) -> None:
@@ -286,18 +297,21 @@ class _Walker:
             allowed = ", ".join(f'"{item}"' for item in node.enum)
             guess = suggest(str(value), [str(item) for item in node.enum])
             advice = f"did you mean `{guess}`?" if guess is not None else "use one of them"
-            self.add(INVALID, path, f"`{self.where(path)}` is `{value}`: the API server rejects "
+            self.add(Flaw.INVALID_VALUE, path,
+                     f"`{self.where(path)}` is `{value}`: the API server rejects "
                      f'the {self.kind} (`Unsupported value: "{value}": supported values: '
                      f"{allowed}`); {advice}")
         if isinstance(value, str):
             self.limits(len(value), node.min_length, node.max_length, path, "characters")
-        elif isinstance(value, int) and not isinstance(value, bool):
+        elif is_count(value):
             if node.minimum is not None and value < node.minimum:
-                self.add(INVALID, path, f"`{self.where(path)}` is {value}: the API server rejects "
+                self.add(Flaw.INVALID_VALUE, path,
+                         f"`{self.where(path)}` is {value}: the API server rejects "
                          f"the {self.kind} (`should be greater than or equal to {node.minimum}`)"
                          f"; use {node.minimum} or more")
             if node.maximum is not None and value > node.maximum:
-                self.add(INVALID, path, f"`{self.where(path)}` is {value}: the API server rejects "
+                self.add(Flaw.INVALID_VALUE, path,
+                         f"`{self.where(path)}` is {value}: the API server rejects "
                          f"the {self.kind} (`should be less than or equal to {node.maximum}`); "
                          f"use {node.maximum} or less")
 
@@ -307,7 +321,8 @@ class _Walker:
         guess = quantity_guess(value)
         advice = f"did you mean `{guess}`?" if guess is not None else (
             "write it as one, such as `64Gi` or `500m`")
-        self.add(INVALID, path, f"`{self.where(path)}` is `{value}`, not a Kubernetes quantity "
+        self.add(Flaw.INVALID_VALUE, path,
+                 f"`{self.where(path)}` is `{value}`, not a Kubernetes quantity "
                  f"({QUANTITY_WORDS}): the API server rejects the {self.kind}; {advice}", guess)
 
     def limits(
@@ -318,13 +333,15 @@ class _Walker:
         where = self.where(path)
         wording = "items" if unit == "items" else "chars long"
         if low is not None and size < low:
-            self.add(INVALID, path, f"`{where}` has {size} {unit}: the API server rejects the "
+            self.add(Flaw.INVALID_VALUE, path,
+                     f"`{where}` has {size} {unit}: the API server rejects the "
                      f"{self.kind} (`should have at least {low} {wording}`); give it at least "
                      f"{low}")
         if high is not None and size > high:
             limit = f"must have at most {high} items" if unit == "items" else (
                 f"may not be more than {high} bytes")
-            self.add(INVALID, path, f"`{where}` has {size} {unit}: the API server rejects the "
+            self.add(Flaw.INVALID_VALUE, path,
+                     f"`{where}` has {size} {unit}: the API server rejects the "
                      f"{self.kind} (`Too many: {size}: {limit}`)" if unit == "items" else
                      f"`{where}` has {size} {unit}: the API server rejects the {self.kind} "
                      f"(`Too long: {limit}`)")

@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from trainlint.document import Path as KeyPath
+from trainlint.document import KeyPath
 from trainlint.model.crd_rules import ITEMS, CrdRule, Node, Reads, compiled
 from trainlint.release import TrainerVersion
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from trainlint.document import Manifest, Path, mapping, mappings
+from trainlint.document import KeyPath, Manifest, is_count, mapping, mappings
 from trainlint.render.tree import Located, Origin, Tree
 
 __all__ = ["Container", "Job", "Origin", "Render"]
@@ -32,8 +32,8 @@ ANCESTOR_LABEL = "trainer.kubeflow.org/trainjob-ancestor-step"
 TRAINER = "trainer"
 INITIALIZERS = ("dataset-initializer", "model-initializer")
 #: Where the replicatedJobs are in a rendered JobSet, and a pod spec inside one of them.
-JOBS: Path = ("spec", "replicatedJobs")
-POD_SPEC: Path = ("template", "spec", "template", "spec")
+JOBS: KeyPath = ("spec", "replicatedJobs")
+POD_SPEC: KeyPath = ("template", "spec", "template", "spec")
 
 
 class _Named:
@@ -58,7 +58,7 @@ class Container(_Named):
     body: dict[str, Any]
 
     @cached_property
-    def path(self) -> Path:
+    def path(self) -> KeyPath:
         return (*self.job.pod_path, self.kind, self.index)
 
     def origin(self, *keys: str | int) -> Origin:
@@ -114,11 +114,11 @@ class Job(_Named):
         return found
 
     @cached_property
-    def path(self) -> Path:
+    def path(self) -> KeyPath:
         return (*JOBS, self.index)
 
     @cached_property
-    def pod_path(self) -> Path:
+    def pod_path(self) -> KeyPath:
         return (*self.path, *POD_SPEC)
 
     @cached_property
@@ -133,7 +133,7 @@ class Job(_Named):
     @property
     def replicas(self) -> int:
         replicas = self.body.get("replicas", 1)
-        return replicas if isinstance(replicas, int) and not isinstance(replicas, bool) else 1
+        return replicas if is_count(replicas) else 1
 
     def containers(self, kind: str = "containers") -> list[Container]:
         """Its containers (or `initContainers`), made once: the render does not change."""
@@ -189,7 +189,7 @@ class Render:
     extras: list[tuple[str, str, dict[str, Any], Origin]] = field(default_factory=list)
     #: What a plugin injected and a TrainJob's value then replaced (the builder sets the
     #: TrainJob's env last): the rendered path, the injected item and its origin.
-    replaced: list[tuple[Path, dict[str, Any], Origin]] = field(default_factory=list)
+    replaced: list[tuple[KeyPath, dict[str, Any], Origin]] = field(default_factory=list)
     #: What rules work out from the render (checkpoint directories...), by how they did.
     derived: dict[tuple[Any, ...], Any] = field(default_factory=dict, repr=False)
     #: The containers of each job, by (job index, kind), made when first asked for.
@@ -205,7 +205,7 @@ class Render:
     def complete(self) -> bool:
         return self.runtime is not None
 
-    def origin(self, path: Path) -> Origin:
+    def origin(self, path: KeyPath) -> Origin:
         """Where the value at `path` of the rendered JobSet came from."""
         return self.tree.origin(path)
 

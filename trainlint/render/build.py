@@ -13,7 +13,7 @@ import weakref
 from collections.abc import Iterable
 from typing import Any
 
-from trainlint.document import Manifest, Path, dig, mapping, mappings, string
+from trainlint.document import KeyPath, Manifest, dig, is_count, mapping, mappings, string
 from trainlint.render import (
     ANCESTOR_LABEL,
     INITIALIZERS,
@@ -28,7 +28,7 @@ from trainlint.render.merge import merge
 from trainlint.render.tree import Origin, Tree, injected, within
 
 #: Where a runtime keeps the JobSet template.
-TEMPLATE: Path = ("spec", "template")
+TEMPLATE: KeyPath = ("spec", "template")
 #: A TrainJob rendered without its runtime stands in with this name for it.
 PLACEHOLDER = "<trainjob>"
 SET_BY_CONTROLLER = "set by the Trainer controller"
@@ -254,21 +254,21 @@ class _Build:
             label = labels.get(ANCESTOR_LABEL)
             ancestor = str(label) if label is not None else None
             parallelism = dig(job, "template", "spec", "parallelism")
-            if _is_count(parallelism):
+            if is_count(parallelism):
                 count, at = parallelism, self.tree.origin((*JOBS, index, "template", "spec",
                                                             "parallelism"))
             else:
                 count, at = 1, injected(f"{SET_BY_CONTROLLER} (the job sets no parallelism)")
             if ancestor == TRAINER and self.ml_policy is not None:
                 nodes = self.ml_policy.get("numNodes")
-                count = nodes if _is_count(nodes) else 1
-                at = (self.runtime_at("spec", "mlPolicy", "numNodes") if _is_count(nodes)
+                count = nodes if is_count(nodes) else 1
+                at = (self.runtime_at("spec", "mlPolicy", "numNodes") if is_count(nodes)
                       else injected(f"{SET_BY_CONTROLLER} (the runtime sets no numNodes)"))
             self.ancestors[index] = ancestor
             self.counts[index] = (max(count, 1), at)
 
     def set_count(self, index: int, count: object, at: Origin) -> None:
-        if isinstance(count, int) and not isinstance(count, bool):
+        if is_count(count):
             self.counts[index] = (count, at)
 
     def _merge_resources(self) -> None:
@@ -366,7 +366,7 @@ class _Build:
                     self._replace_resources(path)
                 self.upsert_envs(path, self.trainer.get("env"), self.trainer_at("env"))
 
-    def _replace_resources(self, path: Path) -> None:
+    def _replace_resources(self, path: KeyPath) -> None:
         given = self.trainer.get("resourcesPerNode")
         if not isinstance(given, dict) or not ({"limits", "requests"} & set(given)):
             return
@@ -392,18 +392,18 @@ class _Build:
 
     # --- helpers the plugins use ---
 
-    def upsert_env(self, container: Path, variable: dict[str, Any], at: Origin) -> None:
+    def upsert_env(self, container: KeyPath, variable: dict[str, Any], at: Origin) -> None:
         """Set an env variable by name in place, or append it (`apply.UpsertEnvVars`)."""
         self._upsert((*container, "env"), variable, at, "name")
 
-    def upsert_envs(self, container: Path, variables: object, at: Origin) -> None:
+    def upsert_envs(self, container: KeyPath, variables: object, at: Origin) -> None:
         """`upsert_env` for each variable of a list written at `at`."""
         self.upsert_env_items(container, (
             (variable, None, index) for index, variable in mappings(variables)
         ), at)
 
     def upsert_env_items(
-        self, container: Path, items: Iterable[tuple[Any, Origin | None, int]],
+        self, container: KeyPath, items: Iterable[tuple[Any, Origin | None, int]],
         at: Origin = _NOWHERE,
     ) -> None:
         """`upsert_env` for each (variable, its origin, index), in order, in one pass: an
@@ -441,13 +441,13 @@ class _Build:
                 self.tree.put(path, self.tree.adopt([]), changes[0][2])
             self.tree.put_items(path, changes)
 
-    def upsert_mount(self, container: Path, mount: dict[str, Any], at: Origin) -> None:
+    def upsert_mount(self, container: KeyPath, mount: dict[str, Any], at: Origin) -> None:
         self._upsert((*container, "volumeMounts"), mount, at, "mountPath")
 
     def upsert_volume(self, job: int, volume: dict[str, Any], at: Origin) -> None:
         self._upsert((*JOBS, job, *POD_SPEC, "volumes"), volume, at, "name")
 
-    def upsert_port(self, container: Path, port: int, at: Origin) -> None:
+    def upsert_port(self, container: KeyPath, port: int, at: Origin) -> None:
         path = (*container, "ports")
         found = self.tree.get(path)
         items = found if isinstance(found, list) else []
@@ -455,7 +455,7 @@ class _Build:
             return
         self._upsert(path, {"containerPort": port}, at, "containerPort")
 
-    def _upsert(self, path: Path, item: dict[str, Any], at: Origin, key: str | None) -> None:
+    def _upsert(self, path: KeyPath, item: dict[str, Any], at: Origin, key: str | None) -> None:
         """Replace the item of the list at `path` with the same `key`, or append it (always
         when `key` is None)."""
         found = self.tree.get(path)
@@ -471,7 +471,7 @@ class _Build:
                     break
         self._set(path, index, item, at)
 
-    def _set(self, path: Path, index: int, item: dict[str, Any], at: Origin) -> None:
+    def _set(self, path: KeyPath, index: int, item: dict[str, Any], at: Origin) -> None:
         """Put `item` at `index` of the list at `path` (one past its end appends),
         remembering a plugin's value a TrainJob's replaces."""
         found = self.tree.get(path)
@@ -479,7 +479,7 @@ class _Build:
             self._replacing(path, index, found[index], item, at)
         self.tree.put((*path, index), item, at)
 
-    def _replacing(self, path: Path, index: int, old: Any, item: Any, at: Origin) -> None:
+    def _replacing(self, path: KeyPath, index: int, old: Any, item: Any, at: Origin) -> None:
         """Remember a plugin's value that a TrainJob's (`item`, written at `at`) replaces."""
         if old != item and at.note is None:
             before = self.tree.origin((*path, index))
@@ -516,9 +516,6 @@ def _stand_in() -> dict[str, Any]:
         },
     }]}
 
-
-def _is_count(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def render(job: Manifest | None, runtime: Manifest | None, version: Version) -> Render:

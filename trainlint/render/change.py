@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from trainlint.document import Manifest, Path, dig, mapping, mappings, sequence, string
+from trainlint.document import KeyPath, Manifest, dig, mapping, mappings, sequence, string
 from trainlint.release import TrainerVersion
 from trainlint.render.trainer import PATCH_JOBS
 
@@ -82,21 +82,21 @@ def overrides(job: Manifest, release: TrainerVersion) -> list[Any]:
             for _, entry in mappings(dig(job.body, "spec", field))]
 
 
-def job_template_effects(job: Manifest, release: TrainerVersion) -> dict[str, tuple[Path, Any]]:
+def job_template_effects(job: Manifest, release: TrainerVersion) -> dict[str, tuple[KeyPath, Any]]:
     """What the overrides or patches write into each target job's template that a
     suspended JobSet refuses to change, by job name: (path of the first entry that targets
     it, the writes in order). Fields the CRD makes immutable are left to TL012."""
     field, _ = overrides_field(release)
     refused = REFUSED_WHEN_SUSPENDED[field]
-    effects: dict[str, tuple[Path, list[Any]]] = {}
+    effects: dict[str, tuple[KeyPath, list[Any]]] = {}
 
-    def add(name: str, path: Path, write: dict[str, Any]) -> None:
+    def add(name: str, path: KeyPath, write: dict[str, Any]) -> None:
         write = settled(write)
         if write:
             effects.setdefault(name, (path, []))[1].append(write)
 
     for index, entry in mappings(dig(job.body, "spec", field)):
-        path: Path = ("spec", field, index)
+        path: KeyPath = ("spec", field, index)
         if field == "runtimePatches":
             for position, target in mappings(dig(entry, *PATCH_JOBS)):
                 template = mapping(target.get("template"))

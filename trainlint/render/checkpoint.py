@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from trainlint.document import Manifest, dig, mappings
-from trainlint.options import Options, check_no_empty_names
+from trainlint.document import Manifest, dig, is_count, mappings
+from trainlint.options import RuleOptions, check_no_empty_names
 from trainlint.render import Container, Render, script
 from trainlint.render.tree import Origin
 
@@ -33,7 +33,7 @@ _VARIABLE = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
 
 
 @dataclass(frozen=True)
-class CheckpointOptions(Options):
+class CheckpointOptions(RuleOptions):
     """How a checkpoint directory is recognised; extend the lists for your own scripts."""
 
     env_name_parts: tuple[str, ...] = ("CKPT", "CHECKPOINT")
@@ -139,7 +139,7 @@ def _count(setting: script.Setting | None) -> int | None:
     value = setting.value if setting is not None else None
     if isinstance(value, str) and value.strip().isdigit():
         return int(value)
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    return value if is_count(value) else None
 
 
 def _expanded(env: dict[str, tuple[int, dict[str, Any]]], path: str) -> str:

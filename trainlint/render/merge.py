@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from trainlint.document import Path
+from trainlint.document import KeyPath
 from trainlint.render.tree import Origin, Tree, within
 
 #: Go type → field → (type of its value, merge key of a merging list). A list field not
@@ -40,7 +40,7 @@ FIELDS: dict[str, dict[str, tuple[str, str | None]]] = {
 }
 
 
-def merge(tree: Tree, path: Path, patch: Any, at: Origin, kind: str) -> None:
+def merge(tree: Tree, path: KeyPath, patch: Any, at: Origin, kind: str) -> None:
     """Lay `patch` (written at `at`) over the value at `path` of `tree`, a `kind`."""
     current = tree.get(path)
     if not isinstance(patch, dict) or not isinstance(current, dict):
@@ -67,7 +67,7 @@ def merge(tree: Tree, path: Path, patch: Any, at: Origin, kind: str) -> None:
 
 
 def _merge_list(
-    tree: Tree, path: Path, items: list[Any], at: Origin, kind: str, merge_key: str
+    tree: Tree, path: KeyPath, items: list[Any], at: Origin, kind: str, merge_key: str
 ) -> None:
     """Items with the key of an existing item merge into it; others are appended."""
     for position, item in enumerate(items):

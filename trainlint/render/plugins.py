@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Protocol
 
-from trainlint.document import Manifest, Path, dig, mapping, mappings
+from trainlint.document import KeyPath, Manifest, dig, mapping, mappings
 from trainlint.render import JOBS, POD_SPEC, TRAINER, Render, Version
 from trainlint.render.quantity import whole
 from trainlint.render.tree import Origin, Tree, injected
@@ -41,15 +41,15 @@ class Building(Protocol):
     def trainer_at(self, *keys: str | int) -> Origin: ...
     def runtime_at(self, *keys: str | int) -> Origin: ...
     def set_count(self, index: int, count: object, at: Origin) -> None: ...
-    def upsert_env(self, container: Path, variable: dict[str, Any], at: Origin) -> None: ...
-    def upsert_envs(self, container: Path, variables: object, at: Origin) -> None: ...
+    def upsert_env(self, container: KeyPath, variable: dict[str, Any], at: Origin) -> None: ...
+    def upsert_envs(self, container: KeyPath, variables: object, at: Origin) -> None: ...
     def upsert_env_items(
-        self, container: Path, items: Iterable[tuple[Any, Origin | None, int]],
+        self, container: KeyPath, items: Iterable[tuple[Any, Origin | None, int]],
         at: Origin = ...,
     ) -> None: ...
-    def upsert_mount(self, container: Path, mount: dict[str, Any], at: Origin) -> None: ...
+    def upsert_mount(self, container: KeyPath, mount: dict[str, Any], at: Origin) -> None: ...
     def upsert_volume(self, job: int, volume: dict[str, Any], at: Origin) -> None: ...
-    def upsert_port(self, container: Path, port: int, at: Origin) -> None: ...
+    def upsert_port(self, container: KeyPath, port: int, at: Origin) -> None: ...
 
 #: The port of the rendezvous, the XGBoost tracker and the JAX coordinator.
 PORT = 29500
@@ -95,7 +95,7 @@ def trainer_index(build: Building) -> int | None:
     return next((index for index, name in build.ancestors.items() if name == TRAINER), None)
 
 
-def trainer_container(build: Building) -> Path | None:
+def trainer_container(build: Building) -> KeyPath | None:
     """The first trainer job's `node` container, when the TrainJob has `spec.trainer`."""
     index = trainer_index(build)
     if index is None or not build.has_trainer:
@@ -103,7 +103,7 @@ def trainer_container(build: Building) -> Path | None:
     return _container(build, index, "node")
 
 
-def _container(build: Building, job: int, name: str, kind: str = "containers") -> Path | None:
+def _container(build: Building, job: int, name: str, kind: str = "containers") -> KeyPath | None:
     for position, container in mappings(build.tree.get((*JOBS, job, *POD_SPEC, kind))):
         if container.get("name") == name:
             return (*JOBS, job, *POD_SPEC, kind, position)
@@ -185,7 +185,7 @@ def _torch(build: Building) -> None:
 
 
 def _pet(
-    build: Building, path: Path, note: str, count: int, count_at: Origin, nproc: int | str,
+    build: Building, path: KeyPath, note: str, count: int, count_at: Origin, nproc: int | str,
     nproc_at: Origin, *, master: bool,
 ) -> None:
     """The torchrun variables (the master's only for torchrun, not torchtune)."""

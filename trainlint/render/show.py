@@ -6,7 +6,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from trainlint.document import Path, dotted
+from trainlint.document import KeyPath, dotted
 from trainlint.render import Render
 from trainlint.render.tree import Origin
 
@@ -68,7 +68,7 @@ def _origin_entry(origin: Origin) -> dict[str, Any]:
     return entry
 
 
-def leaves(value: Any, path: Path = ()) -> Iterator[tuple[Path, Any]]:
+def leaves(value: Any, path: KeyPath = ()) -> Iterator[tuple[KeyPath, Any]]:
     """(path, value) of every scalar, empty mapping and empty list below `value`."""
     if isinstance(value, dict) and value:
         for key, inner in value.items():
@@ -80,7 +80,7 @@ def leaves(value: Any, path: Path = ()) -> Iterator[tuple[Path, Any]]:
         yield path, value
 
 
-def _lines(value: Any, path: Path, indent: int, origin_of: Any) -> Iterator[str]:
+def _lines(value: Any, path: KeyPath, indent: int, origin_of: Any) -> Iterator[str]:
     """Block-style YAML lines of a mapping's entries, scalars commented with origins."""
     pad = " " * indent
     for key, inner in value.items():
@@ -88,7 +88,7 @@ def _lines(value: Any, path: Path, indent: int, origin_of: Any) -> Iterator[str]
         yield from _entry(f"{pad}{_scalar(key)}:", inner, here, indent, origin_of)
 
 
-def _entry(head: str, value: Any, path: Path, indent: int, origin_of: Any) -> Iterator[str]:
+def _entry(head: str, value: Any, path: KeyPath, indent: int, origin_of: Any) -> Iterator[str]:
     if isinstance(value, dict) and value:
         yield head + "\n"
         yield from _lines(value, path, indent + 2, origin_of)
@@ -99,7 +99,7 @@ def _entry(head: str, value: Any, path: Path, indent: int, origin_of: Any) -> It
         yield f"{head} {_scalar(value)}  # {origin_of(path).describe()}\n"
 
 
-def _items(values: list[Any], path: Path, indent: int, origin_of: Any) -> Iterator[str]:
+def _items(values: list[Any], path: KeyPath, indent: int, origin_of: Any) -> Iterator[str]:
     pad = " " * indent
     for index, item in enumerate(values):
         here = (*path, index)

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any, TypeGuard
+from typing import TYPE_CHECKING, Any
 
-from trainlint.document import Manifest, Path, dig, mapping, mappings, once_per_object
+from trainlint.document import KeyPath, Manifest, dig, mapping, mappings, once_per_object
 from trainlint.render import ANCESTOR_LABEL, TRAINER, Container, Job, Render
 from trainlint.render.build import render
 
@@ -27,13 +27,13 @@ MAIN_CONTAINERS = {
     "dataset-initializer": "dataset-initializer",
     "model-initializer": "model-initializer",
 }
-JOBS: Path = ("spec", "template", "spec", "replicatedJobs")
+JOBS: KeyPath = ("spec", "template", "spec", "replicatedJobs")
 #: The JobSet spec inside a runtime.
-JOBSET: Path = JOBS[:-1]
+JOBSET: KeyPath = JOBS[:-1]
 #: From a runtime patch to the replicatedJobs it patches.
 PATCH_JOBS: tuple[str, ...] = ("trainingRuntimeSpec", "template", "spec", "replicatedJobs")
 #: From a replicatedJob to its pod spec.
-POD_SPEC: Path = ("template", "spec", "template", "spec")
+POD_SPEC: KeyPath = ("template", "spec", "template", "spec")
 #: The TrainJob field the controller reads its pod overrides from, per release.
 OVERRIDES = {(2, 0): "podSpecOverrides", (2, 1): "podTemplateOverrides"}
 
@@ -73,7 +73,7 @@ def named(items: object, name: str) -> tuple[int, dict[str, Any]] | None:
 
 def override_containers(
     job: Manifest, version: tuple[int, int]
-) -> Iterator[tuple[Path, dict[str, Any], list[str]]]:
+) -> Iterator[tuple[KeyPath, dict[str, Any], list[str]]]:
     """(path, container, target job names) of every container in the overrides or patches
     the release reads: `podSpecOverrides` (v2.0), `podTemplateOverrides` (v2.1) or
     `runtimePatches` (v2.2+)."""
@@ -84,13 +84,13 @@ def override_containers(
 
 def override_pods(
     job: Manifest, version: tuple[int, int]
-) -> Iterator[tuple[Path, dict[str, Any], list[str]]]:
+) -> Iterator[tuple[KeyPath, dict[str, Any], list[str]]]:
     """(path, pod-spec-like mapping, target job names) of each override or patch the
     release reads (those of other releases are pruned by the API server)."""
     spec = mapping(job.body.get("spec"))
     field_name = OVERRIDES.get(version, "runtimePatches")
     if field_name != "runtimePatches":
-        pod_path: Path = ("spec",) if field_name == "podTemplateOverrides" else ()
+        pod_path: KeyPath = ("spec",) if field_name == "podTemplateOverrides" else ()
         for index, override in mappings(spec.get(field_name)):
             targets = [
                 target["name"]
@@ -150,7 +150,7 @@ def container_names(job: dict[str, Any], kind: str = "containers") -> set[str]:
     }
 
 
-def override_targets(job: Manifest, version: tuple[int, int]) -> Iterator[tuple[Path, str]]:
+def override_targets(job: Manifest, version: tuple[int, int]) -> Iterator[tuple[KeyPath, str]]:
     """(path of the name, job name) of every job an override or patch the release reads
     targets."""
     spec = mapping(job.body.get("spec"))
@@ -167,7 +167,7 @@ def override_targets(job: Manifest, version: tuple[int, int]) -> Iterator[tuple[
     for index, patch in mappings(spec.get("runtimePatches")):
         for job_index, patched in mappings(dig(patch, *PATCH_JOBS)):
             if isinstance(patched.get("name"), str):
-                path: Path = ("spec", "runtimePatches", index, *PATCH_JOBS, job_index, "name")
+                path: KeyPath = ("spec", "runtimePatches", index, *PATCH_JOBS, job_index, "name")
                 yield path, patched["name"]
 
 
@@ -182,20 +182,20 @@ def jobset(runtime: Manifest) -> dict[str, Any]:
     return mapping(dig(runtime.body, *JOBSET))
 
 
-def pod_specs(runtime: Manifest) -> Iterator[tuple[Path, dict[str, Any], dict[str, Any]]]:
+def pod_specs(runtime: Manifest) -> Iterator[tuple[KeyPath, dict[str, Any], dict[str, Any]]]:
     """(path of the pod spec, replicatedJob, pod spec) of every replicatedJob."""
     for index, job in replicated_jobs(runtime):
         yield (*JOBS, index, *POD_SPEC), job, mapping(dig(job, *POD_SPEC))
 
 
-def job_metadata_path(index: int, job: dict[str, Any]) -> Path:
+def job_metadata_path(index: int, job: dict[str, Any]) -> KeyPath:
     """Where a replicatedJob's labels belong: its `template.metadata`, or `template`."""
     has_metadata = dig(job, "template", "metadata") is not None
     return (*JOBS, index, "template", *(("metadata",) if has_metadata else ()))
 
 
 @once_per_object
-def trainer_container(runtime: Manifest) -> tuple[Path, dict[str, Any]] | None:
+def trainer_container(runtime: Manifest) -> tuple[KeyPath, dict[str, Any]] | None:
     """(path, container) of the `node` container of the job labelled `trainer`."""
     for index, job in replicated_jobs(runtime):
         if ancestor(job) == TRAINER:
@@ -249,9 +249,6 @@ def runtime_render(runtime: Manifest, ctx: Lookups) -> Render:
         lambda: ctx.per_run(runtime, ("render", version), lambda: render(None, runtime, version)),
     )
     return found
-
-def is_count(value: object) -> TypeGuard[int]:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 #: The command that makes the torch plugin treat a TrainJob as a torchtune fine-tune.

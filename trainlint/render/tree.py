@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
-from trainlint.document import Manifest, Path, dotted
+from trainlint.document import KeyPath, Manifest, dotted
 
 
 class Origin(NamedTuple):
@@ -26,7 +26,7 @@ class Origin(NamedTuple):
     """
 
     manifest: Manifest | None
-    path: Path
+    path: KeyPath
     note: str | None = None
 
     def describe(self) -> str:
@@ -81,14 +81,14 @@ class Tree:
         #: The containers this tree made itself (by id, kept alive here): the only ones it
         #: may change in place.
         self._owned: dict[int, object] = {id(root): root}
-        #: Path → the owned container there (every container on the way is owned too).
-        self._paths: dict[Path, Any] = {(): root}
+        #: KeyPath → the owned container there (every container on the way is owned too).
+        self._paths: dict[KeyPath, Any] = {(): root}
         self._origins: dict[Any, Any] = {_HERE: origin}
-        #: Path → the trie node there.
-        self._nodes: dict[Path, dict[Any, Any]] = {(): self._origins}
+        #: KeyPath → the trie node there.
+        self._nodes: dict[KeyPath, dict[Any, Any]] = {(): self._origins}
         #: The lists a merge replaced whole (atomic lists, such as `tolerations`): the
         #: rendered path, the list it replaced and where that one was written.
-        self.replaced: list[tuple[Path, list[Any], Origin]] = []
+        self.replaced: list[tuple[KeyPath, list[Any], Origin]] = []
 
     def done(self) -> None:
         """The tree is built: what only speeds up changes goes. (A later change still
@@ -97,7 +97,7 @@ class Tree:
         self._paths = {}
         self._nodes = {(): self._origins}
 
-    def get(self, path: Path) -> Any:
+    def get(self, path: KeyPath) -> Any:
         value: Any = self._paths.get(path)
         if value is not None:
             return value
@@ -111,7 +111,7 @@ class Tree:
                 return None
         return value
 
-    def own(self, path: Path, listed: bool = False) -> Any:
+    def own(self, path: KeyPath, listed: bool = False) -> Any:
         """The container at `path` (a list if `listed`, else a mapping), copied first if it
         is shared; a missing or wrongly shaped one on the way is replaced by an empty one
         (an index must exist)."""
@@ -137,7 +137,7 @@ class Tree:
         parent[key] = child
         return child
 
-    def _forget(self, path: Path) -> None:
+    def _forget(self, path: KeyPath) -> None:
         """What was kept by path at or under `path` no longer is there."""
         size = len(path)
         for kept in (self._paths, self._nodes):
@@ -149,7 +149,7 @@ class Tree:
         self._owned[id(value)] = value
         return value
 
-    def put(self, path: Path, value: Any, origin: Origin) -> None:
+    def put(self, path: KeyPath, value: Any, origin: Origin) -> None:
         """Set the value at `path` (an index one past the end appends) and its origin."""
         key = path[-1]
         parent = self.own(path[:-1], isinstance(key, int))
@@ -167,7 +167,7 @@ class Tree:
             parent[key] = value
         self.mark(path, origin)
 
-    def put_items(self, path: Path, items: list[tuple[int, Any, Origin]]) -> None:
+    def put_items(self, path: KeyPath, items: list[tuple[int, Any, Origin]]) -> None:
         """`put` each (index, value, origin) into the list at `path`, in order (an index
         one past the end appends): many changes to one list at the cost of one."""
         values = self.own(path, listed=True)
@@ -183,7 +183,7 @@ class Tree:
                 self._forget((*path, index))
             node[index] = origin
 
-    def _node(self, path: Path) -> dict[Any, Any]:
+    def _node(self, path: KeyPath) -> dict[Any, Any]:
         """The trie node at `path`, made if need be."""
         found = self._nodes.get(path)
         if found is not None:
@@ -196,17 +196,17 @@ class Tree:
         self._nodes[path] = child
         return child
 
-    def mark(self, path: Path, origin: Origin) -> None:
+    def mark(self, path: KeyPath, origin: Origin) -> None:
         """Record where the value at `path` came from (what was recorded under it goes)."""
         parent = self._node(path[:-1])
         if isinstance(parent.get(path[-1]), dict):
             self._forget(path)
         parent[path[-1]] = origin
 
-    def origin(self, path: Path) -> Origin:
+    def origin(self, path: KeyPath) -> Origin:
         return self.origin_below((), (self._origins, self._origins[_HERE], 0), path)
 
-    def locate(self, path: Path) -> Located:
+    def locate(self, path: KeyPath) -> Located:
         """Where the walk to `path` in the origins trie ends, so that many origins below
         one place (the keys of a container) are found from there."""
         node: Any = self._origins
@@ -223,7 +223,7 @@ class Tree:
                 best, depth = here, position + 1
         return node, best, depth
 
-    def origin_below(self, base: Path, located: Located, keys: Path) -> Origin:
+    def origin_below(self, base: KeyPath, located: Located, keys: KeyPath) -> Origin:
         """The origin of the value at `base` + `keys`, `located` being `locate(base)`."""
         node, best, depth = located
         if node is not None:
@@ -252,7 +252,7 @@ class Tree:
                 else:
                     stack.append(inner)
 
-    def reorder(self, path: Path, order: list[int]) -> None:
+    def reorder(self, path: KeyPath, order: list[int]) -> None:
         """Put the items of the list at `path` in `order` (old indexes, new order), their
         origins with them."""
         items = self.own(path, listed=True)

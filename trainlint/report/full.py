@@ -31,8 +31,8 @@ def render(report: Report) -> str:
             carets = "^" * max(1, min(end, len(line) + 1) - span.column)
             pointer = " " * (span.column - 1) + paint(carets, "caret", color=color)
             block.append(f"{gutter} {pointer}")
-        if finding.help:
-            help_line = paint(f"= help: {finding.help}", "help", color=color)
+        if finding.remediation:
+            help_line = paint(f"= help: {finding.remediation}", "help", color=color)
             block.append(" " * (len(str(span.line)) + 1) + help_line)
         blocks.append("\n".join(block))
     return "\n\n".join([*blocks, summary(report.findings, report)]) + "\n"

@@ -25,6 +25,7 @@ def render(report: Report) -> str:
                 ("title", f"trainlint {finding.code} ({finding.name})"),
             )
         )
-        message = finding.message + (f"\nhelp: {finding.help}" if finding.help else "")
+        remediation = finding.remediation
+        message = finding.message + (f"\nhelp: {remediation}" if remediation else "")
         lines.append(f"::{finding.severity.value} {properties}::{_data(message)}\n")
     return "".join(lines)

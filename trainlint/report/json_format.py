@@ -13,7 +13,7 @@ from trainlint.report import Report
 def as_dict(finding: Finding, applicable: bool = False) -> dict[str, Any]:
     span = finding.span
     ref = finding.object
-    title = finding.help or (finding.fix.title if finding.fix else None)
+    title = finding.remediation or (finding.fix.title if finding.fix else None)
     repair: dict[str, Any] | None = None if title is None else {
         "title": title, "applicable": applicable,
     }

@@ -94,8 +94,8 @@ def _result(finding: Finding, seconds: int, site: str) -> dict[str, Any]:
         properties["path"] = dotted(finding.path)
     if finding.object is None:  # a problem of the file (its YAML, a comment)
         properties["file"] = f"{finding.file}:{finding.span.line}:{finding.span.column}"
-    if finding.help:
-        properties["help"] = finding.help
+    if finding.remediation:
+        properties["help"] = finding.remediation
     entry: dict[str, Any] = {
         "policy": finding.code, "rule": finding.name, "message": finding.message,
         "result": result, "severity": severity, "category": THEMES.get(finding.code[2], ""),

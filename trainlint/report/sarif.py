@@ -28,13 +28,12 @@ def uri(file: str) -> str:
 
 
 def _rule(rule: Rule, site: str) -> dict[str, Any]:
-    summary = " ".join(rule.section("What it does").split())
     return {
         "id": rule.code,
         "name": rule.name,
-        "shortDescription": {"text": summary.split(". ")[0].rstrip(".") + "."},
-        "fullDescription": {"text": summary},
-        "help": {"text": rule.help or summary, "markdown": rule.doc},
+        "shortDescription": {"text": rule.summary + "."},
+        "fullDescription": {"text": rule.description},
+        "help": {"text": rule.remediation or rule.description, "markdown": rule.doc},
         "helpUri": rule.docs_url_on(site),
         "defaultConfiguration": {"level": rule.severity.value},
         "properties": {"tags": ["kubeflow-trainer"]},
@@ -47,7 +46,9 @@ def _result(finding: Finding, index: int, fingerprint: str) -> dict[str, Any]:
         "ruleId": finding.code,
         "ruleIndex": index,
         "level": finding.severity.value,
-        "message": {"text": finding.message + (f" (help: {finding.help})" if finding.help else "")},
+        "message": {"text": finding.message + (
+            f" (help: {finding.remediation})" if finding.remediation else ""
+        )},
         "locations": [{
             "physicalLocation": {
                 "artifactLocation": {"uri": uri(finding.file), "uriBaseId": "%SRCROOT%"},

@@ -1,10 +1,18 @@
-from trainlint.problem import Severity
-from trainlint.rule import declare
+from __future__ import annotations
 
-declare(
-    "TL001", "invalid-yaml", severity=Severity.ERROR,
-    fix="Fix the syntax at the position shown; the rest of the file is checked up to it.",
-    doc="""## What it does
+from collections.abc import Iterator
+
+from trainlint.document import InvalidYaml
+from trainlint.problem import Problem, Severity
+from trainlint.rule import rule
+
+
+@rule(
+    "TL001", "invalid-yaml", reports=InvalidYaml, severity=Severity.ERROR,
+    remediation="Fix the syntax at the position shown; the rest of the file is checked up to it.",
+)
+def check(problem: InvalidYaml) -> Iterator[Problem]:
+    """## What it does
     Reports text that is not valid YAML or JSON, or not valid UTF-8, at the line and
     column where the parser stopped; and a file that cannot be read, such as a named pipe
     or a device (only regular files are read: a FIFO would block the run forever).
@@ -36,5 +44,5 @@ declare(
     spec:
       runtimeRef: {name: torch-ckpt}
     ```
-    """,
-)
+    """
+    yield Problem((), problem.message)

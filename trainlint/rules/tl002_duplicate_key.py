@@ -1,10 +1,18 @@
-from trainlint.problem import Severity
-from trainlint.rule import declare
+from __future__ import annotations
 
-declare(
-    "TL002", "duplicate-key", severity=Severity.ERROR,
-    fix="Keep one of the keys.",
-    doc="""## What it does
+from collections.abc import Iterator
+
+from trainlint.document import DuplicateKey
+from trainlint.problem import Problem, Severity
+from trainlint.rule import rule
+
+
+@rule(
+    "TL002", "duplicate-key", reports=DuplicateKey, severity=Severity.ERROR,
+    remediation="Keep one of the keys.",
+)
+def check(problem: DuplicateKey) -> Iterator[Problem]:
+    """## What it does
     Reports a key that appears twice in the same mapping.
 
     ## Why is this bad?
@@ -37,5 +45,5 @@ declare(
       runtimeRef:
         name: torch-ckpt-v2
     ```
-    """,
-)
+    """
+    yield Problem((), problem.message)

@@ -1,10 +1,18 @@
-from trainlint.problem import Severity
-from trainlint.rule import declare
+from __future__ import annotations
 
-declare(
-    "TL003", "document-too-complex", severity=Severity.ERROR,
-    fix="Write the object out plainly: no alias chains, no deep nesting.",
-    doc="""## What it does
+from collections.abc import Iterator
+
+from trainlint.document import TooComplex
+from trainlint.problem import Problem, Severity
+from trainlint.rule import rule
+
+
+@rule(
+    "TL003", "document-too-complex", reports=TooComplex, severity=Severity.ERROR,
+    remediation="Write the object out plainly: no alias chains, no deep nesting.",
+)
+def check(problem: TooComplex) -> Iterator[Problem]:
+    """## What it does
     Refuses documents nested more than 200 levels deep, composing to more than 500,000
     nodes or expanding (through aliases) to more than 250,000, and files larger than
     32 MiB, and reports where. Deep or huge documents are refused while they are read: when
@@ -31,5 +39,5 @@ declare(
     ```yaml
     a: [x, x, x, x, x, x, x, x, x, x]
     ```
-    """,
-)
+    """
+    yield Problem((), problem.message)

@@ -1,10 +1,18 @@
-from trainlint.problem import Severity
-from trainlint.rule import declare
+from __future__ import annotations
 
-declare(
-    "TL004", "not-a-kubernetes-object", severity=Severity.WARNING,
-    fix="Make each document one object with `apiVersion` and `kind`, or exclude the file.",
-    doc="""## What it does
+from collections.abc import Iterator
+
+from trainlint.document import NotAnObject
+from trainlint.problem import Problem, Severity
+from trainlint.rule import rule
+
+
+@rule(
+    "TL004", "not-a-kubernetes-object", reports=NotAnObject, severity=Severity.WARNING,
+    remediation="Make each document one object with `apiVersion` and `kind`, or exclude the file.",
+)
+def check(problem: NotAnObject) -> Iterator[Problem]:
+    """## What it does
     Reports documents that are a scalar or a list of objects, `kind: List` items that are
     not objects, and mappings that have `kind` or `apiVersion` but not both as strings.
     Mappings and lists of anything else (CI configs, Helm values, hook lists) are other
@@ -32,5 +40,5 @@ declare(
     metadata:
       name: sft-run-1
     ```
-    """,
-)
+    """
+    yield Problem((), problem.message)

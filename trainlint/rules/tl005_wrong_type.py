@@ -4,14 +4,14 @@ from collections.abc import Iterator
 
 from trainlint.document import Manifest
 from trainlint.engine.context import Context
-from trainlint.model.check import SCHEMA_KINDS, WRONG_TYPE, problems
+from trainlint.model.check import SCHEMA_KINDS, Flaw, problems
 from trainlint.problem import Problem, Severity
 from trainlint.rule import rule
 
 
 @rule(
-    WRONG_TYPE, "wrong-type", kinds=set(SCHEMA_KINDS), severity=Severity.ERROR,
-    fix="Write the field with the type the API expects, or remove a null field.",
+    "TL005", "wrong-type", kinds=set(SCHEMA_KINDS), severity=Severity.ERROR,
+    remediation="Write the field with the type the API expects, or remove a null field.",
 )
 def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does
@@ -60,4 +60,4 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
             value: /mnt/ckpt
     ```
     """
-    yield from problems(manifest, ctx, WRONG_TYPE)
+    yield from problems(manifest, ctx, Flaw.WRONG_TYPE)

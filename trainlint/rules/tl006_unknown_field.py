@@ -4,16 +4,16 @@ from collections.abc import Iterator
 from typing import Any
 
 from trainlint import roundtrip
-from trainlint.document import Manifest, Path, dig, mapping
+from trainlint.document import KeyPath, Manifest, dig, mapping
 from trainlint.engine.context import Context
-from trainlint.model.check import SCHEMA_KINDS, UNKNOWN, Issue, issues
+from trainlint.model.check import SCHEMA_KINDS, Flaw, Issue, issues
 from trainlint.problem import Edit, Fix, Problem, Severity
 from trainlint.rule import rule
 
 
 @rule(
-    UNKNOWN, "unknown-field", kinds=set(SCHEMA_KINDS), severity=Severity.ERROR,
-    fix="Fix the field's name (see the suggestion) or remove it.",
+    "TL006", "unknown-field", kinds=set(SCHEMA_KINDS), severity=Severity.ERROR,
+    remediation="Fix the field's name (see the suggestion) or remove it.",
 )
 def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does
@@ -58,7 +58,7 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     ```
     """
     for issue in issues(manifest, ctx):
-        if issue.code == UNKNOWN:
+        if issue.flaw is Flaw.UNKNOWN_FIELD:
             yield Problem(issue.path, issue.message, fix=_rename_fix(manifest, issue))
 
 
@@ -74,7 +74,7 @@ def _rename_fix(manifest: Manifest, issue: Issue) -> Fix | None:
     return Fix(f"rename `{old}` to `{issue.match}`", _rename(parent, old, issue.match), safe=False)
 
 
-def _rename(parent: Path, old: str, new: str) -> Edit:
+def _rename(parent: KeyPath, old: str, new: str) -> Edit:
     def edit(node: Any) -> None:
         roundtrip.rename(roundtrip.at(node, parent), old, new)
 

@@ -8,8 +8,8 @@ from typing import Any
 from trainlint import roundtrip
 from trainlint.document import Manifest, dig, mapping
 from trainlint.engine.context import Context
-from trainlint.model.check import OTHER_RELEASE, SCHEMA_KINDS, issues
-from trainlint.options import OptionError, Options
+from trainlint.model.check import SCHEMA_KINDS, Flaw, issues
+from trainlint.options import OptionError, RuleOptions
 from trainlint.problem import Edit, Fix, Problem, Severity
 from trainlint.render.trainer import PATCH_JOBS, domain_prefixed_path_errors
 from trainlint.rule import rule
@@ -25,7 +25,7 @@ POD_METADATA = frozenset({"labels", "annotations"})
 
 
 @dataclass(frozen=True)
-class MigrationOptions(Options):
+class MigrationOptions(RuleOptions):
     #: The `manager` of the runtime patch that the fix writes from overrides.
     manager: str = "trainlint.dev/migrated"
 
@@ -40,8 +40,8 @@ class MigrationOptions(Options):
 
 
 @rule(
-    OTHER_RELEASE, "field-from-other-release", kinds=set(SCHEMA_KINDS), severity=Severity.ERROR,
-    fix="Use the field of the release the cluster runs, or set `trainer-version` to it.",
+    "TL007", "field-from-other-release", kinds=set(SCHEMA_KINDS), severity=Severity.ERROR,
+    remediation="Use the field of the release the cluster runs, or set `trainer-version` to it.",
     options=MigrationOptions,
 )
 def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
@@ -113,11 +113,11 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     ```
     """
     for issue in issues(manifest, ctx):
-        if issue.code != OTHER_RELEASE:
+        if issue.flaw is not Flaw.OTHER_RELEASE:
             continue
         repair = _repair(manifest, issue.path, ctx) if manifest.kind == "TrainJob" else None
         if isinstance(repair, str):
-            yield Problem(issue.path, issue.message, help=repair)
+            yield Problem(issue.path, issue.message, remediation=repair)
         else:
             yield Problem(issue.path, issue.message, fix=repair)
 

@@ -6,14 +6,14 @@ from typing import Any
 from trainlint import roundtrip
 from trainlint.document import Manifest, dig
 from trainlint.engine.context import Context
-from trainlint.model.check import INVALID, SCHEMA_KINDS, Issue, issues
+from trainlint.model.check import SCHEMA_KINDS, Flaw, Issue, issues
 from trainlint.problem import Fix, Problem, Severity
 from trainlint.rule import rule
 
 
 @rule(
-    INVALID, "invalid-field-value", kinds=set(SCHEMA_KINDS), severity=Severity.ERROR,
-    fix="Use a value the schema allows (see the message for the bound or the values); "
+    "TL008", "invalid-field-value", kinds=set(SCHEMA_KINDS), severity=Severity.ERROR,
+    remediation="Use a value the schema allows (see the message for the bound or the values); "
     "write quantities as Kubernetes spells them (`64Gi`, `500m`).",
 )
 def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
@@ -67,7 +67,7 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     ```
     """
     for issue in issues(manifest, ctx):
-        if issue.code == INVALID:
+        if issue.flaw is Flaw.INVALID_VALUE:
             yield Problem(issue.path, issue.message, fix=_quantity_fix(manifest, issue))
 
 

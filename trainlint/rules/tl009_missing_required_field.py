@@ -4,14 +4,14 @@ from collections.abc import Iterator
 
 from trainlint.document import Manifest
 from trainlint.engine.context import Context
-from trainlint.model.check import REQUIRED, SCHEMA_KINDS, problems
+from trainlint.model.check import SCHEMA_KINDS, Flaw, problems
 from trainlint.problem import Problem, Severity
 from trainlint.rule import rule
 
 
 @rule(
-    REQUIRED, "missing-required-field", kinds=set(SCHEMA_KINDS), severity=Severity.ERROR,
-    fix="Add the field the schema requires.",
+    "TL009", "missing-required-field", kinds=set(SCHEMA_KINDS), severity=Severity.ERROR,
+    remediation="Add the field the schema requires.",
 )
 def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does
@@ -53,4 +53,4 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
         numNodes: 2
     ```
     """
-    yield from problems(manifest, ctx, REQUIRED)
+    yield from problems(manifest, ctx, Flaw.MISSING_REQUIRED)

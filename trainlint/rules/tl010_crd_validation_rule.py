@@ -4,16 +4,16 @@ from collections.abc import Iterator
 
 from trainlint.document import Manifest
 from trainlint.engine.context import Context
-from trainlint.kinds import TRAINER_API
+from trainlint.kinds import TRAINER_API, TRAINER_KINDS
 from trainlint.model.crd_violations import crd_violations
 from trainlint.problem import Problem, Severity
 from trainlint.rule import rule
 
 
 @rule(
-    "TL010", "crd-validation-rule", kinds={"TrainJob", "TrainingRuntime", "ClusterTrainingRuntime"},
+    "TL010", "crd-validation-rule", kinds=TRAINER_KINDS,
     severity=Severity.ERROR,
-    fix="Change the object so that the CRD's validation rule holds (see the message).",
+    remediation="Change the object so that the CRD's validation rule holds (see the message).",
 )
 def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does

@@ -16,7 +16,7 @@ KNOWN_WRONG = {
 
 @rule(
     "TL011", "unknown-api-version", kinds={"", *TRAINER_KINDS}, severity=Severity.ERROR,
-    fix=f"Use `apiVersion: {TRAINER_API}`.",
+    remediation=f"Use `apiVersion: {TRAINER_API}`.",
 )
 def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does

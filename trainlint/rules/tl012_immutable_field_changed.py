@@ -4,7 +4,7 @@ from collections.abc import Iterator
 
 from trainlint.document import Manifest, dotted
 from trainlint.engine.context import Context
-from trainlint.kinds import TRAINER_API
+from trainlint.kinds import TRAINER_API, TRAINER_KINDS
 from trainlint.model.crd_violations import crd_violations
 from trainlint.problem import Problem, Severity
 from trainlint.rule import rule
@@ -21,8 +21,8 @@ RECREATE["ClusterTrainingRuntime"] = RECREATE["TrainingRuntime"]
 
 @rule(
     "TL012", "immutable-field-changed",
-    kinds={"TrainJob", "TrainingRuntime", "ClusterTrainingRuntime"}, severity=Severity.ERROR,
-    fix="Keep the field as it is stored, or replace the object instead of updating it.",
+    kinds=TRAINER_KINDS, severity=Severity.ERROR,
+    remediation="Keep the field as it is stored, or replace the object instead of updating it.",
 )
 def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does

@@ -17,7 +17,7 @@ NOT_SOURCES = frozenset({"name"})
 @rule(
     "TL013", "invalid-rendered-pod",
     kinds={"TrainJob"}, severity=Severity.ERROR,
-    fix="Change the override or patch so that the merged pod is valid (one source per "
+    remediation="Change the override or patch so that the merged pod is valid (one source per "
     "volume, `value` or `valueFrom` per variable).",
 )
 def check(job: Manifest, ctx: Context) -> Iterator[Problem]:

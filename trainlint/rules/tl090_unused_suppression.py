@@ -1,10 +1,21 @@
-from trainlint.problem import Severity
-from trainlint.rule import declare
+from __future__ import annotations
 
-declare(
-    "TL090", "unused-suppression", severity=Severity.WARNING,
-    fix="Remove the code from the suppression (or the whole comment or annotation).",
-    doc="""## What it does
+from collections.abc import Iterator
+
+from trainlint.problem import Problem, Severity
+from trainlint.rule import rule
+from trainlint.suppression import Entry, removal
+
+#: Where a suppression of each scope looks for the finding it silences.
+_WHERE = {"file": "in this file", "object": "on this object"}
+
+
+@rule(
+    "TL090", "unused-suppression", reports=Entry, severity=Severity.WARNING,
+    remediation="Remove the code from the suppression (or the whole comment or annotation).",
+)
+def check(entry: Entry) -> Iterator[Problem]:
+    """## What it does
     Reports a suppression that silences nothing: a `# trainlint: disable=CODE` comment
     whose line has no such finding, a `# trainlint: disable-file=CODE` in a file without
     one, or a code in the `trainlint.dev/ignore` annotation of an object without one.
@@ -43,5 +54,12 @@ declare(
       runtimeRef:
         name: torch-distributed
     ```
-    """,
-)
+    """
+    assert entry.rule is not None  # an entry of no rule is TL091's
+    where = _WHERE.get(entry.scope, f"on line {entry.target}")
+    yield Problem(
+        entry.path,
+        f"unused suppression of {entry.rule.code} ({entry.rule.name}): it finds nothing "
+        f"{where}, so the suppression would hide a future finding unseen; remove it",
+        fix=removal(entry),
+    )

@@ -1,10 +1,20 @@
-from trainlint.problem import Severity
-from trainlint.rule import declare
+from __future__ import annotations
 
-declare(
-    "TL091", "invalid-suppression", severity=Severity.WARNING,
-    fix="Name a rule by its code or name (`trainlint rules` lists them), or fix the syntax.",
-    doc="""## What it does
+from collections.abc import Iterator
+
+from trainlint.problem import Problem, Severity
+from trainlint.rule import rule
+from trainlint.suppression import Invalid
+
+
+@rule(
+    "TL091", "invalid-suppression", reports=Invalid, severity=Severity.WARNING,
+    remediation=(
+        "Name a rule by its code or name (`trainlint rules` lists them), or fix the syntax."
+    ),
+)
+def check(invalid: Invalid) -> Iterator[Problem]:
+    """## What it does
     Reports a suppression that cannot work: a comment starting `# trainlint:` that is not
     `disable=CODES` or `disable-file=CODES`, or a code or name in a comment or in the
     `trainlint.dev/ignore` annotation that belongs to no rule.
@@ -37,5 +47,5 @@ declare(
       runtimeRef:
         name: torch-distributed
     ```
-    """,
-)
+    """
+    yield Problem(invalid.path, invalid.message)

@@ -15,7 +15,7 @@ MUST_EXIST = "must be created before the TrainJob is created"
 
 @rule(
     "TL101", "unresolved-runtime-ref", kinds={"TrainJob"}, severity=Severity.ERROR,
-    fix="Point `spec.runtimeRef` at a runtime that exists where the TrainJob can see it.",
+    remediation="Point `spec.runtimeRef` at a runtime that exists where the TrainJob can see it.",
 )
 def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does
@@ -100,7 +100,7 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
             f"`spec.runtimeRef` names a {kind} in API group `{group}`: the Trainer webhook "
             f'denies the TrainJob ("unsupported runtime: {kind}.{group}"); a TrainJob runs '
             "only on a ClusterTrainingRuntime or a TrainingRuntime of `trainer.kubeflow.org`",
-            help="use `kind: ClusterTrainingRuntime` or `kind: TrainingRuntime` and "
+            remediation="use `kind: ClusterTrainingRuntime` or `kind: TrainingRuntime` and "
             "`apiGroup: trainer.kubeflow.org`",
         )
         return
@@ -116,7 +116,7 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
             path,
             f"`spec.runtimeRef` asks for a {kind} `{name}`{default}, but `{name}` is a "
             f'{other.kind}: the Trainer webhook denies the TrainJob ("{denial}")',
-            help=f"set `spec.runtimeRef.kind: {other.kind}`",
+            remediation=f"set `spec.runtimeRef.kind: {other.kind}`",
             related=(Related(other, ("kind",), f"`{name}` is a {other.kind}"),),
         )
         return
@@ -131,7 +131,7 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
             f"TrainingRuntime `{name}` is in namespace `{namespace}`, but a TrainJob can "
             f"only use a TrainingRuntime of its own namespace `{job.namespace}`: the Trainer "
             f'webhook denies the TrainJob ("{denial}")',
-            help=f"create the TrainingRuntime in `{job.namespace}`, or make it a "
+            remediation=f"create the TrainingRuntime in `{job.namespace}`, or make it a "
             "ClusterTrainingRuntime",
             related=(Related(elsewhere[0], ("metadata", "namespace"),
                              f"TrainingRuntime `{name}` is in namespace `{namespace}`"),),

@@ -11,8 +11,10 @@ from trainlint.rule import rule
 
 @rule(
     "TL102", "runtime-not-among-inputs", kinds={"TrainJob"}, severity=Severity.WARNING,
-    fix="Give trainlint the runtime: check it with the TrainJob, or add it with `--context` "
-    "or `--from-cluster`.",
+    remediation=(
+        "Give trainlint the runtime: check it with the TrainJob, or add it with `--context` "
+        "or `--from-cluster`."
+    ),
     preview=True,
 )
 def check(job: Manifest, ctx: Context) -> Iterator[Problem]:

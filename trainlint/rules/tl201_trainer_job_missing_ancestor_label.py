@@ -4,8 +4,9 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from trainlint import roundtrip
-from trainlint.document import Manifest, Path, dig, mapping
+from trainlint.document import KeyPath, Manifest, dig, is_count, mapping
 from trainlint.engine.context import Context
+from trainlint.kinds import TRAINER_KINDS
 from trainlint.problem import Edit, Fix, Problem, Related, Severity
 from trainlint.render import INITIALIZERS
 from trainlint.render.trainer import (
@@ -14,7 +15,6 @@ from trainlint.render.trainer import (
     MAIN_CONTAINERS,
     TRAINER,
     ancestor,
-    is_count,
     is_mpi,
     rendered,
     replicated_jobs,
@@ -26,8 +26,8 @@ _LABEL = f"`{ANCESTOR_LABEL}: trainer`"
 
 @rule(
     "TL201", "trainer-job-missing-ancestor-label",
-    kinds={"TrainingRuntime", "ClusterTrainingRuntime", "TrainJob"}, severity=Severity.ERROR,
-    fix=f"Add {_LABEL} to `template.metadata.labels` of the trainer replicatedJob.",
+    kinds=TRAINER_KINDS, severity=Severity.ERROR,
+    remediation=f"Add {_LABEL} to `template.metadata.labels` of the trainer replicatedJob.",
 )
 def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does
@@ -172,7 +172,7 @@ def _evidence(runtime: Manifest, ctx: Context) -> tuple[str, tuple[Related, ...]
 
 def _missing_label(
     runtime: Manifest, jobs: Sequence[tuple[int, dict[str, Any]]]
-) -> tuple[Path, str, bool]:
+) -> tuple[KeyPath, str, bool]:
     """Where a runtime without the trainer label should have it (or has it misplaced), what
     is wrong there, and whether the label is misplaced."""
     found = _misplaced(runtime, jobs)
@@ -188,7 +188,7 @@ def _missing_label(
 
 
 def _label_fix(
-    manifest: Manifest, jobs: Sequence[tuple[int, dict[str, Any]]], misplaced: Path | None
+    manifest: Manifest, jobs: Sequence[tuple[int, dict[str, Any]]], misplaced: KeyPath | None
 ) -> Fix | None:
     """Label the job the misplaced label was found on, else the job named like the
     trainer; a misplaced label is moved (with its comment), a misspelt one corrected."""
@@ -206,7 +206,7 @@ def _label_fix(
     return Fix(title, _label_job(index, misplaced))
 
 
-def _label_job(index: int, misplaced: Path | None) -> Edit:
+def _label_job(index: int, misplaced: KeyPath | None) -> Edit:
     def edit(runtime: Any) -> None:
         labels_path = (*JOBS, index, "template", "metadata", "labels")
         labels = roundtrip.ensure(runtime, labels_path, first=True)
@@ -233,7 +233,7 @@ def _trainer_named(manifest: Manifest, jobs: Sequence[tuple[int, dict[str, Any]]
 
 def _misplaced(
     manifest: Manifest, jobs: Sequence[tuple[int, dict[str, Any]]]
-) -> tuple[Path, str] | None:
+) -> tuple[KeyPath, str] | None:
     """Where a trainer label was put instead, or spelt otherwise, if anywhere."""
     for index, job in jobs:
         labels_path = (*JOBS, index, "template", "metadata", "labels")
@@ -259,7 +259,7 @@ def _misplaced(
     return None
 
 
-def _expected_place(manifest: Manifest, jobs: Sequence[tuple[int, dict[str, Any]]]) -> Path:
+def _expected_place(manifest: Manifest, jobs: Sequence[tuple[int, dict[str, Any]]]) -> KeyPath:
     """The job template that should carry the label: the job named like the trainer."""
     index = _trainer_named(manifest, jobs)
     if index is None:
@@ -304,6 +304,8 @@ def _check_trainjob(job: Manifest, ctx: Context) -> Iterator[Problem]:
             ("spec", "trainer"),
             f"{runtime.describe()} has no job labelled {_LABEL}, so the controller silently "
             f"drops {names} set here: the job runs with the runtime's defaults",
-            help=f"label the trainer job of {runtime.describe()} (see `trainlint rule TL201`)",
+            remediation=(
+                f"label the trainer job of {runtime.describe()} (see `trainlint rule TL201`)"
+            ),
             related=(Related(runtime, *_missing_label(runtime, jobs)[:2]),),
         )

@@ -4,7 +4,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from trainlint import roundtrip
-from trainlint.document import Manifest, Path, dig, mappings, string
+from trainlint.document import KeyPath, Manifest, dig, mappings, string
 from trainlint.engine.context import Context
 from trainlint.problem import Edit, Fix, Problem, Severity
 from trainlint.render.trainer import override_containers
@@ -21,7 +21,7 @@ DENIAL = "must not have envs for the dataset-initializer, model-initializer, nod
 
 @rule(
     "TL202", "env-in-pod-overrides", kinds={"TrainJob"}, severity=Severity.ERROR,
-    fix="Move the variables to `spec.trainer.env` or `spec.initializer.*.env`.",
+    remediation="Move the variables to `spec.trainer.env` or `spec.initializer.*.env`.",
 )
 def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does
@@ -88,12 +88,12 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
                 (*path, "env"),
                 f"`env` on container `{name}` in `{path[1]}`: the Trainer webhook denies "
                 f'the TrainJob ("{DENIAL}"); these variables belong in `{destination}`',
-                help=f"move the variables to `{destination}`",
+                remediation=f"move the variables to `{destination}`",
                 fix=_move_fix(job, path, container.get("env"), destination),
             )
 
 
-def _move_fix(job: Manifest, container: Path, env: object, destination: str) -> Fix:
+def _move_fix(job: Manifest, container: KeyPath, env: object, destination: str) -> Fix:
     """Move the variables; a name already set at the destination with another value
     makes the fix unsafe, since the moved value replaces it."""
     target = tuple(destination.split("."))
@@ -112,7 +112,7 @@ def _move_fix(job: Manifest, container: Path, env: object, destination: str) -> 
     return Fix(title, _move_env(container, target), safe=not clashes)
 
 
-def _move_env(container_path: Path, target: Path) -> Edit:
+def _move_env(container_path: KeyPath, target: KeyPath) -> Edit:
     def edit(job: Any) -> None:
         container = roundtrip.at(job, container_path)
         moved, comment = roundtrip.take(container, "env")

@@ -4,6 +4,7 @@ from collections.abc import Iterator
 
 from trainlint.document import Manifest
 from trainlint.engine.context import Context
+from trainlint.kinds import RUNTIME_KINDS
 from trainlint.problem import Problem, Severity
 from trainlint.render.trainer import (
     JOBS,
@@ -19,8 +20,8 @@ DETAIL = "always must be 1"
 
 @rule(
     "TL203", "runtime-job-replicas-not-one",
-    kinds={"TrainingRuntime", "ClusterTrainingRuntime"}, severity=Severity.ERROR,
-    fix="Remove `replicas` (it defaults to 1) and scale with `numNodes` instead.",
+    kinds=RUNTIME_KINDS, severity=Severity.ERROR,
+    remediation="Remove `replicas` (it defaults to 1) and scale with `numNodes` instead.",
 )
 def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does

@@ -4,6 +4,7 @@ from collections.abc import Iterator
 
 from trainlint.document import Manifest
 from trainlint.engine.context import Context
+from trainlint.kinds import RUNTIME_KINDS
 from trainlint.problem import Problem, Severity
 from trainlint.render.trainer import (
     JOBS,
@@ -21,8 +22,10 @@ DETAIL = "must contain the required container for the ancestor: "
 
 @rule(
     "TL204", "runtime-job-missing-main-container",
-    kinds={"TrainingRuntime", "ClusterTrainingRuntime"}, severity=Severity.ERROR, since="2.1",
-    fix="Name the main container of the job after its ancestor step (`node` for `trainer`).",
+    kinds=RUNTIME_KINDS, severity=Severity.ERROR, since="2.1",
+    remediation=(
+        "Name the main container of the job after its ancestor step (`node` for `trainer`)."
+    ),
 )
 def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does
@@ -105,5 +108,5 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
             f"job `{job.get('name')}` is labelled `{label}` but has no container named "
             f"`{required}`: {verdict}; the controller fills only a container of that name "
             "from the TrainJob",
-            help=f"rename the main container of job `{job.get('name')}` to `{required}`",
+            remediation=f"rename the main container of job `{job.get('name')}` to `{required}`",
         )

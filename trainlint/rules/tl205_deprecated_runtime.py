@@ -20,7 +20,7 @@ POLICY_URL = {
 @rule(
     "TL205", "deprecated-runtime", kinds={"ClusterTrainingRuntime", "TrainJob"},
     severity=Severity.WARNING, since="2.1",
-    fix="Move to a supported runtime before the next Trainer release removes this one.",
+    remediation="Move to a supported runtime before the next Trainer release removes this one.",
 )
 def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does

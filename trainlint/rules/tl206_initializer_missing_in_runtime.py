@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from trainlint.document import Manifest, Path, dig, mapping, mappings
+from trainlint.document import KeyPath, Manifest, dig, mapping, mappings
 from trainlint.engine.context import Context
 from trainlint.problem import Problem, Related, Severity
 from trainlint.render import POD_SPEC, Render
@@ -19,7 +19,7 @@ VOLUME = "initializer"
 
 @rule(
     "TL206", "initializer-missing-in-runtime", kinds={"TrainJob"}, severity=Severity.ERROR,
-    fix="Use a runtime with the initializer job, or drop `spec.initializer`.",
+    remediation="Use a runtime with the initializer job, or drop `spec.initializer`.",
 )
 def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does
@@ -127,12 +127,12 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
                 ("spec", "initializer", key),
                 f"`spec.initializer.{key}` needs what {runtime.describe()} lacks: the Trainer "
                 f'webhook denies the TrainJob ("{denial}")',
-                help=remedy,
+                remediation=remedy,
                 related=(Related(runtime, lacking, f"what {runtime.describe()} has instead"),),
             )
 
 
-def _missing(render: Render, name: str, config: str) -> tuple[str, str, Path] | None:
+def _missing(render: Render, name: str, config: str) -> tuple[str, str, KeyPath] | None:
     """(denial, remedy, where in the runtime it is lacking) for the first thing the
     initializer lacks, or None.
 

@@ -12,7 +12,7 @@ from trainlint.rule import rule
 @rule(
     "TL207", "duplicate-override-target", kinds={"TrainJob"}, severity=Severity.ERROR,
     until="2.0",
-    fix="Merge the `podSpecOverrides` entries that target the same job into one.",
+    remediation="Merge the `podSpecOverrides` entries that target the same job into one.",
 )
 def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does

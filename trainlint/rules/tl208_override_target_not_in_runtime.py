@@ -33,7 +33,7 @@ APPENDED_JOB = (
 
 @rule(
     "TL208", "override-target-not-in-runtime", kinds={"TrainJob"}, severity=Severity.ERROR,
-    fix="Target only jobs and containers the runtime defines, by their exact names.",
+    remediation="Target only jobs and containers the runtime defines, by their exact names.",
 )
 def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does
@@ -158,7 +158,7 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
             yield Problem(
                 path,
                 f"job `{name}` is not in {runtime.describe()}: {verdict}",
-                help=f"target one of the runtime's jobs: {_names(jobs)}",
+                remediation=f"target one of the runtime's jobs: {_names(jobs)}",
                 related=(Related(runtime, JOBS, f"the jobs of {runtime.describe()}"),),
             )
     for pod_path, pod, targets in override_pods(job, ctx.trainer_version):
@@ -176,7 +176,9 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
                         (*pod_path, kind, index, "name"),
                         f"{kind_noun} `{given}` is not in job `{target}` of "
                         f"{runtime.describe()}: {APPENDED_CONTAINER}",
-                        help=f"name one of the job's {kind}: {', '.join(sorted(known)) or 'none'}",
+                        remediation=(
+                            f"name one of the job's {kind}: {', '.join(sorted(known)) or 'none'}"
+                        ),
                         related=(Related(runtime, (*JOBS, found[0], *POD_SPEC, kind),
                                          f"the {kind} of job `{target}`"),),
                     )

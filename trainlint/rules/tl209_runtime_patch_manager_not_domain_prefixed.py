@@ -12,7 +12,7 @@ from trainlint.rule import rule
 @rule(
     "TL209", "runtime-patch-manager-not-domain-prefixed", kinds={"TrainJob"},
     severity=Severity.ERROR, since="2.2",
-    fix="Name the manager `<your domain>/<tool>`, e.g. `example.com/platform-team`.",
+    remediation="Name the manager `<your domain>/<tool>`, e.g. `example.com/platform-team`.",
 )
 def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does

@@ -20,7 +20,7 @@ LABEL_ERROR = (
 @rule(
     "TL210", "trainjob-name-not-dns-label", kinds={"TrainJob"}, severity=Severity.ERROR,
     until="2.0",
-    fix="Use a lowercase name of at most 63 characters that starts with a letter.",
+    remediation="Use a lowercase name of at most 63 characters that starts with a letter.",
 )
 def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does

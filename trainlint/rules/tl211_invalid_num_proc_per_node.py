@@ -2,10 +2,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from trainlint.document import Manifest, dig, mapping
+from trainlint.document import Manifest, dig, is_count, mapping
 from trainlint.engine.context import Context
 from trainlint.problem import Problem, Severity
-from trainlint.render.trainer import framework, is_count
+from trainlint.render.trainer import framework
 from trainlint.rule import rule
 
 TORCH_WORDS = ("auto", "cpu", "gpu")
@@ -13,7 +13,7 @@ TORCH_WORDS = ("auto", "cpu", "gpu")
 
 @rule(
     "TL211", "invalid-num-proc-per-node", kinds={"TrainJob"}, severity=Severity.ERROR,
-    fix="Give `spec.trainer.numProcPerNode` a value the runtime's framework accepts.",
+    remediation="Give `spec.trainer.numProcPerNode` a value the runtime's framework accepts.",
 )
 def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does

@@ -30,7 +30,9 @@ ENV = ("spec", "trainer", "env")
 
 @rule(
     "TL212", "reserved-trainer-env", kinds={"TrainJob"}, severity=Severity.ERROR,
-    fix="Remove the variables: the framework plugin sets them from numNodes and numProcPerNode.",
+    remediation=(
+        "Remove the variables: the framework plugin sets them from numNodes and numProcPerNode."
+    ),
 )
 def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does

@@ -3,7 +3,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from trainlint.document import Manifest, Path, dig, mapping, sequence
+from trainlint.document import KeyPath, Manifest, dig, mapping, sequence
 from trainlint.engine.context import Context
 from trainlint.problem import Problem, Severity
 from trainlint.render import devices
@@ -17,12 +17,12 @@ MODELS = {
 }
 MULTI_NODE_MODEL = "llama3_3/70B"
 QLORA_SMALL_MODELS = {"llama3_2/1B", "llama3_2/3B"}
-TRAINER: Path = ("spec", "trainer")
+TRAINER: KeyPath = ("spec", "trainer")
 
 
 @rule(
     "TL213", "torchtune-unsupported-config", kinds={"TrainJob"}, severity=Severity.ERROR,
-    fix="Use a model and a node, device and LoRA setup the torchtune runtime supports.",
+    remediation="Use a model and a node, device and LoRA setup the torchtune runtime supports.",
 )
 def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does
@@ -107,7 +107,7 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
                 "`numNodes` is not set on a torchtune TrainJob that sets `numProcPerNode`: the "
                 "Trainer webhook of this release dereferences it and crashes, so the apply "
                 "fails with an internal error",
-                help="set `numNodes: 1`",
+                remediation="set `numNodes: 1`",
             )
             return
     ref_name = dig(job.body, "spec", "runtimeRef", "name")
@@ -136,7 +136,7 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
         )
 
 
-def _denied(path: Path, what: str, detail: str) -> Problem:
+def _denied(path: KeyPath, what: str, detail: str) -> Problem:
     return Problem(path, f'{what}: the Trainer webhook denies the TrainJob ("{detail}")')
 
 

@@ -15,7 +15,7 @@ MANAGED = ("output_dir", "tokenizer.path", "checkpointer.checkpoint_dir", "token
 @rule(
     "TL214", "torchtune-runtime-managed-arg", kinds={"TrainJob"}, severity=Severity.ERROR,
     since="2.3",
-    fix="Remove the argument: the runtime sets it to match the volumes it mounts.",
+    remediation="Remove the argument: the runtime sets it to match the volumes it mounts.",
 )
 def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does

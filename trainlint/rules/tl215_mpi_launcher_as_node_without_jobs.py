@@ -16,7 +16,7 @@ DETAIL = (
 
 @rule(
     "TL215", "mpi-launcher-as-node-without-jobs", kinds={"TrainJob"}, severity=Severity.ERROR,
-    fix="Use a runtime with both a `launcher` and a `node` job, or `numNodes: 1`.",
+    remediation="Use a runtime with both a `launcher` and a `node` job, or `numNodes: 1`.",
 )
 def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does

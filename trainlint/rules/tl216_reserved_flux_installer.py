@@ -4,6 +4,7 @@ from collections.abc import Iterator
 
 from trainlint.document import Manifest, dig, mappings
 from trainlint.engine.context import Context
+from trainlint.kinds import TRAINER_KINDS
 from trainlint.problem import Problem, Severity
 from trainlint.render.trainer import JOBS, POD_SPEC, framework, named, override_pods
 from trainlint.rule import rule
@@ -14,9 +15,9 @@ DETAIL = "InitContainer 'flux-installer' is reserved"
 
 @rule(
     "TL216", "reserved-flux-installer",
-    kinds={"TrainingRuntime", "ClusterTrainingRuntime", "TrainJob"}, severity=Severity.ERROR,
+    kinds=TRAINER_KINDS, severity=Severity.ERROR,
     since="2.2",
-    fix="Rename the init container: the Flux plugin adds its own `flux-installer`.",
+    remediation="Rename the init container: the Flux plugin adds its own `flux-installer`.",
 )
 def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does

@@ -2,8 +2,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from trainlint.document import Manifest, Path, dig, mapping, mappings
+from trainlint.document import KeyPath, Manifest, dig, mapping, mappings
 from trainlint.engine.context import Context
+from trainlint.kinds import TRAINER_KINDS
 from trainlint.problem import Problem, Severity
 from trainlint.render.trainer import PATCH_JOBS
 from trainlint.rule import rule
@@ -14,9 +15,9 @@ DETAIL = "Volcano queue name must not be empty"
 
 @rule(
     "TL217", "empty-volcano-queue-name",
-    kinds={"TrainingRuntime", "ClusterTrainingRuntime", "TrainJob"}, severity=Severity.ERROR,
+    kinds=TRAINER_KINDS, severity=Severity.ERROR,
     since="2.1",
-    fix="Name the Volcano queue, or remove the annotation to use the default queue.",
+    remediation="Name the Volcano queue, or remove the annotation to use the default queue.",
 )
 def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does
@@ -75,7 +76,7 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     runtime = ctx.runtime_for(manifest) if is_job else manifest
     if runtime is None or "volcano" not in mapping(dig(runtime.body, "spec", "podGroupPolicy")):
         return
-    places: list[Path] = []
+    places: list[KeyPath] = []
     if not is_job:
         places.append(("spec", "template", "metadata", "annotations"))
     elif ctx.trainer_version <= (2, 1):

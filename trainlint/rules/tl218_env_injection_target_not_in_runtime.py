@@ -4,6 +4,7 @@ from collections.abc import Iterator
 
 from trainlint.document import Manifest, dig, mappings, sequence
 from trainlint.engine.context import Context
+from trainlint.kinds import RUNTIME_KINDS
 from trainlint.problem import Problem, Severity
 from trainlint.render.trainer import JOBS, container_names, named
 from trainlint.rule import rule
@@ -13,8 +14,8 @@ TARGETS = ("spec", "mlPolicy", "torch", "envInjection", "targets")
 
 @rule(
     "TL218", "env-injection-target-not-in-runtime",
-    kinds={"TrainingRuntime", "ClusterTrainingRuntime"}, severity=Severity.ERROR, since="2.3",
-    fix="Name a job and containers the runtime's template defines.",
+    kinds=RUNTIME_KINDS, severity=Severity.ERROR, since="2.3",
+    remediation="Name a job and containers the runtime's template defines.",
 )
 def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does

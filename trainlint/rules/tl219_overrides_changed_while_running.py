@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from trainlint.document import Manifest, dig, mappings, string
+from trainlint.document import Manifest, dig, is_count, mappings, string
 from trainlint.engine.context import Context
 from trainlint.problem import Problem, Severity
 from trainlint.render.change import overrides, overrides_field, suspended
@@ -11,8 +11,10 @@ from trainlint.rule import rule
 
 @rule(
     "TL219", "overrides-changed-while-running", kinds={"TrainJob"}, severity=Severity.ERROR,
-    fix="Suspend the TrainJob (`spec.suspend: true`) in the same or an earlier update, then "
-        "change its overrides or patches.",
+    remediation=(
+        "Suspend the TrainJob (`spec.suspend: true`) in the same or an earlier update, then "
+        "change its overrides or patches."
+    ),
 )
 def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does
@@ -99,7 +101,7 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
         return
     for _, status in mappings(dig(stored.body, "status", "jobsStatus")):
         active = status.get("active")
-        if isinstance(active, int) and not isinstance(active, bool) and active > 0:
+        if is_count(active) and active > 0:
             replicated = string(status.get("name"))
             yield Problem(path, f"`spec.{field}` changed while the stored TrainJob's status "
                                 f"counts {active} active job(s) of `{replicated}`: the Trainer "

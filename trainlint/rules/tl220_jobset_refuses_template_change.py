@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from trainlint.document import Manifest, Path, dig, mapping
+from trainlint.document import KeyPath, Manifest, dig, mapping
 from trainlint.engine.context import Context
 from trainlint.problem import Problem, Severity
 from trainlint.render.change import job_template_effects, overrides_field, settled, suspended
@@ -16,8 +16,10 @@ JOBSET_DENIAL = "`spec.replicatedJobs: field is immutable`"
 
 @rule(
     "TL220", "jobset-refuses-template-change", kinds={"TrainJob"}, severity=Severity.ERROR,
-    fix="Change only labels, annotations, nodeSelector, tolerations and schedulingGates of a "
-        "created TrainJob; for anything else, create a new TrainJob.",
+    remediation=(
+        "Change only labels, annotations, nodeSelector, tolerations and schedulingGates of a "
+        "created TrainJob; for anything else, create a new TrainJob."
+    ),
 )
 def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does
@@ -96,7 +98,7 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
         return
     release = ctx.trainer_version
     applied = suspended(stored) or suspended(job)
-    changes: list[tuple[Path, str]] = []
+    changes: list[tuple[KeyPath, str]] = []
     if release < (2, 2):
         runtime = ctx.runtime_for(job)
         dropped = runtime is not None and not any(

@@ -11,7 +11,9 @@ from trainlint.rule import rule
 
 @rule(
     "TL221", "queue-name-changed-while-running", kinds={"TrainJob"}, severity=Severity.ERROR,
-    fix="Suspend the TrainJob in the same update (`spec.suspend: true`), or keep its queue.",
+    remediation=(
+        "Suspend the TrainJob in the same update (`spec.suspend: true`), or keep its queue."
+    ),
 )
 def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does

@@ -4,6 +4,7 @@ from collections.abc import Iterator
 
 from trainlint.document import Manifest
 from trainlint.engine.context import Context
+from trainlint.kinds import RUNTIME_KINDS
 from trainlint.problem import Problem, Severity
 from trainlint.render import script
 from trainlint.render.trainer import (
@@ -21,8 +22,8 @@ from trainlint.rule import rule
 
 @rule(
     "TL250", "trainer-job-not-named-node",
-    kinds={"TrainingRuntime", "ClusterTrainingRuntime"}, severity=Severity.ERROR,
-    fix="Name the trainer replicatedJob `node`.",
+    kinds=RUNTIME_KINDS, severity=Severity.ERROR,
+    remediation="Name the trainer replicatedJob `node`.",
 )
 def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does

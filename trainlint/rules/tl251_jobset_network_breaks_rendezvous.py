@@ -4,6 +4,7 @@ from collections.abc import Iterator
 
 from trainlint.document import Manifest
 from trainlint.engine.context import Context
+from trainlint.kinds import RUNTIME_KINDS
 from trainlint.problem import Problem, Severity
 from trainlint.render.trainer import JOBSET, RENDEZVOUS_FRAMEWORKS, framework, jobset
 from trainlint.rule import rule
@@ -11,8 +12,10 @@ from trainlint.rule import rule
 
 @rule(
     "TL251", "jobset-network-breaks-rendezvous",
-    kinds={"TrainingRuntime", "ClusterTrainingRuntime"}, severity=Severity.ERROR,
-    fix="Remove `network.subdomain` and `network.enableDNSHostnames: false` from the runtime.",
+    kinds=RUNTIME_KINDS, severity=Severity.ERROR,
+    remediation=(
+        "Remove `network.subdomain` and `network.enableDNSHostnames: false` from the runtime."
+    ),
 )
 def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does

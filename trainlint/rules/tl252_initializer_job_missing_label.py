@@ -4,6 +4,7 @@ from collections.abc import Iterator
 
 from trainlint.document import Manifest
 from trainlint.engine.context import Context
+from trainlint.kinds import RUNTIME_KINDS
 from trainlint.problem import Problem, Severity
 from trainlint.render.trainer import ANCESTOR_LABEL, ancestor, job_metadata_path, replicated_jobs
 from trainlint.rule import rule
@@ -13,8 +14,8 @@ INITIALIZERS = ("dataset-initializer", "model-initializer")
 
 @rule(
     "TL252", "initializer-job-missing-label",
-    kinds={"TrainingRuntime", "ClusterTrainingRuntime"}, severity=Severity.WARNING,
-    fix=f"Label the job template `{ANCESTOR_LABEL}: <job name>`.",
+    kinds=RUNTIME_KINDS, severity=Severity.WARNING,
+    remediation=f"Label the job template `{ANCESTOR_LABEL}: <job name>`.",
 )
 def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does

@@ -4,6 +4,7 @@ from collections.abc import Iterator
 
 from trainlint.document import Manifest
 from trainlint.engine.context import Context
+from trainlint.kinds import RUNTIME_KINDS
 from trainlint.problem import Problem, Severity
 from trainlint.render.trainer import ANCESTOR_LABEL, JOBS, TRAINER, ancestor, replicated_jobs
 from trainlint.rule import rule
@@ -11,8 +12,8 @@ from trainlint.rule import rule
 
 @rule(
     "TL253", "several-trainer-jobs",
-    kinds={"TrainingRuntime", "ClusterTrainingRuntime"}, severity=Severity.ERROR,
-    fix="Label exactly one replicatedJob as the trainer.",
+    kinds=RUNTIME_KINDS, severity=Severity.ERROR,
+    remediation="Label exactly one replicatedJob as the trainer.",
 )
 def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does

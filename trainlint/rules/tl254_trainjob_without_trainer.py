@@ -18,7 +18,9 @@ from trainlint.rule import rule
 @rule(
     "TL254", "trainjob-without-trainer",
     kinds={"TrainJob"}, severity=Severity.ERROR,
-    fix="Add `spec.trainer` (even just `numNodes`) so that the framework variables are set.",
+    remediation=(
+        "Add `spec.trainer` (even just `numNodes`) so that the framework variables are set."
+    ),
 )
 def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does

@@ -4,6 +4,7 @@ from collections.abc import Iterator
 
 from trainlint.document import Manifest
 from trainlint.engine.context import Context
+from trainlint.kinds import RUNTIME_KINDS
 from trainlint.problem import Problem, Severity
 from trainlint.render import script
 from trainlint.render.trainer import JOBS, is_mpi, replicated_jobs, runtime_render
@@ -15,8 +16,8 @@ PLUGIN_HOSTFILE = "/etc/mpi/hostfile"
 
 @rule(
     "TL255", "mpi-runtime-without-node-job",
-    kinds={"TrainingRuntime", "ClusterTrainingRuntime"}, severity=Severity.WARNING,
-    fix="Add a replicatedJob named `node` for the MPI workers.",
+    kinds=RUNTIME_KINDS, severity=Severity.WARNING,
+    remediation="Add a replicatedJob named `node` for the MPI workers.",
 )
 def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does

@@ -11,7 +11,7 @@ from trainlint.rule import rule
 @rule(
     "TL256", "resources-per-node-without-ml-policy",
     kinds={"TrainJob"}, severity=Severity.ERROR, since="2.3",
-    fix="Add an `mlPolicy` to the runtime, or set the resources in the runtime itself.",
+    remediation="Add an `mlPolicy` to the runtime, or set the resources in the runtime itself.",
 )
 def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does

@@ -12,7 +12,7 @@ from trainlint.rule import rule
 @rule(
     "TL257", "partial-resources-per-node",
     kinds={"TrainJob"}, severity=Severity.WARNING, until="2.2",
-    fix="Repeat the runtime's cpu and memory in `resourcesPerNode`, or upgrade to v2.3+.",
+    remediation="Repeat the runtime's cpu and memory in `resourcesPerNode`, or upgrade to v2.3+.",
 )
 def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does

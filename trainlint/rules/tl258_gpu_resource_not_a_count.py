@@ -3,8 +3,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from trainlint.document import Manifest, Path, dig, mapping
+from trainlint.document import KeyPath, Manifest, dig, mapping
 from trainlint.engine.context import Context
+from trainlint.kinds import TRAINER_KINDS
 from trainlint.problem import Problem, Severity
 from trainlint.render import devices
 from trainlint.render.trainer import framework, is_torchtune, trainer_container
@@ -21,9 +22,9 @@ USES = {
 
 @rule(
     "TL258", "gpu-resource-not-a-count",
-    kinds={"TrainingRuntime", "ClusterTrainingRuntime", "TrainJob"}, severity=Severity.WARNING,
+    kinds=TRAINER_KINDS, severity=Severity.WARNING,
     since="2.1",
-    fix="Keep one GPU count resource (`nvidia.com/gpu`) among the trainer's resources.",
+    remediation="Keep one GPU count resource (`nvidia.com/gpu`) among the trainer's resources.",
 )
 def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does
@@ -133,7 +134,7 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
         return
     if manifest.kind == "TrainJob":
         resources: Any = dig(manifest.body, "spec", "trainer", "resourcesPerNode")
-        path: Path = ("spec", "trainer", "resourcesPerNode")
+        path: KeyPath = ("spec", "trainer", "resourcesPerNode")
         if resources is None:
             return  # the runtime's own resources, reported on the runtime
     else:
@@ -145,7 +146,7 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
 
 
 def _problems(
-    resources: Any, path: Path, sizes: str, extra: Mapping[str, str]
+    resources: Any, path: KeyPath, sizes: str, extra: Mapping[str, str]
 ) -> Iterator[Problem]:
     named = devices.gpu_named(resources)
     requested = mapping(mapping(resources).get("requests"))

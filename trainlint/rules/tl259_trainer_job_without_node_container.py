@@ -4,6 +4,7 @@ from collections.abc import Iterator
 
 from trainlint.document import Manifest, dig
 from trainlint.engine.context import Context
+from trainlint.kinds import RUNTIME_KINDS
 from trainlint.problem import Problem, Severity
 from trainlint.render.trainer import JOBS, POD_SPEC, TRAINER, ancestor, named, replicated_jobs
 from trainlint.rule import rule
@@ -11,8 +12,8 @@ from trainlint.rule import rule
 
 @rule(
     "TL259", "trainer-job-without-node-container",
-    kinds={"TrainingRuntime", "ClusterTrainingRuntime"}, severity=Severity.ERROR, until="2.0",
-    fix="Name the trainer job's main container `node`.",
+    kinds=RUNTIME_KINDS, severity=Severity.ERROR, until="2.0",
+    remediation="Name the trainer job's main container `node`.",
 )
 def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does

@@ -37,7 +37,7 @@ def _unchecked(plugin: str, version: TrainerVersion, trainer: dict[str, object])
 @rule(
     "TL260", "reserved-env-overwritten",
     kinds={"TrainJob"}, severity=Severity.ERROR,
-    fix="Remove the variable: the framework plugin sets it for every node.",
+    remediation="Remove the variable: the framework plugin sets it for every node.",
 )
 def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does

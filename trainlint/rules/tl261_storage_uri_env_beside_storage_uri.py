@@ -11,7 +11,7 @@ from trainlint.rule import rule
 @rule(
     "TL261", "storage-uri-env-beside-storage-uri",
     kinds={"TrainJob"}, severity=Severity.ERROR,
-    fix="Keep `storageUri` and remove the `STORAGE_URI` variable.",
+    remediation="Keep `storageUri` and remove the `STORAGE_URI` variable.",
 )
 def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does

@@ -3,8 +3,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from trainlint.document import Manifest, Path, dig, mapping
+from trainlint.document import KeyPath, Manifest, dig, mapping
 from trainlint.engine.context import Context
+from trainlint.kinds import TRAINER_KINDS
 from trainlint.problem import Problem, Severity
 from trainlint.render.checkpoint import first_on
 from trainlint.render.trainer import rendered
@@ -38,8 +39,10 @@ def _message(name: str, what: str) -> str:
 
 @rule(
     "TL262", "extended-resource-limit-mismatch",
-    kinds={"TrainingRuntime", "ClusterTrainingRuntime", "TrainJob"}, severity=Severity.ERROR,
-    fix="Set extended resources such as `nvidia.com/gpu` in `limits` (requests default to them).",
+    kinds=TRAINER_KINDS, severity=Severity.ERROR,
+    remediation=(
+        "Set extended resources such as `nvidia.com/gpu` in `limits` (requests default to them)."
+    ),
 )
 def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does
@@ -91,7 +94,7 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     render = rendered(manifest, ctx)
     if not render.complete:  # what the TrainJob asks for is all there is to judge
         given = mapping(dig(manifest.body, "spec", "trainer", "resourcesPerNode"))
-        path: Path = ("spec", "trainer", "resourcesPerNode")
+        path: KeyPath = ("spec", "trainer", "resourcesPerNode")
         for name, what in _mismatches(mapping(given.get("requests")), mapping(given.get("limits"))):
             part = "requests" if name in mapping(given.get("requests")) else "limits"
             yield Problem((*path, part, name), _message(name, what))

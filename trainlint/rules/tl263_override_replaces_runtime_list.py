@@ -24,7 +24,9 @@ CONSEQUENCES = {
 @rule(
     "TL263", "override-replaces-runtime-list",
     kinds={"TrainJob"}, severity=Severity.WARNING,
-    fix="Repeat the runtime's items in the override or patch, or set the list in the runtime.",
+    remediation=(
+        "Repeat the runtime's items in the override or patch, or set the list in the runtime."
+    ),
 )
 def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does
@@ -170,7 +172,7 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
             f"job `{job_name}` (Kubernetes merges it whole, not item by item): "
             f"{_shown(lost[0])}{' and more' if len(lost) > 1 else ''} is dropped, so "
             f"{consequence}",
-            help=f"repeat the runtime's `{key}` items in this list",
+            remediation=f"repeat the runtime's `{key}` items in this list",
         )
 
 

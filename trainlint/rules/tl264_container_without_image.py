@@ -4,6 +4,7 @@ from collections.abc import Iterator
 
 from trainlint.document import Manifest, mapping
 from trainlint.engine.context import Context
+from trainlint.kinds import TRAINER_KINDS
 from trainlint.problem import Problem, Severity
 from trainlint.render import TRAINER, Container
 from trainlint.render.trainer import rendered, trainer_of
@@ -14,8 +15,10 @@ NOUNS = {"containers": "container", "initContainers": "init container"}
 
 @rule(
     "TL264", "container-without-image",
-    kinds={"TrainingRuntime", "ClusterTrainingRuntime", "TrainJob"}, severity=Severity.ERROR,
-    fix="Give the container an image in the runtime (or `spec.trainer.image` for the trainer).",
+    kinds=TRAINER_KINDS, severity=Severity.ERROR,
+    remediation=(
+        "Give the container an image in the runtime (or `spec.trainer.image` for the trainer)."
+    ),
 )
 def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does

@@ -13,7 +13,7 @@ from trainlint.rule import rule
 @rule(
     "TL265", "process-count-from-resources",
     kinds={"TrainJob"}, severity=Severity.ERROR,
-    fix="Set `spec.trainer.numProcPerNode` to the GPUs per node, or put the GPU count in "
+    remediation="Set `spec.trainer.numProcPerNode` to the GPUs per node, or put the GPU count in "
     "`resourcesPerNode`.",
 )
 def check(job: Manifest, ctx: Context) -> Iterator[Problem]:

@@ -4,6 +4,7 @@ from collections.abc import Iterator
 
 from trainlint.document import Manifest, dig, mapping
 from trainlint.engine.context import Context
+from trainlint.kinds import RUNTIME_KINDS
 from trainlint.problem import Problem, Severity
 from trainlint.render.trainer import WEBHOOK_VALIDATION_LABEL
 from trainlint.rule import rule
@@ -11,8 +12,8 @@ from trainlint.rule import rule
 
 @rule(
     "TL270", "webhook-validation-disabled",
-    kinds={"TrainingRuntime", "ClusterTrainingRuntime"}, severity=Severity.WARNING, since="2.3",
-    fix=f"Remove the `{WEBHOOK_VALIDATION_LABEL}` label from runtimes you write yourself.",
+    kinds=RUNTIME_KINDS, severity=Severity.WARNING, since="2.3",
+    remediation=f"Remove the `{WEBHOOK_VALIDATION_LABEL}` label from runtimes you write yourself.",
     preview=True,
 )
 def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:

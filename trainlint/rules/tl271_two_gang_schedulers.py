@@ -4,14 +4,15 @@ from collections.abc import Iterator
 
 from trainlint.document import Manifest, dig, mapping
 from trainlint.engine.context import Context
+from trainlint.kinds import RUNTIME_KINDS
 from trainlint.problem import Problem, Severity
 from trainlint.rule import rule
 
 
 @rule(
     "TL271", "two-gang-schedulers",
-    kinds={"TrainingRuntime", "ClusterTrainingRuntime"}, severity=Severity.WARNING, since="2.1",
-    fix="Keep one of `podGroupPolicy.coscheduling` and `podGroupPolicy.volcano`.",
+    kinds=RUNTIME_KINDS, severity=Severity.WARNING, since="2.1",
+    remediation="Keep one of `podGroupPolicy.coscheduling` and `podGroupPolicy.volcano`.",
 )
 def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does

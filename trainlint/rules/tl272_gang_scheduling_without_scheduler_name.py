@@ -4,6 +4,7 @@ from collections.abc import Iterator
 
 from trainlint.document import Manifest, dig, mapping
 from trainlint.engine.context import Context
+from trainlint.kinds import RUNTIME_KINDS
 from trainlint.problem import Problem, Severity
 from trainlint.render.trainer import pod_specs
 from trainlint.rule import rule
@@ -17,8 +18,8 @@ FALLBACK = {
 
 @rule(
     "TL272", "gang-scheduling-without-scheduler-name",
-    kinds={"TrainingRuntime", "ClusterTrainingRuntime"}, severity=Severity.WARNING,
-    fix="Set `schedulerName` in every replicatedJob's pod template to the gang scheduler.",
+    kinds=RUNTIME_KINDS, severity=Severity.WARNING,
+    remediation="Set `schedulerName` in every replicatedJob's pod template to the gang scheduler.",
 )
 def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does

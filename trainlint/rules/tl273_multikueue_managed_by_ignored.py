@@ -13,7 +13,7 @@ MULTIKUEUE = "kueue.x-k8s.io/multikueue"
 @rule(
     "TL273", "multikueue-managed-by-ignored",
     kinds={"TrainJob"}, severity=Severity.ERROR, until="2.2",
-    fix="Upgrade Trainer to v2.3+ before dispatching TrainJobs with MultiKueue.",
+    remediation="Upgrade Trainer to v2.3+ before dispatching TrainJobs with MultiKueue.",
 )
 def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does

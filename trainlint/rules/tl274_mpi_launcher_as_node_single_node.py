@@ -2,16 +2,18 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from trainlint.document import Manifest, dig
+from trainlint.document import Manifest, dig, is_count
 from trainlint.engine.context import Context
 from trainlint.problem import Problem, Severity
-from trainlint.render.trainer import JOBS, framework, is_count, named
+from trainlint.render.trainer import JOBS, framework, named
 from trainlint.rule import rule
 
 
 @rule(
     "TL274", "mpi-launcher-as-node-single-node", kinds={"TrainJob"}, severity=Severity.WARNING,
-    fix="Use `numNodes: 2` or more, or a runtime without `runLauncherAsNode` to run on one pod.",
+    remediation=(
+        "Use `numNodes: 2` or more, or a runtime without `runLauncherAsNode` to run on one pod."
+    ),
 )
 def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does

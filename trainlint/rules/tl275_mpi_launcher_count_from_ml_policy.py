@@ -2,17 +2,20 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from trainlint.document import Manifest, dig, mapping
+from trainlint.document import Manifest, dig, is_count, mapping
 from trainlint.engine.context import Context
+from trainlint.kinds import TRAINER_KINDS
 from trainlint.problem import Problem, Severity
-from trainlint.render.trainer import TRAINER, ancestor, framework, is_count, replicated_jobs
+from trainlint.render.trainer import TRAINER, ancestor, framework, replicated_jobs
 from trainlint.rule import rule
 
 
 @rule(
     "TL275", "mpi-launcher-count-from-ml-policy",
-    kinds={"TrainingRuntime", "ClusterTrainingRuntime", "TrainJob"}, severity=Severity.WARNING,
-    fix="Keep `mlPolicy.numNodes: 1` in MPI runtimes and set `spec.trainer.numNodes` per TrainJob.",
+    kinds=TRAINER_KINDS, severity=Severity.WARNING,
+    remediation=(
+        "Keep `mlPolicy.numNodes: 1` in MPI runtimes and set `spec.trainer.numNodes` per TrainJob."
+    ),
 )
 def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does

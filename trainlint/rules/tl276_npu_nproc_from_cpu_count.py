@@ -3,8 +3,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from trainlint.document import Manifest, Path, dig, mapping
+from trainlint.document import KeyPath, Manifest, dig, mapping
 from trainlint.engine.context import Context
+from trainlint.kinds import TRAINER_KINDS
 from trainlint.problem import Problem, Severity
 from trainlint.render import devices, script
 from trainlint.render.trainer import framework, rendered, trainer_container, trainer_container_of
@@ -13,9 +14,9 @@ from trainlint.rule import rule
 
 @rule(
     "TL276", "npu-nproc-from-cpu-count",
-    kinds={"TrainingRuntime", "ClusterTrainingRuntime", "TrainJob"}, severity=Severity.WARNING,
+    kinds=TRAINER_KINDS, severity=Severity.WARNING,
     since="2.1",
-    fix="Set `spec.trainer.numProcPerNode` to the NPUs per node.",
+    remediation="Set `spec.trainer.numProcPerNode` to the NPUs per node.",
 )
 def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does
@@ -127,7 +128,7 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
             yield Problem(("spec", "trainer", "numProcPerNode"), problem.message)
 
 
-def _npus(resources: Any, path: Path, extra: Mapping[str, str]) -> Iterator[Problem]:
+def _npus(resources: Any, path: KeyPath, extra: Mapping[str, str]) -> Iterator[Problem]:
     """A problem on the first NPU resource (by the device catalogue), unless a resource
     the controller takes for GPUs (any name containing `gpu`) makes `auto` count GPUs."""
     parts = {part: mapping(mapping(resources).get(part)) for part in ("requests", "limits")}

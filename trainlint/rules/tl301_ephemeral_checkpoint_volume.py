@@ -4,6 +4,7 @@ from collections.abc import Iterator
 
 from trainlint.document import Manifest
 from trainlint.engine.context import Context
+from trainlint.kinds import TRAINER_KINDS
 from trainlint.problem import Problem, Severity
 from trainlint.render import Container
 from trainlint.render.checkpoint import (
@@ -28,8 +29,8 @@ CONSEQUENCES = {
 
 @rule(
     "TL301", "ephemeral-checkpoint-volume",
-    kinds={"TrainingRuntime", "ClusterTrainingRuntime", "TrainJob"}, severity=Severity.ERROR,
-    fix="Mount a PersistentVolumeClaim at the checkpoint directory.",
+    kinds=TRAINER_KINDS, severity=Severity.ERROR,
+    remediation="Mount a PersistentVolumeClaim at the checkpoint directory.",
     options=CheckpointOptions,
 )
 def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
@@ -137,7 +138,7 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
             if at is None:
                 continue  # the runtime's own problem, reported on the runtime
             yield Problem(at.path, _message(directory, where),
-                          help=_help(directory, where, container))
+                          remediation=_help(directory, where, container))
 
 
 def _message(directory: CheckpointDir, where: Storage) -> str:

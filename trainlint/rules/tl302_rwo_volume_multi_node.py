@@ -2,8 +2,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from trainlint.document import Manifest, Path, dig, mappings, sequence
+from trainlint.document import KeyPath, Manifest, dig, mappings, sequence
 from trainlint.engine.context import Context
+from trainlint.kinds import TRAINER_KINDS
 from trainlint.problem import Problem, Related, Severity
 from trainlint.render import POD_SPEC, Job
 from trainlint.render.checkpoint import claim_namespaces, claim_template, first_on
@@ -16,8 +17,8 @@ SINGLE_NODE_MODES = frozenset({"ReadWriteOnce", "ReadWriteOncePod"})
 
 @rule(
     "TL302", "rwo-volume-multi-node",
-    kinds={"TrainingRuntime", "ClusterTrainingRuntime", "TrainJob"}, severity=Severity.ERROR,
-    fix="Use a ReadWriteMany PersistentVolumeClaim, or train on one node.",
+    kinds=TRAINER_KINDS, severity=Severity.ERROR,
+    remediation="Use a ReadWriteMany PersistentVolumeClaim, or train on one node.",
 )
 def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does
@@ -151,7 +152,7 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
 
 def _single_node_claims(
     job: Job, name: str, namespaces: list[str], ctx: Context
-) -> Iterator[tuple[Origin, str, tuple[Manifest, Path]]]:
+) -> Iterator[tuple[Origin, str, tuple[Manifest, KeyPath]]]:
     """(where the volume is declared, description, where its access modes are written)
     of the volume `name` if it is RWO-only."""
     volumes = job.volumes()

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 
 from trainlint.document import Manifest, dig
 from trainlint.engine.context import Context
+from trainlint.kinds import TRAINER_KINDS
 from trainlint.options import check_no_empty_names
 from trainlint.problem import Problem, Severity
 from trainlint.render import Container
@@ -38,8 +39,8 @@ class LocalStorageOptions(CheckpointOptions):
 
 @rule(
     "TL303", "checkpoint-on-node-local-storage",
-    kinds={"TrainingRuntime", "ClusterTrainingRuntime", "TrainJob"}, severity=Severity.WARNING,
-    fix="Put checkpoints on a network StorageClass (NFS, CephFS, a cloud file store).",
+    kinds=TRAINER_KINDS, severity=Severity.WARNING,
+    remediation="Put checkpoints on a network StorageClass (NFS, CephFS, a cloud file store).",
     options=LocalStorageOptions,
 )
 def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:

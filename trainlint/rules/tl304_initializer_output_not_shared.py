@@ -5,6 +5,7 @@ from typing import Any
 
 from trainlint.document import Manifest, dig, mapping, mappings
 from trainlint.engine.context import Context
+from trainlint.kinds import RUNTIME_KINDS
 from trainlint.problem import Problem, Severity
 from trainlint.render import INITIALIZERS
 from trainlint.render.trainer import named, rendered, trainer_of
@@ -37,8 +38,10 @@ def _serves_a_cache(container: dict[str, Any]) -> bool:
 
 @rule(
     "TL304", "initializer-output-not-shared",
-    kinds={"TrainingRuntime", "ClusterTrainingRuntime"}, severity=Severity.WARNING,
-    fix="Mount one PVC (or volumeClaimPolicies template) in the initializer and the trainer.",
+    kinds=RUNTIME_KINDS, severity=Severity.WARNING,
+    remediation=(
+        "Mount one PVC (or volumeClaimPolicies template) in the initializer and the trainer."
+    ),
 )
 def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does

@@ -12,8 +12,10 @@ from trainlint.rule import rule
 @rule(
     "TL305", "fixed-claim-in-cluster-runtime",
     kinds={"ClusterTrainingRuntime"}, severity=Severity.WARNING,
-    fix="Use `volumeClaimPolicies` (v2.2+) for a PVC per TrainJob, or let each TrainJob add "
-    "its own PVC through its overrides or patches.",
+    remediation=(
+        "Use `volumeClaimPolicies` (v2.2+) for a PVC per TrainJob, or let each TrainJob add "
+        "its own PVC through its overrides or patches."
+    ),
 )
 def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does

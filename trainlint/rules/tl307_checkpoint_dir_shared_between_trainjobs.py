@@ -58,7 +58,9 @@ def _locations(job: Manifest, ctx: Context) -> dict[Location, Written]:
 @rule(
     "TL307", "checkpoint-dir-shared-between-trainjobs",
     kinds={"TrainJob"}, severity=Severity.ERROR,
-    fix="Give each TrainJob its own checkpoint directory (`CKPT_DIR` in `spec.trainer.env`).",
+    remediation=(
+        "Give each TrainJob its own checkpoint directory (`CKPT_DIR` in `spec.trainer.env`)."
+    ),
     options=CheckpointOptions,
 )
 def check(job: Manifest, ctx: Context) -> Iterator[Problem]:

@@ -4,6 +4,7 @@ from collections.abc import Iterator
 
 from trainlint.document import Manifest
 from trainlint.engine.context import Context
+from trainlint.kinds import RUNTIME_KINDS
 from trainlint.problem import Problem, Severity
 from trainlint.render import Render, script
 from trainlint.render.checkpoint import (
@@ -20,8 +21,8 @@ from trainlint.rule import rule
 
 @rule(
     "TL308", "checkpoint-dir-fixed-in-runtime",
-    kinds={"TrainingRuntime", "ClusterTrainingRuntime"}, severity=Severity.WARNING,
-    fix="Set the checkpoint directory per TrainJob (`CKPT_DIR` in `spec.trainer.env`), or "
+    kinds=RUNTIME_KINDS, severity=Severity.WARNING,
+    remediation="Set the checkpoint directory per TrainJob (`CKPT_DIR` in `spec.trainer.env`), or "
     "use a `volumeClaimPolicies` PVC per run.",
     options=CheckpointOptions,
 )

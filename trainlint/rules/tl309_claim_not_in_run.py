@@ -4,6 +4,7 @@ from collections.abc import Iterator
 
 from trainlint.document import Manifest, dig
 from trainlint.engine.context import Context
+from trainlint.kinds import TRAINER_KINDS
 from trainlint.problem import Problem, Related, Severity
 from trainlint.render import POD_SPEC
 from trainlint.render.checkpoint import claim_namespaces
@@ -13,8 +14,10 @@ from trainlint.rule import rule
 
 @rule(
     "TL309", "claim-not-in-run",
-    kinds={"TrainingRuntime", "ClusterTrainingRuntime", "TrainJob"}, severity=Severity.WARNING,
-    fix="Create the PersistentVolumeClaim in the namespace of the TrainJob, or fix `claimName`.",
+    kinds=TRAINER_KINDS, severity=Severity.WARNING,
+    remediation=(
+        "Create the PersistentVolumeClaim in the namespace of the TrainJob, or fix `claimName`."
+    ),
 )
 def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does

@@ -4,6 +4,7 @@ from collections.abc import Iterator
 
 from trainlint.document import Manifest
 from trainlint.engine.context import Context
+from trainlint.kinds import TRAINER_KINDS
 from trainlint.problem import Problem, Severity
 from trainlint.render import Container, Render, script
 from trainlint.render.checkpoint import CheckpointOptions, claim_name, first_on, storage, writers
@@ -18,8 +19,10 @@ SHARED = ("persistentVolumeClaim", "volumeClaimPolicies")
 
 @rule(
     "TL310", "pods-share-checkpoint-dir",
-    kinds={"TrainingRuntime", "ClusterTrainingRuntime", "TrainJob"}, severity=Severity.WARNING,
-    fix="Give each pod its own directory (its completion index in the path), or run one pod.",
+    kinds=TRAINER_KINDS, severity=Severity.WARNING,
+    remediation=(
+        "Give each pod its own directory (its completion index in the path), or run one pod."
+    ),
     options=CheckpointOptions,
 )
 def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:

@@ -4,10 +4,11 @@ from collections.abc import Iterator
 from typing import Any
 
 from trainlint import roundtrip
-from trainlint.document import Manifest, Path, dig, mapping
+from trainlint.document import KeyPath, Manifest, dig, is_count, mapping
 from trainlint.engine.context import Context
+from trainlint.kinds import RUNTIME_KINDS
 from trainlint.problem import Edit, Fix, Problem, Severity
-from trainlint.render.trainer import JOBS, JOBSET, is_count, replicated_jobs
+from trainlint.render.trainer import JOBS, JOBSET, replicated_jobs
 from trainlint.rule import rule
 
 #: Kubernetes' default `backoffLimit`, and the default when `backoffLimitPerIndex` is set.
@@ -17,8 +18,8 @@ PER_INDEX_BACKOFF_LIMIT = 2_147_483_647
 
 @rule(
     "TL401", "backoff-limit-fights-max-restarts",
-    kinds={"TrainingRuntime", "ClusterTrainingRuntime"}, severity=Severity.WARNING,
-    fix="Set `backoffLimit: 0` so that `failurePolicy.maxRestarts` alone owns restarts.",
+    kinds=RUNTIME_KINDS, severity=Severity.WARNING,
+    remediation="Set `backoffLimit: 0` so that `failurePolicy.maxRestarts` alone owns restarts.",
 )
 def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does
@@ -122,7 +123,7 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
         )
 
 
-def _zero_backoff(template: Path) -> Edit:
+def _zero_backoff(template: KeyPath) -> Edit:
     def edit(runtime: Any) -> None:
         roundtrip.put(roundtrip.ensure(runtime, (*template, "spec")), "backoffLimit", 0, first=True)
 

@@ -5,8 +5,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from trainlint import roundtrip
-from trainlint.document import Manifest, Path
+from trainlint.document import KeyPath, Manifest
 from trainlint.engine.context import Context
+from trainlint.kinds import TRAINER_KINDS
 from trainlint.options import check_range
 from trainlint.problem import Edit, Fix, Problem, Severity
 from trainlint.render import POD_SPEC, script
@@ -22,7 +23,7 @@ MAX_GRACE = 2**63 - 1
 
 
 @dataclass(frozen=True)
-class Options(CheckpointOptions):
+class GracePeriodOptions(CheckpointOptions):
     min_seconds: int = 60
 
     def __post_init__(self) -> None:
@@ -37,9 +38,9 @@ class Options(CheckpointOptions):
 
 @rule(
     "TL402", "missing-termination-grace-period",
-    kinds={"TrainingRuntime", "ClusterTrainingRuntime", "TrainJob"}, severity=Severity.WARNING,
-    fix="Set `terminationGracePeriodSeconds` in the trainer pod template.",
-    options=Options,
+    kinds=TRAINER_KINDS, severity=Severity.WARNING,
+    remediation="Set `terminationGracePeriodSeconds` in the trainer pod template.",
+    options=GracePeriodOptions,
 )
 def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does
@@ -133,7 +134,7 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
                             claimName: train-ckpt
     ```
     """
-    options: Options = ctx.options
+    options: GracePeriodOptions = ctx.options
     runtime = ctx.runtime_for(manifest) if manifest.kind == "TrainJob" else manifest
     if runtime is None:
         return  # the grace period is the runtime's: unknown
@@ -170,7 +171,7 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
             f"SIGTERM (`{handler}` in its command) but has {setting}: that final checkpoint "
             "(on suspend, preemption, deadline) is cut short after "
             f"{grace if written else DEFAULT_GRACE} s",
-            help=f"set `terminationGracePeriodSeconds: {options.min_seconds}` or more"
+            remediation=f"set `terminationGracePeriodSeconds: {options.min_seconds}` or more"
             + (" (a TrainJob can set it with runtimePatches)" if ctx.trainer_version >= (2, 3)
                else ""),
             fix=_grace_fix(at, grace_at if written else None, pod_at, options.min_seconds),
@@ -190,7 +191,7 @@ def _grace_fix(at: Origin, grace_at: Origin | None, pod_at: Origin, seconds: int
     return Fix(f"set `terminationGracePeriodSeconds: {seconds}`", _set_grace(pod_spec, seconds))
 
 
-def _set_grace(pod_spec: Path, seconds: int) -> Edit:
+def _set_grace(pod_spec: KeyPath, seconds: int) -> Edit:
     def edit(manifest: Any) -> None:
         spec = roundtrip.ensure(manifest, pod_spec)
         roundtrip.put(spec, "terminationGracePeriodSeconds", seconds, first=True)

@@ -4,6 +4,7 @@ from collections.abc import Iterator
 
 from trainlint.document import Manifest
 from trainlint.engine.context import Context
+from trainlint.kinds import TRAINER_KINDS
 from trainlint.problem import Problem, Severity
 from trainlint.render import Render
 from trainlint.render.checkpoint import CheckpointDir, CheckpointOptions, writers
@@ -21,8 +22,10 @@ def _message(path: str, origin: str) -> str:
 
 @rule(
     "TL403", "checkpoint-without-failure-policy",
-    kinds={"TrainingRuntime", "ClusterTrainingRuntime", "TrainJob"}, severity=Severity.WARNING,
-    fix="Add `failurePolicy: {maxRestarts: N}` (with `backoffLimit: 0`) to the runtime's JobSet.",
+    kinds=TRAINER_KINDS, severity=Severity.WARNING,
+    remediation=(
+        "Add `failurePolicy: {maxRestarts: N}` (with `backoffLimit: 0`) to the runtime's JobSet."
+    ),
     options=CheckpointOptions,
 )
 def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:

@@ -2,17 +2,18 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from trainlint.document import Manifest, mappings
+from trainlint.document import Manifest, is_count, mappings
 from trainlint.engine.context import Context
+from trainlint.kinds import RUNTIME_KINDS
 from trainlint.problem import Problem, Severity
-from trainlint.render.trainer import JOBSET, is_count, jobset
+from trainlint.render.trainer import JOBSET, jobset
 from trainlint.rule import rule
 
 
 @rule(
     "TL404", "failure-policy-without-max-restarts",
-    kinds={"TrainingRuntime", "ClusterTrainingRuntime"}, severity=Severity.WARNING,
-    fix="Set `failurePolicy.maxRestarts` to the number of restarts a run may use.",
+    kinds=RUNTIME_KINDS, severity=Severity.WARNING,
+    remediation="Set `failurePolicy.maxRestarts` to the number of restarts a run may use.",
 )
 def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does

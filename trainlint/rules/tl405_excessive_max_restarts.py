@@ -3,16 +3,17 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from trainlint.document import Manifest, mapping
+from trainlint.document import Manifest, is_count, mapping
 from trainlint.engine.context import Context
-from trainlint.options import Options, check_range
+from trainlint.kinds import RUNTIME_KINDS
+from trainlint.options import RuleOptions, check_range
 from trainlint.problem import Problem, Severity
-from trainlint.render.trainer import JOBSET, is_count, jobset
+from trainlint.render.trainer import JOBSET, jobset
 from trainlint.rule import rule
 
 
 @dataclass(frozen=True)
-class MaxRestartsOptions(Options):
+class MaxRestartsOptions(RuleOptions):
     #: The most JobSet restarts a run may plausibly need.
     max_restarts: int = 10
 
@@ -22,8 +23,8 @@ class MaxRestartsOptions(Options):
 
 @rule(
     "TL405", "excessive-max-restarts",
-    kinds={"TrainingRuntime", "ClusterTrainingRuntime"}, severity=Severity.WARNING,
-    fix="Lower `failurePolicy.maxRestarts`, or raise the `max-restarts` option.",
+    kinds=RUNTIME_KINDS, severity=Severity.WARNING,
+    remediation="Lower `failurePolicy.maxRestarts`, or raise the `max-restarts` option.",
     options=MaxRestartsOptions,
 )
 def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:

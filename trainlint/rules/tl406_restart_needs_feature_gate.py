@@ -4,6 +4,7 @@ from collections.abc import Iterator
 
 from trainlint.document import Manifest, mappings
 from trainlint.engine.context import Context
+from trainlint.kinds import RUNTIME_KINDS
 from trainlint.problem import Problem, Severity
 from trainlint.render.trainer import JOBSET, jobset
 from trainlint.rule import rule
@@ -13,8 +14,8 @@ RESTART_JOB_ACTIONS = frozenset({"RestartJob", "RestartJobAndIgnoreMaxRestarts"}
 
 @rule(
     "TL406", "restart-needs-feature-gate",
-    kinds={"TrainingRuntime", "ClusterTrainingRuntime"}, severity=Severity.WARNING, since="2.2",
-    fix="Enable the JobSet alpha feature gate on the cluster, or use `Recreate` and "
+    kinds=RUNTIME_KINDS, severity=Severity.WARNING, since="2.2",
+    remediation="Enable the JobSet alpha feature gate on the cluster, or use `Recreate` and "
     "`RestartJobSet`.",
 )
 def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:

@@ -4,6 +4,7 @@ from collections.abc import Iterator
 
 from trainlint.document import Manifest, dig, mapping
 from trainlint.engine.context import Context
+from trainlint.kinds import RUNTIME_KINDS
 from trainlint.problem import Problem, Severity
 from trainlint.render.trainer import JOBS, POD_SPEC, replicated_jobs
 from trainlint.rule import rule
@@ -13,8 +14,8 @@ NEEDS_NEVER = ("podFailurePolicy", "backoffLimitPerIndex")
 
 @rule(
     "TL407", "pod-failure-policy-without-restart-never",
-    kinds={"TrainingRuntime", "ClusterTrainingRuntime"}, severity=Severity.ERROR,
-    fix="Set `restartPolicy: Never` in the pod template of that job.",
+    kinds=RUNTIME_KINDS, severity=Severity.ERROR,
+    remediation="Set `restartPolicy: Never` in the pod template of that job.",
 )
 def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does

@@ -2,8 +2,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from trainlint.document import Manifest, Path, mapping, mappings, sequence
+from trainlint.document import KeyPath, Manifest, mapping, mappings, sequence
 from trainlint.engine.context import Context
+from trainlint.kinds import RUNTIME_KINDS
 from trainlint.problem import Problem, Severity
 from trainlint.render.trainer import JOBSET, jobset, replicated_jobs
 from trainlint.rule import rule
@@ -11,8 +12,8 @@ from trainlint.rule import rule
 
 @rule(
     "TL408", "policy-targets-unknown-job",
-    kinds={"TrainingRuntime", "ClusterTrainingRuntime"}, severity=Severity.ERROR,
-    fix="Name only replicatedJobs of this runtime in `targetReplicatedJobs`.",
+    kinds=RUNTIME_KINDS, severity=Severity.ERROR,
+    remediation="Name only replicatedJobs of this runtime in `targetReplicatedJobs`.",
 )
 def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does
@@ -86,7 +87,7 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     names = {str(job.get("name")) for _, job in replicated_jobs(runtime)}
     spec = jobset(runtime)
     success = mapping(spec.get("successPolicy"))
-    lists: list[tuple[Path, object]] = [
+    lists: list[tuple[KeyPath, object]] = [
         ((*JOBSET, "successPolicy", "targetReplicatedJobs"), success.get("targetReplicatedJobs"))
     ]
     for index, item in mappings(mapping(spec.get("failurePolicy")).get("rules")):

@@ -5,6 +5,7 @@ from collections.abc import Iterator
 
 from trainlint.document import Manifest, mapping, mappings, sequence
 from trainlint.engine.context import Context
+from trainlint.kinds import RUNTIME_KINDS
 from trainlint.problem import Problem, Severity
 from trainlint.render.trainer import JOBS, JOBSET, jobset, replicated_jobs
 from trainlint.rule import rule
@@ -22,8 +23,8 @@ _REJECTED = (
 
 @rule(
     "TL409", "jobset-rejects-policy",
-    kinds={"TrainingRuntime", "ClusterTrainingRuntime"}, severity=Severity.ERROR,
-    fix="Fix the failure-policy rule or the `dependsOn` the JobSet webhook refuses.",
+    kinds=RUNTIME_KINDS, severity=Severity.ERROR,
+    remediation="Fix the failure-policy rule or the `dependsOn` the JobSet webhook refuses.",
 )
 def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does

@@ -2,10 +2,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from trainlint.document import Manifest
+from trainlint.document import Manifest, is_count
 from trainlint.engine.context import Context
 from trainlint.problem import Problem, Severity
-from trainlint.render.trainer import is_count, rendered
+from trainlint.render.trainer import rendered
 from trainlint.rule import rule
 
 MAX_NAME = 63
@@ -16,7 +16,7 @@ SUFFIX = "-abcde"
 @rule(
     "TL410", "pod-name-too-long",
     kinds={"TrainJob"}, severity=Severity.ERROR,
-    fix="Shorten the TrainJob name.",
+    remediation="Shorten the TrainJob name.",
 )
 def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does

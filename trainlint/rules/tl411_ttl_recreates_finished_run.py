@@ -4,6 +4,7 @@ from collections.abc import Iterator
 
 from trainlint.document import Manifest
 from trainlint.engine.context import Context
+from trainlint.kinds import RUNTIME_KINDS
 from trainlint.problem import Problem, Severity
 from trainlint.render.trainer import JOBSET, jobset
 from trainlint.rule import rule
@@ -11,9 +12,9 @@ from trainlint.rule import rule
 
 @rule(
     "TL411", "ttl-recreates-finished-run",
-    kinds={"TrainingRuntime", "ClusterTrainingRuntime"}, severity=Severity.ERROR,
+    kinds=RUNTIME_KINDS, severity=Severity.ERROR,
     since="2.1", until="2.3",
-    fix="Remove `ttlSecondsAfterFinished`; delete finished TrainJobs instead.",
+    remediation="Remove `ttlSecondsAfterFinished`; delete finished TrainJobs instead.",
 )
 def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does

@@ -11,8 +11,10 @@ from trainlint.rule import rule
 @rule(
     "TL412", "active-deadline-counts-queue-time",
     kinds={"TrainJob"}, severity=Severity.WARNING, since="2.2",
-    fix="Create the TrainJob with `suspend: true` and resume it when it may start, or allow "
-    "for the queue time in the deadline.",
+    remediation=(
+        "Create the TrainJob with `suspend: true` and resume it when it may start, or allow "
+        "for the queue time in the deadline."
+    ),
     preview=True,
 )
 def check(job: Manifest, ctx: Context) -> Iterator[Problem]:

@@ -2,17 +2,17 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from trainlint.document import Manifest, Path, dig
+from trainlint.document import KeyPath, Manifest, dig, is_count
 from trainlint.engine.context import Context
+from trainlint.kinds import TRAINER_KINDS
 from trainlint.problem import Problem, Severity
-from trainlint.render.trainer import is_count
 from trainlint.rule import rule
 
 
 @rule(
     "TL413", "zero-num-nodes",
-    kinds={"TrainingRuntime", "ClusterTrainingRuntime", "TrainJob"}, severity=Severity.WARNING,
-    fix="Set `numNodes` to 1 or more; suspend the TrainJob to pause it.",
+    kinds=TRAINER_KINDS, severity=Severity.WARNING,
+    remediation="Set `numNodes` to 1 or more; suspend the TrainJob to pause it.",
 )
 def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does
@@ -56,7 +56,7 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
         numNodes: 1
     ```
     """
-    path: Path = (
+    path: KeyPath = (
         ("spec", "trainer", "numNodes") if manifest.kind == "TrainJob"
         else ("spec", "mlPolicy", "numNodes")
     )

@@ -4,6 +4,7 @@ from collections.abc import Iterator
 
 from trainlint.document import Manifest, dig, mapping
 from trainlint.engine.context import Context
+from trainlint.kinds import TRAINER_KINDS
 from trainlint.problem import Problem, Severity
 from trainlint.render import script
 from trainlint.render.trainer import framework, rendered, runtime_render
@@ -15,9 +16,11 @@ DEFAULT_BACKOFF_LIMIT = 6
 
 @rule(
     "TL414", "default-backoff-limit-multi-node-torch",
-    kinds={"TrainingRuntime", "ClusterTrainingRuntime", "TrainJob"}, severity=Severity.WARNING,
-    fix="Set `backoffLimit: 0` on the trainer job (and `failurePolicy.maxRestarts` to restart "
-    "the whole JobSet).",
+    kinds=TRAINER_KINDS, severity=Severity.WARNING,
+    remediation=(
+        "Set `backoffLimit: 0` on the trainer job (and `failurePolicy.maxRestarts` to restart "
+        "the whole JobSet)."
+    ),
     preview=True,
 )
 def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:

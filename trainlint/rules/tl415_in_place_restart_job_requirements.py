@@ -2,10 +2,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from trainlint.document import Manifest, mapping
+from trainlint.document import Manifest, is_count, mapping
 from trainlint.engine.context import Context
+from trainlint.kinds import RUNTIME_KINDS
 from trainlint.problem import Problem, Severity
-from trainlint.render.trainer import JOBS, TRAINER, ancestor, is_count, jobset, replicated_jobs
+from trainlint.render.trainer import JOBS, TRAINER, ancestor, jobset, replicated_jobs
 from trainlint.rule import rule
 
 #: The `backoffLimit` JobSet requires of every job under `InPlaceRestart`.
@@ -14,9 +15,11 @@ MAX_BACKOFF_LIMIT = 2_147_483_647
 
 @rule(
     "TL415", "in-place-restart-job-requirements",
-    kinds={"TrainingRuntime", "ClusterTrainingRuntime"}, severity=Severity.ERROR, since="2.2",
-    fix="Set `backoffLimit: 2147483647` and `podReplacementPolicy: Failed` on every job, with "
-    "`completions` equal to `parallelism`.",
+    kinds=RUNTIME_KINDS, severity=Severity.ERROR, since="2.2",
+    remediation=(
+        "Set `backoffLimit: 2147483647` and `podReplacementPolicy: Failed` on every job, with "
+        "`completions` equal to `parallelism`."
+    ),
 )
 def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does

@@ -3,8 +3,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from trainlint.document import Manifest, Path, dig, mapping, mappings
+from trainlint.document import KeyPath, Manifest, dig, mapping, mappings
 from trainlint.engine.context import Context
+from trainlint.kinds import TRAINER_KINDS
 from trainlint.problem import Problem, Severity
 from trainlint.render import Render
 from trainlint.render.trainer import rendered
@@ -24,9 +25,11 @@ Found = tuple[Origin, str, bool]
 
 @rule(
     "TL416", "jobset-rejects-rendered-jobset",
-    kinds={"TrainingRuntime", "ClusterTrainingRuntime", "TrainJob"}, severity=Severity.ERROR,
-    fix="Fix the `dependsOn`, `groupName`, `coordinator` or `volumeClaimPolicies` the JobSet "
-    "webhook refuses.",
+    kinds=TRAINER_KINDS, severity=Severity.ERROR,
+    remediation=(
+        "Fix the `dependsOn`, `groupName`, `coordinator` or `volumeClaimPolicies` the JobSet "
+        "webhook refuses."
+    ),
 )
 def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does
@@ -234,7 +237,7 @@ def _coordinator(render: Render) -> Iterator[Found]:
 def _claim_templates(render: Render) -> Iterator[Found]:
     if render.version < (2, 2):
         return
-    policies: Path = ("spec", "volumeClaimPolicies")
+    policies: KeyPath = ("spec", "volumeClaimPolicies")
     seen: set[str] = set()
     for index, policy in mappings(dig(render.jobset, *policies)):
         for position, template in mappings(policy.get("templates")):

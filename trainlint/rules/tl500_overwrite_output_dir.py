@@ -4,6 +4,7 @@ from collections.abc import Iterator
 
 from trainlint.document import Manifest
 from trainlint.engine.context import Context
+from trainlint.kinds import TRAINER_KINDS
 from trainlint.problem import Problem, Severity
 from trainlint.render import checkpoint, script
 from trainlint.render.trainer import rendered
@@ -12,8 +13,8 @@ from trainlint.rule import rule
 
 @rule(
     "TL500", "overwrite-output-dir",
-    kinds={"TrainingRuntime", "ClusterTrainingRuntime", "TrainJob"}, severity=Severity.WARNING,
-    fix="Drop `overwrite_output_dir` so that a restarted run resumes from its checkpoints.",
+    kinds=TRAINER_KINDS, severity=Severity.WARNING,
+    remediation="Drop `overwrite_output_dir` so that a restarted run resumes from its checkpoints.",
 )
 def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does

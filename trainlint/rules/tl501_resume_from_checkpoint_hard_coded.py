@@ -4,6 +4,7 @@ from collections.abc import Iterator
 
 from trainlint.document import Manifest
 from trainlint.engine.context import Context
+from trainlint.kinds import TRAINER_KINDS
 from trainlint.problem import Problem, Severity
 from trainlint.render import script
 from trainlint.render.trainer import rendered
@@ -12,8 +13,8 @@ from trainlint.rule import rule
 
 @rule(
     "TL501", "resume-from-checkpoint-hard-coded",
-    kinds={"TrainingRuntime", "ClusterTrainingRuntime", "TrainJob"}, severity=Severity.WARNING,
-    fix="Resume from the newest checkpoint if one exists, else start clean "
+    kinds=TRAINER_KINDS, severity=Severity.WARNING,
+    remediation="Resume from the newest checkpoint if one exists, else start clean "
     "(`resume_from_checkpoint=last or None`).",
 )
 def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:

@@ -4,6 +4,7 @@ from collections.abc import Iterator
 
 from trainlint.document import Manifest
 from trainlint.engine.context import Context
+from trainlint.kinds import TRAINER_KINDS
 from trainlint.problem import Problem, Severity
 from trainlint.render import checkpoint, script
 from trainlint.render.trainer import rendered
@@ -12,8 +13,8 @@ from trainlint.rule import rule
 
 @rule(
     "TL502", "save-steps-without-save-total-limit",
-    kinds={"TrainingRuntime", "ClusterTrainingRuntime", "TrainJob"}, severity=Severity.WARNING,
-    fix="Add `save_total_limit` (for example 3) next to `save_steps`.",
+    kinds=TRAINER_KINDS, severity=Severity.WARNING,
+    remediation="Add `save_total_limit` (for example 3) next to `save_steps`.",
     preview=True,
 )
 def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:

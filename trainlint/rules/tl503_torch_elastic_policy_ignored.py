@@ -4,14 +4,17 @@ from collections.abc import Iterator
 
 from trainlint.document import Manifest, dig, mapping
 from trainlint.engine.context import Context
+from trainlint.kinds import RUNTIME_KINDS
 from trainlint.problem import Problem, Severity
 from trainlint.rule import rule
 
 
 @rule(
     "TL503", "torch-elastic-policy-ignored",
-    kinds={"TrainingRuntime", "ClusterTrainingRuntime"}, severity=Severity.WARNING, until="2.1",
-    fix="Remove `elasticPolicy`; use `numNodes` and the JobSet `failurePolicy.maxRestarts`.",
+    kinds=RUNTIME_KINDS, severity=Severity.WARNING, until="2.1",
+    remediation=(
+        "Remove `elasticPolicy`; use `numNodes` and the JobSet `failurePolicy.maxRestarts`."
+    ),
 )
 def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does

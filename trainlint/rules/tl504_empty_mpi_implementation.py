@@ -4,14 +4,15 @@ from collections.abc import Iterator
 
 from trainlint.document import Manifest, dig, mapping
 from trainlint.engine.context import Context
+from trainlint.kinds import RUNTIME_KINDS
 from trainlint.problem import Problem, Severity
 from trainlint.rule import rule
 
 
 @rule(
     "TL504", "empty-mpi-implementation",
-    kinds={"TrainingRuntime", "ClusterTrainingRuntime"}, severity=Severity.ERROR, since="2.1",
-    fix="Set `mpiImplementation: OpenMPI`, or leave the field out.",
+    kinds=RUNTIME_KINDS, severity=Severity.ERROR, since="2.1",
+    remediation="Set `mpiImplementation: OpenMPI`, or leave the field out.",
 )
 def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does

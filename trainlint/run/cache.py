@@ -46,7 +46,8 @@ from trainlint.version import __version__
 
 #: The kinds the index holds, whose changes other files' findings may depend on.
 INDEXED_KINDS = LOOKED_UP_KINDS | {"TrainJob"}
-Entry = dict[str, Any]
+#: What the cache holds of one file: its digest, findings, objects, look-ups.
+CachedFile = dict[str, Any]
 #: The keys of an entry, in the findings file and in the index file.
 FINDINGS_KEYS = frozenset(
     {"content", "stat", "settings", "settled", "objects", "fragments", "unchecked"}
@@ -104,9 +105,9 @@ class Cache:
         self.entries = _entries(stored.get("files"), FINDINGS_KEYS)
         #: The name and help of the rules whose findings the entries hold.
         self.texts = _texts(stored.get("rules"))
-        self._index: dict[str, Entry] | None = None
+        self._index: dict[str, CachedFile] | None = None
 
-    def lookup(self, name: str, content: str, settings: str) -> Entry | None:
+    def lookup(self, name: str, content: str, settings: str) -> CachedFile | None:
         """The whole entry of an unchanged file (findings and index parts), or None."""
         entry = self.entries.get(name)
         if entry is None or entry["content"] != content:
@@ -116,7 +117,7 @@ class Cache:
         indexed = self.index().get(name)
         return None if indexed is None else {**entry, **indexed}
 
-    def index(self) -> dict[str, Entry]:
+    def index(self) -> dict[str, CachedFile]:
         if self._index is None:
             stored = _read_json(self.index_path)
             same = self.generation is not None and stored.get("generation") == self.generation
@@ -332,7 +333,7 @@ def _unpacked(
 
 
 def _all_hold(
-    names: Sequence[str], context: Sequence[str], cached: dict[str, Entry | None]
+    names: Sequence[str], context: Sequence[str], cached: dict[str, CachedFile | None]
 ) -> bool:
     """Whether every cached look-up still finds the same objects, judged on stand-ins of
     the indexed objects (inputs first, then context, as a run indexes them): nothing is
@@ -356,7 +357,7 @@ def _all_hold(
     return all(_still_holds(entry, index) for entry in cached.values() if entry)
 
 
-def _still_holds(entry: Entry, index: Index) -> bool:
+def _still_holds(entry: CachedFile, index: Index) -> bool:
     try:
         return all(
             index.digest(tuple(dependency.split(DEPENDENCY_SEPARATOR))) == digest
@@ -487,7 +488,7 @@ def _texts(stored: object) -> dict[str, list[str | None]]:
     }
 
 
-def _entries(files: object, keys: frozenset[str]) -> dict[str, Entry]:
+def _entries(files: object, keys: frozenset[str]) -> dict[str, CachedFile]:
     """The well-formed entries of a stored table (others are dropped, never trusted)."""
     if not isinstance(files, dict):
         return {}

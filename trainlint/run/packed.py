@@ -32,7 +32,7 @@ def texts(codes: Iterable[str]) -> dict[str, list[str | None]]:
     from trainlint.rule import all_rules
 
     rules = all_rules()
-    return {code: [rules[code].name, rules[code].help] for code in codes if code in rules}
+    return {code: [rules[code].name, rules[code].remediation] for code in codes if code in rules}
 
 
 def pack(finding: Finding, number: int | None, known: Texts) -> Packed:
@@ -40,7 +40,7 @@ def pack(finding: Finding, number: int | None, known: Texts) -> Packed:
     ref = finding.object
     return [
         finding.code, finding.severity.value, finding.message,
-        None if finding.help == known[finding.code][1] else finding.help,
+        None if finding.remediation == known[finding.code][1] else finding.remediation,
         list(finding.span), list(finding.path),
         None if ref is None else [ref.api_version, ref.kind, ref.name, ref.namespace],
         None if finding.fix is None else _packed_fix(finding.fix),

@@ -17,13 +17,13 @@ from pathlib import Path
 
 from trainlint.webhook import tls
 from trainlint.webhook.admission import Mode
-from trainlint.webhook.server import Options, serve_forever
+from trainlint.webhook.server import ServeOptions, serve_forever
 from trainlint.webhook.sources import ClusterSource, ContextSource, DirectorySource
 
-__all__ = ["Mode", "NoCredentials", "Options", "run"]
+__all__ = ["Mode", "NoCredentials", "ServeOptions", "run"]
 
 
-def run(options: Options, *, self_signed: bool, ca_out: Path | None,
+def run(options: ServeOptions, *, self_signed: bool, ca_out: Path | None,
         context_dir: Path | None) -> None:
     """Set up logging, certificates and the context source, then serve until SIGTERM."""
     logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(message)s")
@@ -38,7 +38,7 @@ def run(options: Options, *, self_signed: bool, ca_out: Path | None,
     asyncio.run(_main(options, context_dir))
 
 
-async def _main(options: Options, context_dir: Path | None) -> None:
+async def _main(options: ServeOptions, context_dir: Path | None) -> None:
     source: ContextSource
     if context_dir is not None:
         source = DirectorySource(context_dir)

@@ -60,7 +60,7 @@ _UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, 
 
 
 @dataclass
-class Options:
+class ServeOptions:
     """What `trainlint serve` is told on its command line."""
 
     tls_cert: Path | None = None
@@ -132,7 +132,7 @@ class LagMonitor:
 class Webhook:
     """The `/validate` handler and its collaborators."""
 
-    def __init__(self, options: Options, store: Store, metrics: Metrics) -> None:
+    def __init__(self, options: ServeOptions, store: Store, metrics: Metrics) -> None:
         self.options = options
         self.store = store
         self.metrics = metrics
@@ -420,7 +420,7 @@ class _GuardedRunner(web.AppRunner):
 class Server:
     """One webhook server: HTTPS `/validate`, plain-HTTP probes and metrics, background tasks."""
 
-    def __init__(self, options: Options, source: ContextSource) -> None:
+    def __init__(self, options: ServeOptions, source: ContextSource) -> None:
         self.options = options
         self.source = source
         self.metrics = Metrics()
@@ -508,7 +508,7 @@ class Server:
         self.webhook.pool.shutdown(wait=False, cancel_futures=True)
 
 
-async def serve_forever(options: Options, source: ContextSource,
+async def serve_forever(options: ServeOptions, source: ContextSource,
                         started: Callable[[Server], None] | None = None) -> None:
     """Run until SIGTERM or SIGINT, then shut down gracefully."""
     server = Server(options, source)
