@@ -79,11 +79,12 @@ def manifests(paths: list[Path]) -> list[Manifest]:
 
 def walk_cost(objects: list[Manifest], runs: int) -> float:
     """Seconds per object of the schema walk alone (the cache is defeated)."""
-    context = Context((2, 3), Index(()))
+    index = Index(())
+    context = Context((2, 3), index)
 
     def walk_all() -> None:
         for manifest in objects:
-            context.index.memo.clear()
+            index.memo.clear()
             schema_check.issues(manifest, context)
 
     walk_all()  # definitions read and converted once, as in a run

@@ -15,13 +15,14 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "trainlint"
 
-#: The floors, lowest first: a module's floor is that of its longest listed prefix.
+#: The floors, lowest first: a module's floor is that of its longest listed prefix (the
+#: package itself, `trainlint`, names only its `__init__`).
 FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("ground", (
         "trainlint.document", "trainlint.loader", "trainlint.files", "trainlint.suggest",
         "trainlint.release", "trainlint.problem", "trainlint.options", "trainlint.errors",
         "trainlint.kinds", "trainlint.lookups", "trainlint.finding", "trainlint.version",
-        "trainlint.bundled",
+        "trainlint.bundled", "trainlint.memo",
     )),
     ("model", ("trainlint.model",)),
     ("render", ("trainlint.render",)),
@@ -76,7 +77,8 @@ def floor_of(module: str) -> int:
     best, level = "", -1
     for number, (_, prefixes) in enumerate(FLOORS):
         for prefix in prefixes:
-            if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > len(best):
+            inside = module.startswith(prefix + ".") and prefix != PACKAGE.name
+            if (module == prefix or inside) and len(prefix) > len(best):
                 best, level = prefix, number
     return level
 
@@ -123,3 +125,24 @@ def test_no_import_circles() -> None:
         if module not in state:
             visit(module)
     assert [" -> ".join(circle) for circle in circles] == []
+
+
+def test_checks_reach_the_run_only_through_their_context() -> None:
+    """Rules, the render and the model look objects up through their context (`Context`,
+    or `Lookups` below the engine), which records every look-up a cached run depends on:
+    none of them imports the index or the run, or reaches for the context's index."""
+    checks = ("trainlint.rules", "trainlint.render", "trainlint.model")
+    edges = graph()
+    found = []
+    for module, path in modules().items():
+        if not module.startswith(checks):
+            continue
+        found += [f"{module} imports {target}" for target in sorted(edges[module])
+                  if target.startswith(("trainlint.engine.index", "trainlint.engine.run"))]
+        found += [
+            f"{module}:{node.lineno} reads `.{node.attr}`"
+            for node in ast.walk(ast.parse(path.read_text()))
+            if isinstance(node, ast.Attribute) and node.attr in ("index", "_index", "memo")
+            and isinstance(node.value, ast.Name) and node.value.id in ("ctx", "context")
+        ]
+    assert found == []

@@ -166,7 +166,7 @@ def test_a_namespace_wide_result_depends_on_the_runtimes_its_trainjobs_find(
 
 
 def test_what_a_run_derives_once_is_recorded_for_every_object_that_asks() -> None:
-    """`Index.derived` builds from an empty memo, and records the look-ups of the build
+    """`Index.per_run` builds from an empty memo, and records the look-ups of the build
     again for each caller: a cached finding must name everything it was worked out from."""
     text = f"{CHECKPOINTED}---\n{checkpointing('a', '/mnt/ckpt/a')}"
     run = Run([load(text, "run.yaml")], contents={"run.yaml": "digest"})
@@ -179,18 +179,18 @@ def test_what_a_run_derives_once_is_recorded_for_every_object_that_asks() -> Non
         return [user.name for user in index.trainjobs_using(runtime)]
 
     index.looked_up = {}
-    assert index.derived(runtime, ("users",), build) == ["a"]
+    assert index.per_run(runtime, ("users",), build) == ["a"]
     first = index.looked_up
     index.looked_up = {}
-    assert index.derived(runtime, ("users",), lambda: pytest.fail("built twice")) == ["a"]
+    assert index.per_run(runtime, ("users",), lambda: pytest.fail("built twice")) == ["a"]
     assert index.looked_up == first
     assert len(first) == 1
     assert index.memo == {("outer",): "kept"}
 
 
 def test_what_is_derived_for_a_while_is_recorded_for_every_object_and_then_dropped() -> None:
-    """`derived(recent=True)` (a TrainJob's render) records its look-ups for each caller as
-    `derived` does, and keeps only the last `RECENT` results."""
+    """`per_run(recent=True)` (a TrainJob's render) records its look-ups for each caller as
+    `per_run` does, and keeps only the last `RECENT` results."""
     from trainlint.engine.index import RECENT
 
     text = f"{CHECKPOINTED}---\n{checkpointing('a', '/mnt/ckpt/a')}"
@@ -198,19 +198,19 @@ def test_what_is_derived_for_a_while_is_recorded_for_every_object_and_then_dropp
     index = run.index
     runtime, job = run.inputs[0].manifests
     index.looked_up = {}
-    found = index.derived(job, ("runtime",), lambda: index.runtime_for(job), recent=True)
+    found = index.per_run(job, ("runtime",), lambda: index.runtime_for(job), recent=True)
     assert found is runtime
     first, index.looked_up = index.looked_up, {}
-    again: object = index.derived(
+    again: object = index.per_run(
         job, ("runtime",), lambda: pytest.fail("built twice"), recent=True
     )
     assert again is runtime
     assert index.looked_up == first
     assert len(first) == 1
     for count in range(RECENT):
-        index.derived(job, ("other", count), lambda: None, recent=True)
+        index.per_run(job, ("other", count), lambda: None, recent=True)
     built = []
-    index.derived(job, ("runtime",), lambda: built.append(1), recent=True)
+    index.per_run(job, ("runtime",), lambda: built.append(1), recent=True)
     assert built == [1]  # dropped, so built again
 
 
@@ -220,7 +220,7 @@ def test_a_summary_is_recorded_in_place_of_the_look_ups_it_stands_for() -> None:
     index = run.index
     runtime = run.inputs[0].manifests[0]
     index.looked_up = {}
-    users = index.derived(
+    users = index.per_run(
         runtime, ("users",), lambda: index.trainjobs_using(runtime),
         summary=[("trainjobs-in", "ml")],
     )

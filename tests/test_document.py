@@ -9,8 +9,9 @@ import time
 import pytest
 
 from tests.conftest import lint_text
-from trainlint.document import Manifest, Span, decode, once_per_object
+from trainlint.document import Manifest, Span, decode
 from trainlint.loader import MAX_COMPOSED, MAX_DEPTH, load
+from trainlint.memo import per_value
 
 RUNTIME = """\
 apiVersion: trainer.kubeflow.org/v1alpha1
@@ -250,11 +251,11 @@ def test_a_loaded_file_survives_pickling_as_workers_send_it() -> None:
 
 
 def test_a_helper_works_an_object_out_once_and_a_copy_afresh() -> None:
-    """What `once_per_object` keeps belongs to the object: asked again, the helper does not
+    """What `per_value` keeps belongs to the object: asked again, the helper does not
     run; another object, or a copy a worker sent, works it out for itself."""
     asked: list[Manifest] = []
 
-    @once_per_object
+    @per_value
     def names(manifest: Manifest) -> tuple[str, ...]:
         asked.append(manifest)
         return (manifest.name,)

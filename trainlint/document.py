@@ -8,9 +8,8 @@ needs no parser (a run served from the cache imports none).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
-from functools import wraps
 from typing import Any, ClassVar, NamedTuple, TypeGuard, TypeVar
 
 from trainlint.files import read_bytes
@@ -162,11 +161,11 @@ class Manifest:
     name: str = field(init=False)
     #: The namespace, `default` when unset (cluster-scoped kinds ignore it).
     namespace: str = field(init=False)
-    #: What helpers work out from the body alone, by helper (`once_per_object`).
-    derived: dict[str, Any] = field(init=False, repr=False)
+    #: What helpers work out from the body alone (`trainlint.memo.PerValue`).
+    memo: dict[tuple[Hashable, ...], Any] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "derived", {})
+        object.__setattr__(self, "memo", {})
         metadata = mapping(self.body.get("metadata"))
         object.__setattr__(self, "kind", string(self.body.get("kind")))
         object.__setattr__(self, "api_version", string(self.body.get("apiVersion")))
@@ -184,23 +183,6 @@ class Manifest:
 
     def describe(self) -> str:
         return f"{self.kind} `{self.name}`" if self.name else self.kind
-
-
-def once_per_object(helper: Callable[[Manifest], T]) -> Callable[[Manifest], T]:
-    """`helper`, worked out once per object: the rules of a runtime, and those of every
-    TrainJob that uses it, ask for the same parts of it many times. What it returns is
-    shared, so it must be left as it is."""
-    name = helper.__qualname__
-
-    @wraps(helper)
-    def once(manifest: Manifest) -> T:
-        derived = manifest.derived
-        if name not in derived:
-            derived[name] = helper(manifest)
-        found: T = derived[name]
-        return found
-
-    return once
 
 
 @dataclass(frozen=True, slots=True)

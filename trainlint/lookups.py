@@ -6,10 +6,11 @@ the one they are given (`trainlint.engine.context`), so nothing below the engine
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from typing import Any, Protocol, TypeVar
+from collections.abc import Callable, Hashable
+from typing import Protocol, TypeVar
 
 from trainlint.document import Manifest
+from trainlint.memo import PerObject, PerRun
 from trainlint.release import TrainerVersion
 
 T = TypeVar("T")
@@ -29,13 +30,9 @@ class Lookups(Protocol):
     def trainjobs_using(self, runtime: Manifest) -> list[Manifest]: ...
     def previous(self, manifest: Manifest) -> Manifest | None: ...
 
-    def per_object(self, of: Manifest, what: tuple[Any, ...], build: Callable[[], T]) -> T:
-        """What `build` derives from `of`, worked out once while `of` is checked."""
-        ...
-
-    def per_run(
-        self, of: Manifest, what: tuple[Any, ...], build: Callable[[], T],
-        summary: Iterable[tuple[str, ...]] | None = None, *, recent: bool = False,
+    def remember(
+        self, memo: PerObject[T] | PerRun[T], of: Manifest, build: Callable[[], T],
+        *what: Hashable,
     ) -> T:
-        """What `build` derives from `of`, worked out once per run (`Index.derived`)."""
+        """What `build` derives from `of` (and `what`), kept as long as `memo` says."""
         ...

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any
 
 from trainlint.config.defaults import (
     DEFAULT_FAIL_ON,
@@ -16,6 +17,7 @@ from trainlint.config.defaults import (
     DOCS_URL,
 )
 from trainlint.finding import Finding
+from trainlint.memo import PerValue
 from trainlint.options import RuleOptions
 from trainlint.problem import SEVERITY_RANK, Severity
 from trainlint.release import TrainerVersion
@@ -23,6 +25,7 @@ from trainlint.rule import Rule, all_rules, code_matches, named_exactly, names_c
 from trainlint.rule import matches as rule_matches
 
 _FAIL_ON = Severity(DEFAULT_FAIL_ON)
+_MAY_FIX: PerValue[bool] = PerValue("may-fix")
 
 
 @dataclass(frozen=True)
@@ -90,20 +93,20 @@ class Settings:
 
     def may_fix(self, code: str) -> bool:
         """Whether `fixable`/`unfixable` let `--fix` apply fixes of this rule (told from the
-        code alone when they name codes: a run served from the cache imports no rule)."""
-        known = self._may_fix
-        if code not in known:
-            if names_codes((*self.fixable, *self.unfixable)):
-                known[code] = any(
-                    code_matches(code, selector) for selector in self.fixable
-                ) and not any(code_matches(code, selector) for selector in self.unfixable)
-            else:
-                known[code] = code in self._fixable_codes
-        return known[code]
+        code alone when they name codes: a run served from the cache imports no rule;
+        worked out once per code, as each finding of a report asks)."""
+        return _MAY_FIX.get(self, lambda: self._may_fix(code), code)
+
+    def _may_fix(self, code: str) -> bool:
+        if names_codes((*self.fixable, *self.unfixable)):
+            return any(code_matches(code, selector) for selector in self.fixable) and not any(
+                code_matches(code, selector) for selector in self.unfixable
+            )
+        return code in self._fixable_codes
 
     @cached_property
-    def _may_fix(self) -> dict[str, bool]:
-        """`may_fix` by code, as worked out (each finding of a report asks)."""
+    def memo(self) -> dict[tuple[Hashable, ...], Any]:
+        """What is worked out from these settings (`trainlint.memo.PerValue`)."""
         return {}
 
     @cached_property

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from trainlint.config.defaults import DEFAULT_KUBERNETES_VERSION
 from trainlint.document import Manifest
 from trainlint.engine.index import Index
+from trainlint.memo import PerObject, PerRun
 from trainlint.release import TrainerVersion
 
 T = TypeVar("T")
@@ -16,10 +17,13 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class Context:
-    """What a check may know besides the object: the release, the run, its options."""
+    """What a check may know besides the object: the release, the run, its options.
+
+    Every look-up of the run's objects goes through here, and the index records each
+    one while a cached run asks it to; a check never holds the index itself."""
 
     trainer_version: TrainerVersion
-    index: Index
+    _index: Index
     options: Any = None
     #: The cluster's Kubernetes minor release (`1.33`), for the schemas of core objects.
     kubernetes_version: str = DEFAULT_KUBERNETES_VERSION
@@ -33,44 +37,59 @@ class Context:
         """The release whose installed runtimes are known, None when they are not."""
         return self.trainer_version if self.bundled_runtimes else None
 
-    def per_object(self, of: Manifest, what: tuple[Any, ...], build: Callable[[], T]) -> T:
-        """What `build` derives from `of` (named `what`), worked out once while `of` is
-        checked and shared by all its rules (its render, its schema issues). The entry
-        holds `of`, so an id reused after it is freed never finds it."""
-        key = (id(of), *what)
-        kept: tuple[Manifest, T] | None = self.index.memo.get(key)
-        if kept is None or kept[0] is not of:
-            kept = self.index.memo[key] = (of, build())
-        return kept[1]
-
-    def per_run(
-        self, of: Manifest, what: tuple[Any, ...], build: Callable[[], T],
-        summary: Iterable[tuple[str, ...]] | None = None, *, recent: bool = False,
+    def remember(
+        self, memo: PerObject[T] | PerRun[T], of: Manifest, build: Callable[[], T],
+        *what: Hashable,
     ) -> T:
-        """What `build` derives from `of`, worked out once per run (`Index.derived`)."""
-        return self.index.derived(of, what, build, summary, recent=recent)
+        """What `build` derives from `of` (and `what`), worked out once and kept as long
+        as `memo` says (`trainlint.memo`)."""
+        if isinstance(memo, PerObject):
+            return self._index.per_object((memo.name, *what), of, build)
+        summary = memo.reads(of) if memo.reads is not None else None
+        return self._index.per_run(of, (memo.name, *what), build, summary, recent=memo.recent)
+
+    @property
+    def where(self) -> str:
+        """Where the objects of the run come from, as messages name it (`the cluster`)."""
+        return self._index.where
+
+    def runtime_key(self, job: Manifest) -> tuple[str, str, str]:
+        """What a TrainJob's `spec.runtimeRef` names (kind, namespace, name): no look-up."""
+        return self._index.runtime_key(job)
 
     def runtime_for(self, job: Manifest) -> Manifest | None:
-        return self.index.runtime_for(job, self.bundled)
+        return self._index.runtime_for(job, self.bundled)
 
     def runtime_unknown(self, job: Manifest) -> bool:
-        return self.index.runtime_unknown(job, self.bundled)
+        return self._index.runtime_unknown(job, self.bundled)
 
     def claim(self, namespace: str, name: str) -> Manifest | None:
-        return self.index.claim(namespace, name)
+        return self._index.claim(namespace, name)
 
     def storage_class(self, name: str) -> Manifest | None:
-        return self.index.storage_class(name)
+        return self._index.storage_class(name)
 
     def trainjobs_using(self, runtime: Manifest) -> list[Manifest]:
-        return self.index.trainjobs_using(runtime)
+        return self._index.trainjobs_using(runtime)
 
     def trainjobs_in(self, namespace: str) -> list[Manifest]:
-        return self.index.trainjobs_in(namespace)
+        return self._index.trainjobs_in(namespace)
+
+    def runtimes_named(self, name: str) -> list[Manifest]:
+        """Every runtime of the run with this name, of either kind, in any namespace."""
+        return self._index.runtimes_named(name)
+
+    def claims(self) -> list[Manifest]:
+        """Every PersistentVolumeClaim of the run, in any namespace."""
+        return self._index.claims()
+
+    def claims_named(self, name: str) -> list[Manifest]:
+        """The PersistentVolumeClaims of the run with this name, in any namespace."""
+        return self._index.claims_named(name)
 
     def previous(self, manifest: Manifest) -> Manifest | None:
         """The object before the change under check (an update), None for a new one."""
-        return self.index.previous(manifest)
+        return self._index.previous(manifest)
 
     @property
     def kubernetes_release(self) -> tuple[int, int]:

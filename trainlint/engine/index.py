@@ -47,9 +47,9 @@ class Index:
         #: What rules derive from an object (its trainer pod...), computed once per object
         #: checked.
         self.memo: dict[tuple[Any, ...], Any] = {}
-        #: What `derived` worked out for the whole run: (object, value, look-ups made).
-        self._derived: dict[tuple[Any, ...], tuple[Manifest, Any, dict[str, str] | None]] = {}
-        #: What `derived(recent=True)` worked out lately, the oldest first (dicts keep
+        #: What `per_run` worked out for the whole run: (object, value, look-ups made).
+        self._per_run: dict[tuple[Any, ...], tuple[Manifest, Any, dict[str, str] | None]] = {}
+        #: What `per_run(recent=True)` worked out lately, the oldest first (dicts keep
         #: their order): kept only while it is one of the last `RECENT`.
         self._recent: dict[tuple[Any, ...], tuple[Manifest, Any, dict[str, str] | None]] = {}
         #: While not None, every look-up is recorded here as dependency → digest of the
@@ -107,7 +107,17 @@ class Index:
             kind = f"unsupported:{kind}.{group}"
         return self._key(str(kind), job.namespace, str(name))
 
-    def derived(
+    def per_object(self, what: tuple[Any, ...], of: Manifest, build: Callable[[], T]) -> T:
+        """What `build` derives from `of` (named `what`), kept while `of` is checked (the
+        engine empties `memo` before each object). The entry holds `of`, so an id reused
+        after it is freed never finds it."""
+        key = (id(of), *what)
+        kept: tuple[Manifest, T] | None = self.memo.get(key)
+        if kept is None or kept[0] is not of:
+            kept = self.memo[key] = (of, build())
+        return kept[1]
+
+    def per_run(
         self, of: Manifest, what: tuple[Any, ...], build: Callable[[], T],
         summary: Iterable[tuple[str, ...]] | None = None, *, recent: bool = False,
     ) -> T:
@@ -117,13 +127,15 @@ class Index:
         `build` starts from an empty memo, so the look-ups it makes are all recorded, and
         they are recorded again for every object that asks: a cached result still names
         everything it depends on. With `summary`, these look-ups are recorded instead of
-        the build's own: they must find everything the build reads (a result over a whole
-        namespace would otherwise tie each of its objects to every look-up made for every
-        other one). With `recent`, what is built is kept only while it is one of the last
-        `RECENT` such results (a large result that a few objects checked close together
-        ask for, such as a TrainJob's render: its own rules, and its runtime's)."""
+        the build's own that they cover (a result over a whole namespace would otherwise
+        tie each of its objects to every look-up made for every other one); a look-up they
+        do not cover is still recorded, so a summary can make the record coarser, never
+        miss what was read (`_summarised`). With `recent`, what is built is kept only while
+        it is one of the last `RECENT` such results (a large result that a few objects
+        checked close together ask for, such as a TrainJob's render: its own rules, and
+        its runtime's)."""
         key = (id(of), *what)  # the entry holds `of`: its id is not reused during the run
-        kept = self._recent if recent else self._derived
+        kept = self._recent if recent else self._per_run
         entry = kept.get(key)
         if entry is None:
             memo, looked_up = self.memo, self.looked_up
@@ -133,7 +145,7 @@ class Index:
             finally:
                 self.memo, self.looked_up = memo, looked_up
             if recorded is not None and summary:  # what was built inside keeps its own
-                recorded = {DEPENDENCY_SEPARATOR.join(part): self.digest(part) for part in summary}
+                recorded = self._summarised(recorded, list(summary))
             entry = kept[key] = (of, built, recorded)
             if recent and len(kept) > RECENT:
                 del kept[next(iter(kept))]
@@ -141,6 +153,31 @@ class Index:
             self.looked_up.update(entry[2])
         value: T = entry[1]
         return value
+
+    def _summarised(
+        self, recorded: dict[str, str], summary: list[tuple[str, ...]]
+    ) -> dict[str, str]:
+        """The summary's look-ups, and those of `recorded` they do not cover: the TrainJobs
+        of a namespace cover the users of a TrainingRuntime there (which of them name it
+        is in their own text); the runtimes they find cover each one's runtime; what a
+        release installs is the same for the whole run."""
+        covered = {DEPENDENCY_SEPARATOR.join(part) for part in summary}
+        namespaces = {part[1] for part in summary if part[0] == "trainjobs-in"}
+        for part in summary:
+            if part[0] == "runtimes-in":
+                covered.update(
+                    DEPENDENCY_SEPARATOR.join(self.runtime_key(job))
+                    for job in self.answer(("trainjobs-in", part[1]))
+                )
+
+        def uncovered(dependency: str) -> bool:
+            parts = dependency.split(DEPENDENCY_SEPARATOR)
+            users_here = parts[:2] == ["users", "TrainingRuntime"] and parts[2] in namespaces
+            return dependency not in covered and parts[0] != "bundled" and not users_here
+
+        kept = {dependency: digest for dependency, digest in recorded.items()
+                if uncovered(dependency)}
+        return {**{DEPENDENCY_SEPARATOR.join(part): self.digest(part) for part in summary}, **kept}
 
     def runtime_for(
         self, job: Manifest, bundled: TrainerVersion | None = None
@@ -257,7 +294,7 @@ class Index:
             self.looked_up[DEPENDENCY_SEPARATOR.join(dependency)] = self.digest(dependency)
 
 
-#: How many results of `Index.derived(recent=True)` are kept.
+#: How many results of `Index.per_run(recent=True)` are kept.
 RECENT = 64
 
 #: Joins the parts of a dependency into one string (a JSON key).

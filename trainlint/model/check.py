@@ -16,6 +16,7 @@ from typing import Any
 from trainlint.document import KeyPath, Manifest, dotted, is_count
 from trainlint.kinds import TRAINER_API, TRAINER_KINDS
 from trainlint.lookups import Lookups
+from trainlint.memo import PerObject
 from trainlint.model.k8s import converter, resolve_version
 from trainlint.model.node import Node, compiled
 from trainlint.problem import Problem
@@ -62,6 +63,10 @@ def root(kind: str, api_version: str, release: TrainerVersion, kubernetes: str) 
     return compiled()["TrainJob" if kind == "TrainJob" else "TrainingRuntime", release]
 
 
+#: The issues of one object's walk, shared by the schema rules while it is checked.
+_ISSUES: PerObject[list[Issue]] = PerObject("schema-issues")
+
+
 def issues(manifest: Manifest, ctx: Lookups) -> list[Issue]:
     """Every schema issue of `manifest` under the context's releases, walked once per
     object: all schema rules ask in turn, and the answer is kept in the context's memo
@@ -76,8 +81,7 @@ def issues(manifest: Manifest, ctx: Lookups) -> list[Issue]:
             walker.walk(manifest.body, node, [], core=manifest.kind in CORE_OBJECTS)
         return found
 
-    found: list[Issue] = ctx.per_object(manifest, ("schema-issues", version, kubernetes), walk)
-    return found
+    return ctx.remember(_ISSUES, manifest, walk, version, kubernetes)
 
 
 def problems(manifest: Manifest, ctx: Lookups, flaw: Flaw) -> Iterator[Problem]:

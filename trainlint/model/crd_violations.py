@@ -6,10 +6,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from trainlint.document import Manifest
+from trainlint.memo import PerObject
 
 if TYPE_CHECKING:
     from trainlint.lookups import Lookups
     from trainlint.model.validations import Violation
+
+
+#: The CRD rules one object breaks, shared by TL010 and TL012 while it is checked.
+_VIOLATIONS: PerObject[list[Violation]] = PerObject("crd-violations")
 
 
 def crd_violations(manifest: Manifest, ctx: Lookups) -> list[Violation]:
@@ -24,5 +29,4 @@ def crd_violations(manifest: Manifest, ctx: Lookups) -> list[Violation]:
             previous.body if previous is not None else None, ctx.kubernetes_release,
         )
 
-    found: list[Violation] = ctx.per_object(manifest, ("crd-violations",), check)
-    return found
+    return ctx.remember(_VIOLATIONS, manifest, check)

@@ -16,7 +16,7 @@ cycle collector off, as runs have it: keep the `Render` while its jobs are used.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -190,8 +190,9 @@ class Render:
     #: What a plugin injected and a TrainJob's value then replaced (the builder sets the
     #: TrainJob's env last): the rendered path, the injected item and its origin.
     replaced: list[tuple[KeyPath, dict[str, Any], Origin]] = field(default_factory=list)
-    #: What rules work out from the render (checkpoint directories...), by how they did.
-    derived: dict[tuple[Any, ...], Any] = field(default_factory=dict, repr=False)
+    #: What rules work out from the render (checkpoint directories...): see
+    #: `trainlint.memo.PerValue`.
+    memo: dict[tuple[Hashable, ...], Any] = field(default_factory=dict, repr=False)
     #: The containers of each job, by (job index, kind), made when first asked for.
     made_containers: dict[tuple[int, str], list[Container]] = field(
         default_factory=dict, repr=False

@@ -20,6 +20,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from trainlint.document import Manifest, dig, is_count, mappings
+from trainlint.memo import PerValue
 from trainlint.options import RuleOptions, check_no_empty_names
 from trainlint.render import Container, Render, script
 from trainlint.render.tree import Origin
@@ -80,31 +81,31 @@ class Storage:
         return self.mount.value["mountPath"] if self.mount else None
 
 
+#: Per render: its containers that write checkpoints, the directories of a container,
+#: and the storage under a path of one.
+_WRITERS: PerValue[list[tuple[Container, list[CheckpointDir]]]] = PerValue("writers")
+_DIRS: PerValue[list[CheckpointDir]] = PerValue("checkpoint-dirs")
+_STORAGE: PerValue[Storage] = PerValue("storage")
+
+
 def writers(
     render: Render, options: CheckpointOptions
 ) -> list[tuple[Container, list[CheckpointDir]]]:
     """Every container of the render that writes checkpoints, with the directories: the
     containers of every job but the initializers', which download rather than checkpoint."""
-    key = ("writers", options.env_name_parts, options.env_names, options.flags)
-    if key not in render.derived:
-        render.derived[key] = [
-            (container, found) for container in render.workload()
-            for found in [checkpoint_dirs(container, options)] if found
-        ]
-    listed: list[tuple[Container, list[CheckpointDir]]] = render.derived[key]
-    return listed
+    return _WRITERS.get(render, lambda: [
+        (container, found) for container in render.workload()
+        for found in [checkpoint_dirs(container, options)] if found
+    ], options.env_name_parts, options.env_names, options.flags)
 
 
 def checkpoint_dirs(container: Container, options: CheckpointOptions) -> list[CheckpointDir]:
     """Absolute checkpoint paths from the container's env and command line, first mention
     first (worked out once per container and way of recognising them: several rules ask)."""
-    key = ("checkpoint-dirs", container.path, options.env_name_parts, options.env_names,
-           options.flags)
-    derived = container.job.render.derived
-    if key not in derived:
-        derived[key] = _checkpoint_dirs(container, options)
-    found: list[CheckpointDir] = derived[key]
-    return found
+    return _DIRS.get(
+        container.job.render, lambda: _checkpoint_dirs(container, options),
+        container.path, options.env_name_parts, options.env_names, options.flags,
+    )
 
 
 def _checkpoint_dirs(container: Container, options: CheckpointOptions) -> list[CheckpointDir]:
@@ -210,12 +211,8 @@ def storage(container: Container, path: str) -> Storage:
     """The storage under `path`: the longest mountPath prefix of the container's mounts,
     then the volume it mounts (worked out once per container and path: every checkpoint
     rule asks)."""
-    key = ("storage", container.path, path)
-    derived = container.job.render.derived
-    if key not in derived:
-        derived[key] = _storage(container, path)
-    found: Storage = derived[key]
-    return found
+    return _STORAGE.get(container.job.render, lambda: _storage(container, path),
+                        container.path, path)
 
 
 def _storage(container: Container, path: str) -> Storage:

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from trainlint.memo import PerValue
 from trainlint.render import Container
 from trainlint.render.tree import Origin
 
@@ -82,15 +83,18 @@ class Script:
         return any(program.fullmatch(word) for word, _ in self.words)
 
 
+#: The script of each container of a render.
+_SCRIPTS: PerValue[Script] = PerValue("script")
+
+
 def read(container: Container) -> Script:
     """The script of a rendered container's command and args (worked out once per
     container and render)."""
-    key = ("script", container.path)
-    derived = container.job.render.derived
-    if key not in derived:
-        derived[key] = read_items([*container.strings("command"), *container.strings("args")])
-    found: Script = derived[key]
-    return found
+    return _SCRIPTS.get(
+        container.job.render,
+        lambda: read_items([*container.strings("command"), *container.strings("args")]),
+        container.path,
+    )
 
 
 #: A setting before it is placed: key, value, origin, folder.

@@ -12,7 +12,8 @@ import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from trainlint.document import KeyPath, Manifest, dig, mapping, mappings, once_per_object
+from trainlint.document import KeyPath, Manifest, dig, mapping, mappings
+from trainlint.memo import PerObject, PerRun, per_value
 from trainlint.render import ANCESTOR_LABEL, TRAINER, Container, Job, Render
 from trainlint.render.build import render
 
@@ -38,7 +39,7 @@ POD_SPEC: KeyPath = ("template", "spec", "template", "spec")
 OVERRIDES = {(2, 0): "podSpecOverrides", (2, 1): "podTemplateOverrides"}
 
 
-@once_per_object
+@per_value
 def replicated_jobs(runtime: Manifest) -> tuple[tuple[int, dict[str, Any]], ...]:
     return tuple(mappings(dig(runtime.body, *JOBS)))
 
@@ -52,7 +53,7 @@ def is_mpi(runtime: Manifest) -> bool:
     return "mpi" in mapping(dig(runtime.body, "spec", "mlPolicy"))
 
 
-@once_per_object
+@per_value
 def trainer_job(runtime: Manifest) -> tuple[int, dict[str, Any]] | None:
     """The job the controller treats as the trainer: labelled `trainer`, else named `node`
     (`launcher` for MPI)."""
@@ -115,7 +116,7 @@ WEBHOOK_VALIDATION_LABEL = "trainer.kubeflow.org/webhook-validation"
 FRAMEWORKS = ("torch", "mpi", "jax", "xgboost", "flux")
 
 
-@once_per_object
+@per_value
 def framework(runtime: Manifest) -> str | None:
     """The framework plugin a runtime selects (`torch`, `mpi`...), or None."""
     policy = mapping(dig(runtime.body, "spec", "mlPolicy"))
@@ -177,7 +178,7 @@ def override_targets(job: Manifest, version: tuple[int, int]) -> Iterator[tuple[
 RENDEZVOUS_FRAMEWORKS = frozenset({"torch", "jax", "xgboost"})
 
 
-@once_per_object
+@per_value
 def jobset(runtime: Manifest) -> dict[str, Any]:
     return mapping(dig(runtime.body, *JOBSET))
 
@@ -194,7 +195,7 @@ def job_metadata_path(index: int, job: dict[str, Any]) -> KeyPath:
     return (*JOBS, index, "template", *(("metadata",) if has_metadata else ()))
 
 
-@once_per_object
+@per_value
 def trainer_container(runtime: Manifest) -> tuple[KeyPath, dict[str, Any]] | None:
     """(path, container) of the `node` container of the job labelled `trainer`."""
     for index, job in replicated_jobs(runtime):
@@ -203,6 +204,15 @@ def trainer_container(runtime: Manifest) -> tuple[KeyPath, dict[str, Any]] | Non
             found = named(dig(job, *POD_SPEC, "containers"), "node")
             return ((*pod_path, "containers", found[0]), found[1]) if found else None
     return None
+
+
+#: A TrainJob's render while it is checked; worked out once per run, and kept for a
+#: while after (its runtime's rules, checked just before it, may have asked).
+_RENDER: PerObject[Render] = PerObject("render")
+_RENDERED: PerRun[Render] = PerRun("render", recent=True)
+#: A runtime's render on its own, asked for by its rules and those of its TrainJobs.
+_RUNTIME_RENDER: PerObject[Render] = PerObject("runtime-render")
+_RUNTIME_RENDERED: PerRun[Render] = PerRun("runtime-render")
 
 
 def rendered(manifest: Manifest, ctx: Lookups) -> Render:
@@ -216,16 +226,15 @@ def rendered(manifest: Manifest, ctx: Lookups) -> Render:
     """
     if manifest.kind != "TrainJob":
         return runtime_render(manifest, ctx)
-    version = ctx.trainer_version
-    found: Render = ctx.per_object(
-        manifest, ("render", version, ctx.bundled),
-        lambda: ctx.per_run(
-            manifest, ("render", version, ctx.bundled),
-            lambda: render(manifest, ctx.runtime_for(manifest), version),
-            recent=True,  # its runtime's rules may have asked for it just before
+    version, bundled = ctx.trainer_version, ctx.bundled
+    return ctx.remember(
+        _RENDER, manifest,
+        lambda: ctx.remember(
+            _RENDERED, manifest,
+            lambda: render(manifest, ctx.runtime_for(manifest), version), version, bundled,
         ),
+        version, bundled,
     )
-    return found
 
 def trainer_of(render: Render) -> Job | None:
     """The job meant to train: the one labelled `trainer`, else the job named like it
@@ -244,11 +253,13 @@ def trainer_container_of(render: Render) -> Container | None:
 def runtime_render(runtime: Manifest, ctx: Lookups) -> Render:
     """The render of a runtime on its own: what every TrainJob that uses it inherits."""
     version = ctx.trainer_version
-    found: Render = ctx.per_object(  # one look-up of the run's renders per object checked
-        runtime, ("runtime-render", version),
-        lambda: ctx.per_run(runtime, ("render", version), lambda: render(None, runtime, version)),
+    return ctx.remember(  # one look-up of the run's renders per object checked
+        _RUNTIME_RENDER, runtime,
+        lambda: ctx.remember(
+            _RUNTIME_RENDERED, runtime, lambda: render(None, runtime, version), version
+        ),
+        version,
     )
-    return found
 
 
 #: The command that makes the torch plugin treat a TrainJob as a torchtune fine-tune.

@@ -106,7 +106,7 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
         return
     if ctx.runtime_for(job) is not None:
         return
-    found = ctx.index.runtimes_named(name)
+    found = ctx.runtimes_named(name)
     denial = _denial(str(kind), name)
     path = (*REF, "kind") if "kind" in ref else REF
     other = next((other for other in found if other.kind != kind), None)

@@ -78,7 +78,7 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     """
     if not ctx.runtime_unknown(job):
         return  # found, found elsewhere (TL101), or nothing to look up
-    kind, _, name = ctx.index.runtime_key(job)
+    kind, _, name = ctx.runtime_key(job)
     namespace = f" in namespace `{job.namespace}`" if kind == "TrainingRuntime" else ""
     installed = (
         f", nor one that Trainer {format_version(ctx.bundled)} installs"
@@ -86,7 +86,7 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     )
     yield Problem(
         ("spec", "runtimeRef"),
-        f"{kind} `{name}`{namespace} is not in {ctx.index.where}{installed}: this TrainJob was not "
+        f"{kind} `{name}`{namespace} is not in {ctx.where}{installed}: this TrainJob was not "
         "checked against its runtime, so webhook denials that depend on the runtime "
         "(initializer jobs, override targets, framework checks) may still come",
     )

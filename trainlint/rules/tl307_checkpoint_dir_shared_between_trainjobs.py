@@ -6,6 +6,7 @@ from typing import NamedTuple
 
 from trainlint.document import Manifest, dig, mappings
 from trainlint.engine.context import Context
+from trainlint.memo import PerRun
 from trainlint.problem import Problem, Related, Severity
 from trainlint.render import script
 from trainlint.render.checkpoint import (
@@ -160,11 +161,9 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     neighbours = ctx.trainjobs_in(job.namespace)
     if len(neighbours) < 2:
         return  # no other TrainJob to share a PVC, and so a directory, with
-    first, sharing = ctx.index.derived(  # the namespace's first TrainJob stands for it
-        neighbours[0], ("first-writers", ctx.trainer_version, ctx.options),
-        lambda: _first_writers(job.namespace, ctx),
-        # It reads the TrainJobs of the namespace and the runtimes they find, nothing else.
-        summary=[("trainjobs-in", job.namespace), ("runtimes-in", job.namespace)],
+    first, sharing = ctx.remember(  # the namespace's first TrainJob stands for it
+        _FIRST_WRITERS, neighbours[0], lambda: _first_writers(job.namespace, ctx),
+        ctx.trainer_version, ctx.options,
     )
     if id(job) not in sharing:
         return  # no other TrainJob mounts a PVC this one mounts
@@ -181,6 +180,14 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
                 related=(Related(other, theirs.path,
                                  f"where TrainJob `{other.name}` checkpoints to `{mine.path}`"),),
             )
+
+
+#: Where each TrainJob of a namespace checkpoints, worked out once per namespace: it reads
+#: the TrainJobs of the namespace and the runtimes they find, nothing else.
+_FIRST_WRITERS: PerRun[tuple[dict[Location, Manifest], frozenset[int]]] = PerRun(
+    "first-writers",
+    reads=lambda first: [("trainjobs-in", first.namespace), ("runtimes-in", first.namespace)],
+)
 
 
 def _first_writers(

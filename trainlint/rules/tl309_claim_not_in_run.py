@@ -101,13 +101,13 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
             at = job.origin(*POD_SPEC, "volumes", index, "persistentVolumeClaim", "claimName")
             if at.manifest is not manifest or not isinstance(claim, str) or not claim:
                 continue
-            if not ctx.index.claims():
+            if not ctx.claims():
                 return
             pods = "the trainer pods" if job is render.trainer else f"the pods of job `{job.name}`"
             for namespace in claim_namespaces(manifest, ctx):
                 if ctx.claim(namespace, claim) is not None:
                     continue
-                namesakes = ctx.index.claims_named(claim)
+                namesakes = ctx.claims_named(claim)
                 elsewhere = "`, `".join(sorted({namesake.namespace for namesake in namesakes}))
                 where = f" (the run has it in namespace `{elsewhere}`)" if elsewhere else ""
                 yield Problem(
