@@ -253,18 +253,13 @@ def check(
     fix; with `--fix-only`: never), 2 usage or configuration error, or no Kubernetes
     object in the paths (unless `--allow-empty`).
     """
-    import gc
     from functools import partial
 
     from trainlint.engine.run import Run
-    from trainlint.run import parallel
+    from trainlint.run import parallel, process
 
-    # A run allocates a tree of plain containers per document and frees nothing until it
-    # ends, and what it drops reference counting frees: collecting cycles would only cost
-    # time (a quarter of the run at the default thresholds; peak memory measured the same
-    # without it). Forked workers inherit this, so they do not touch the shared pages.
-    gc.disable()
-    click.get_current_context().call_on_close(_collect_again)  # for callers in this process
+    process.collector_off()
+    click.get_current_context().call_on_close(process.collect_again)  # for callers here
     fixing = _modes(
         paths, fixing=fix or fix_only or diff, base=base, base_all=base_all,
         add_suppressions=add_suppressions, watch=watch,
@@ -570,17 +565,6 @@ def _suppress(findings: list[Finding], writable: Callable[[str], bool]) -> NoRet
         click.echo(note, err=True)
     click.echo(f"Added {added} suppression{'s' * (added != 1)}.", err=True)
     sys.exit(2 if unwritten else 0)
-
-
-def _collect_again() -> None:
-    """Collect cycles again, the run's objects counted as old: re-enabled with them all
-    still young, the collector would first go through every one (a twentieth of a large
-    run, spent just before exiting)."""
-    import gc
-
-    gc.freeze()  # every tracked object to the permanent generation...
-    gc.unfreeze()  # ...and back, into the oldest one
-    gc.enable()
 
 
 class _Chosen(NamedTuple):
@@ -901,26 +885,16 @@ def _read(name: str, stdin_filename: str) -> Loaded:
 
 def run() -> None:
     """Entry point: any unexpected error is a clear message and exit 2, never a traceback."""
+    from trainlint.run import process
+
     try:
         main()
     except SystemExit as end:
-        _leave(end.code)
+        process.leave(end.code)
     except Exception as error:  # the last line of defence
         click.echo(f"trainlint: internal error: {type(error).__name__}: {error}", err=True)
-        _leave(2)
+        process.leave(2)
 
-
-def _leave(code: object) -> NoReturn:
-    """Exit once the output is flushed, without freeing the run's objects one by one (a
-    large run would spend a twentieth of its time on that)."""
-    if code is not None and not isinstance(code, int):
-        raise SystemExit(code)  # a message: Python prints it
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except OSError:
-        pass  # the reader went away (`| head`): nothing more can be said to it
-    os._exit(code or 0)
 
 
 @main.command()
