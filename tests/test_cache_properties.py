@@ -18,7 +18,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.test_cache import codes, run_cached
+from tests.test_cache import CHECKPOINTED, codes, run_cached
 
 # Few names, some more likely than others, so that objects often find each other: two
 # TrainJobs on one claim and directory, a runtime that a TrainJob names.
@@ -26,34 +26,18 @@ NAMESPACES = ("ml", "ml", "ml", "research")
 RUNTIMES = ("torch-ckpt", "torch-ckpt", "torch-plain", "torch-distributed", "missing")
 CLAIMS = ("ckpt", "ckpt", "data")
 DIRECTORIES = ("/mnt/ckpt/a", "/mnt/ckpt/a", "/mnt/ckpt/b")
-ANCESTOR = "trainer.kubeflow.org/trainjob-ancestor-step"
 
 
 def runtime(kind: str, name: str, namespace: str, claim: str, labelled: bool) -> str:
+    """test_cache's checkpointing runtime on two nodes, of either kind, its trainer job
+    labelled or not, its pods on `claim`."""
+    text = CHECKPOINTED.replace("claimName: ckpt", f"claimName: {claim}")
+    if not labelled:
+        text = text.replace("{trainer.kubeflow.org/trainjob-ancestor-step: trainer}", "{app: x}")
     where = f", namespace: {namespace}" if kind == "TrainingRuntime" else ""
-    labels = f"{{{ANCESTOR}: trainer}}" if labelled else "{app: train}"
-    return f"""\
-apiVersion: trainer.kubeflow.org/v1alpha1
-kind: {kind}
-metadata: {{name: {name}{where}}}
-spec:
-  mlPolicy: {{numNodes: 2, torch: {{}}}}
-  template:
-    spec:
-      replicatedJobs:
-        - name: node
-          template:
-            metadata:
-              labels: {labels}
-            spec:
-              template:
-                spec:
-                  containers:
-                    - name: node
-                      image: busybox
-                      volumeMounts: [{{name: ckpt, mountPath: /mnt/ckpt}}]
-                  volumes: [{{name: ckpt, persistentVolumeClaim: {{claimName: {claim}}}}}]
-"""
+    return text.replace("kind: TrainingRuntime", f"kind: {kind}").replace(
+        "metadata: {name: torch-ckpt, namespace: ml}", f"metadata: {{name: {name}{where}}}"
+    ).replace("mlPolicy: {torch: {}}", "mlPolicy: {numNodes: 2, torch: {}}")
 
 
 def trainjob(name: str, namespace: str, kind: str, runtime_name: str, directory: str) -> str:
