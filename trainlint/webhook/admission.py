@@ -15,7 +15,16 @@ from enum import StrEnum
 from typing import Any
 
 from trainlint.config.settings import Settings
-from trainlint.document import Loaded, Manifest, Source, dotted, mapping, string
+from trainlint.document import (
+    Loaded,
+    Manifest,
+    NotAnObject,
+    Source,
+    TooComplex,
+    dotted,
+    mapping,
+    string,
+)
 from trainlint.engine.run import lint
 from trainlint.finding import Finding
 from trainlint.kinds import TRAINER_GROUP, TRAINER_KINDS
@@ -272,8 +281,8 @@ def unreadable(review: Review, mode: Mode) -> Decision:
     """An object the rules cannot read: a clear denial when enforcing, a warning otherwise."""
     what = f"{review.kind} object" if review.kind else "object"
     message = (
-        f"TL004: the {what} under review is not a {TRAINER_GROUP} object with metadata, "
-        "so no rule can check it"
+        f"{NotAnObject.code}: the {what} under review is not a {TRAINER_GROUP} object with "
+        "metadata, so no rule can check it"
     )
     return _refusal(message, mode, "unreadable", 400)
 
@@ -281,8 +290,8 @@ def unreadable(review: Review, mode: Mode) -> Decision:
 def too_deep(review: Review, mode: Mode) -> Decision:
     """An object nested deeper than any Kubernetes object is (the rules recurse)."""
     message = (
-        f"TL003: the {review.kind} object under review is nested deeper than {MAX_DEPTH} "
-        "levels, so no rule can check it"
+        f"{TooComplex.code}: the {review.kind} object under review is nested deeper than "
+        f"{MAX_DEPTH} levels, so no rule can check it"
     )
     return _refusal(message, mode, "too_deep", 400)
 
