@@ -138,8 +138,8 @@ class Cache:
             _mark(self.folder)
             for path, head, members in parts:
                 # Each entry was encoded where its file was checked (a worker, with
-                # --jobs): the 10,000 entries of benchmarks/check.py's corpus are joined in
-                # 40 ms, where encoding their findings here would take 88 ms.
+                # --jobs): joining 2,000 takes 1.7 ms, encoding them here 14 ms
+                # (benchmarks/tricks.py; 40 ms against 88 for a real cache of 10,000).
                 files = ",".join(members)
                 _write(path, f'{{"generation":{generation},{head},"files":{{{files}}}}}')
         ours = {self.findings_path, self.index_path}
