@@ -16,16 +16,14 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import statistics
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from check import medians
 from corpus import DEFAULT_DIR, write_files
 
 from trainlint import loader
@@ -42,17 +40,6 @@ class _NoTagMemo(yaml.CSafeLoader):
 
     descend_resolver = loader._Loader.descend_resolver  # type: ignore[assignment]
     ascend_resolver = loader._Loader.ascend_resolver  # type: ignore[assignment]
-
-
-def medians(actions: dict[str, Callable[[], object]], runs: int) -> dict[str, float]:
-    """The median seconds of each action, every round running each action once."""
-    spent: dict[str, list[float]] = {name: [] for name in actions}
-    for _ in range(runs):
-        for name, action in actions.items():
-            started = time.perf_counter()
-            action()
-            spent[name].append(time.perf_counter() - started)
-    return {name: statistics.median(times) for name, times in spent.items()}
 
 
 def compose(texts: list[str], kind: type[Any]) -> None:
