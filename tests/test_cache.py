@@ -228,6 +228,24 @@ def test_a_summary_is_recorded_in_place_of_the_look_ups_it_stands_for() -> None:
     assert list(index.looked_up) == [DEPENDENCY_SEPARATOR.join(("trainjobs-in", "ml"))]
 
 
+def test_a_summary_cannot_hide_a_look_up_it_does_not_cover() -> None:
+    """What a build looks up beyond its summary is recorded all the same: a summary that
+    forgets the claims the build read makes a cached finding depend on them anyway, so an
+    edit of the claim checks it again instead of serving it stale."""
+    text = f"{CHECKPOINTED}---\n{checkpointing('a', '/mnt/ckpt/a')}"
+    run = Run([load(text, "run.yaml")], contents={"run.yaml": "digest"})
+    index = run.index
+    runtime, job = run.inputs[0].manifests
+    index.looked_up = {}
+    index.per_run(
+        runtime, ("claim",), lambda: (index.runtime_for(job), index.claim("ml", "ckpt")),
+        summary=[("trainjobs-in", "ml"), ("runtimes-in", "ml")],
+    )
+    assert sorted(index.looked_up) == sorted(DEPENDENCY_SEPARATOR.join(part) for part in (
+        ("trainjobs-in", "ml"), ("runtimes-in", "ml"), ("PersistentVolumeClaim", "ml", "ckpt"),
+    ))
+
+
 def test_a_file_that_is_not_yaml_is_cached_with_its_finding(tmp_path: Path) -> None:
     folder = tmp_path / "manifests"
     folder.mkdir()
