@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 import os
 import pickle
+import re
 import shutil
 import signal
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -21,6 +23,7 @@ from trainlint.cli import _read
 from trainlint.config.settings import Settings
 from trainlint.document import Loaded
 from trainlint.engine.run import Run
+from trainlint.finding import Finding
 from trainlint.run import parallel
 
 UNRELATED = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {a: b}\n"
@@ -169,3 +172,152 @@ def test_a_record_cut_short_is_never_read(monkeypatch: pytest.MonkeyPatch) -> No
 
     items = [f"item-{number}" for number in range(parallel.MIN_INPUTS)]
     assert parallel.read_all(items, work, jobs=2) == [item.upper() for item in items]
+
+
+def _copies(count: int) -> list[str]:
+    """`count` copies of the examples' documents, in order: copy `k` in namespace
+    `team-<k % 4>`, its TrainJob named apart, so TrainJobs of one namespace share a claim
+    and a checkpoint directory, and a namespace's first runtime stands for the others."""
+    examples = sorted((ROOT / "examples").rglob("*.yaml"))
+    documents: list[str] = []
+    for number in range(count):
+        for path in examples:
+            text = path.read_text().replace("namespace: llm-sft-broken", "namespace: llm-sft")
+            text = text.replace("namespace: llm-sft", f"namespace: team-{number % 4}")
+            text = text.replace("name: sft-llama-1b", f"name: sft-llama-1b-{number}")
+            documents.extend(part for part in text.split("---\n") if part.strip())
+    return documents
+
+
+#: Suppressions that land in a late part of a long file: a file-wide one, one on a line,
+#: and one that silences nothing (TL090).
+_SUPPRESSIONS = (
+    "# trainlint: disable-file=TL402\n",
+    "# trainlint: disable=TL401\n",
+    "# trainlint: disable=TL253\n",
+)
+
+
+def _stream(
+    path: Path, documents: list[str], suppressions: tuple[str, ...] = _SUPPRESSIONS
+) -> Path:
+    texts = list(documents)
+    for offset, comment in enumerate(suppressions):  # in the last part, not the first
+        place = len(texts) - 1 - 3 * offset
+        texts[place] = comment + texts[place]
+    path.write_text("---\n".join(texts))
+    return path
+
+
+def _check(*arguments: str) -> tuple[int, str]:
+    result = subprocess.run(
+        [shutil.which("trainlint") or "trainlint", "check", "--output-format", "concise",
+         *arguments],
+        capture_output=True, text=True, check=False,
+    )
+    assert result.returncode in (0, 1), result.stderr
+    return result.returncode, result.stdout
+
+
+def test_a_long_file_is_checked_in_parts_on_every_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One file of many documents: its parts go to every process, and the file's findings
+    (suppressions settled over the whole file) are those of one process."""
+    stream = _stream(tmp_path / "stream.yaml", _copies(parallel.PART // 2))
+    loaded = [_read(str(stream), "-")]
+    monkeypatch.setattr(parallel, "PART", 10)  # parts enough for the chunks of two processes
+    def recording(run: Run, pids: Path) -> Callable[..., list[Finding]]:
+        """`run.check`, noting each process that checks."""
+        check = run.check
+
+        def recorded(position: int, documents: range | None = None) -> list[Finding]:
+            with pids.open("a") as out:
+                out.write(f"{os.getpid()}\n")
+            return check(position, documents)
+
+        return recorded
+
+    outputs = []
+    for jobs in (1, 2):
+        run = Run(loaded)
+        pids = tmp_path / f"pids-{jobs}"
+        monkeypatch.setattr(run, "check", recording(run, pids))
+        outputs.append(parallel.lint_all(run, jobs))
+        assert len(set(pids.read_text().split())) == jobs
+    one, two = ([(f.code, f.span, f.message, f.path, f.object) for f in found]
+                for found in outputs)
+    assert one == two
+    codes = {code for code, *_ in one}
+    # Suppressions settled over the whole file; TL201 reads runtimes and their TrainJobs.
+    assert {"TL090", "TL201", "TL202"} <= codes
+    assert "TL402" not in codes
+
+
+def test_a_long_file_gives_the_findings_of_its_documents_in_separate_files(
+    tmp_path: Path,
+) -> None:
+    """The same documents in one file (checked in parts, on two processes) and one per
+    file (on one): the same findings, each at the same line of its document (the
+    suppressions of a line, not of a file: a file-wide one silences more in one file)."""
+    documents = _copies(parallel.PART // 2)
+    stream = _stream(tmp_path / "stream.yaml", documents, _SUPPRESSIONS[1:2])
+    apart = tmp_path / "apart"
+    apart.mkdir()
+    starts: list[int] = []  # the line before each document's first, in the stream
+    line = 0
+    for number, text in enumerate(stream.read_text().split("---\n")):
+        (apart / f"{number:04d}.yaml").write_text(text)
+        starts.append(line)
+        line += text.count("\n") + 1
+    _, streamed = _check("--no-cache", "--jobs", "2", str(stream))
+    _, separate = _check("--no-cache", "--jobs", "1", str(apart))
+
+    def moved(message: str, offset: int) -> str:
+        """A message that names a line, naming the stream's."""
+        return re.sub(r"on line (\d+)", lambda line: f"on line {offset + int(line[1])}", message)
+
+    def placed(output: str) -> list[tuple[int, str]]:
+        """Each finding as (line in the stream, the rest of its line)."""
+        found = []
+        for finding in output.splitlines():
+            where, _, rest = finding.partition(": ")
+            if not rest:
+                continue  # the summary
+            name, row, column = where.rsplit(":", 2)
+            offset = starts[int(Path(name).stem)] if name.startswith(str(apart)) else 0
+            found.append((offset + int(row), f"{column}: {moved(rest, offset)}"))
+        return sorted(found)
+
+    assert placed(streamed) == placed(separate)
+    assert len(placed(streamed)) > parallel.PART
+
+
+def test_a_cached_long_file_is_checked_again_when_what_its_parts_read_changes(
+    tmp_path: Path,
+) -> None:
+    """The parts' look-ups are the file's: a runtime edited in another file makes the
+    long file checked again, on two processes as on one, cached or not."""
+    documents = _copies(parallel.PART // 2)
+    runtimes = [text for text in documents[:6] if "\nkind: TrainingRuntime" in text]
+    others = [text for text in documents if "\nkind: TrainingRuntime" not in text]
+    folder = tmp_path / "repo"
+    folder.mkdir()
+    (folder / "runtimes.yaml").write_text("---\n".join(runtimes))
+    _stream(folder / "stream.yaml", others)
+    cache = str(tmp_path / "cache")
+    outputs = {}
+    for step in ("cold", "warm", "edited"):
+        if step == "edited":  # the TrainJobs of the stream lose their runtimes
+            (folder / "runtimes.yaml").write_text(UNRELATED)
+        outputs[step] = {
+            how: _check(*arguments, str(folder))
+            for how, arguments in (
+                ("uncached", ("--no-cache", "--jobs", "1")),
+                ("cached on two", ("--cache-dir", cache, "--jobs", "2")),
+            )
+        }
+        assert outputs[step]["uncached"] == outputs[step]["cached on two"]
+    streamed = {step: [line for line in output["uncached"][1].splitlines() if "stream" in line]
+                for step, output in outputs.items()}
+    assert streamed["edited"] != streamed["warm"] == streamed["cold"]

@@ -134,9 +134,17 @@ class Run:
             self._plans[id(chosen)] = _Plan(chosen, self.index, self._on_rule_error)
         return self._plans[id(chosen)]
 
-    def check(self, position: int) -> list[Finding]:
-        """The raw findings of one input's rules."""
+    def check(self, position: int, documents: range | None = None) -> list[Finding]:
+        """The raw findings of one input's rules; with `documents`, those of the objects at
+        these places only (and the file's own findings with the first part): a long file
+        is checked in parts, on several processes, and its parts' results are joined
+        (`dependencies` and `missing` then hold the part's)."""
         item = self.inputs[position]
+        if documents is not None:
+            item = Loaded(
+                item.source, item.manifests[documents.start : documents.stop],
+                item.problems if documents.start == 0 else [], item.fragments,
+            )
         self.index.looked_up = {} if self._record else None
         try:
             found = list(self.plan_for(item.source).run(item))

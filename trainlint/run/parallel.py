@@ -13,6 +13,11 @@ takes the next chunk from one queue: a process that meets long files or slow obj
 takes fewer. Workers append each chunk's results to a file of their own, and the parent
 takes in what they finished between its own chunks: a parent busy with its share would
 leave them waiting on a pipe, and taking it all in at the end would leave them idle.
+
+A file of many documents is checked in parts (`PART` objects each), which processes take
+like files: the rules of an object need only the shared index, whichever part it is in.
+Suppressions are the whole file's, so the parent joins a file's parts (their raw findings,
+packed like settled ones, and what their rules looked up) and settles it.
 """
 
 from __future__ import annotations
@@ -79,46 +84,126 @@ def settle_all(
 ) -> dict[int, tuple[list[Finding], K | None]]:
     """The findings of the inputs at `positions` (in that order), checked and settled on
     `jobs` processes, each with what `keep` makes of them packed (the cache's entry),
-    made in the process that checked the input, as is what `amend` adds to them."""
-    spread = worth_it(jobs, len(positions))
+    made in the process that checked the input, as is what `amend` adds to them.
+
+    A file of more than `PART` objects is checked in parts of `PART`, which any process
+    takes like a file; the parent joins their raw findings and settles them (suppressions
+    are the whole file's). Not when `amend` works out fixes' edits: a fix's edit works only
+    where its finding was made."""
+    units = _units(run, positions, split=amend is None)
+    spread = worth_it(jobs, sum(1 if part is None else len(part) for _, part in units))
     anything_packed = keep is not None or spread
     places = numbers(run.inputs) if anything_packed else {}
     known = texts(all_rules()) if anything_packed else {}
 
-    def settle(position: int, packing: bool) -> tuple[list[Finding], list[Packed], K | None]:
+    def packed(found: list[Finding]) -> list[Packed]:
+        return [
+            pack(finding, None if finding.manifest is None else places[id(finding.manifest)],
+                 known)
+            for finding in found
+        ]
+
+    def settle(
+        position: int, raw: list[Finding], packing: bool
+    ) -> tuple[list[Finding], list[Packed], K | None]:
         """The input's findings, and with `packing` the same packed and what `keep`
         makes of them."""
-        found = run.settle_input(position, run.check(position))
+        found = run.settle_input(position, raw)
         if amend is not None:
             found = amend(found)
         if not packing:
             return found, [], None
-        packed = [
-            pack(
-                finding, None if finding.manifest is None else places[id(finding.manifest)], known
-            )
-            for finding in found
-        ]
-        return found, packed, None if keep is None else keep(position, packed)
+        settled = packed(found)
+        return found, settled, None if keep is None else keep(position, settled)
 
-    def here(position: int) -> tuple[list[Finding], K | None]:
-        found, _, kept = settle(position, keep is not None)
+    def whole(position: int, raw: list[Finding]) -> tuple[list[Finding], K | None]:
+        """An input's findings, settled in this process, and what `keep` makes of them."""
+        found, _, kept = settle(position, raw, keep is not None)
         return found, kept
 
-    def there(position: int) -> tuple[list[Packed], K | None]:
-        _, packed, kept = settle(position, True)
-        return packed, kept
+    def here(unit: _Unit) -> _Checked[Finding, K]:
+        """A whole input's findings settled and what `keep` makes of them; or a part's raw
+        findings and what it looked up."""
+        position, part = unit
+        if part is None:
+            return (*whole(position, run.check(position)), None)
+        return run.check(position, part), None, _looked_up(run, position)
 
-    def receive(
-        position: int, result: tuple[list[Packed], K | None]
-    ) -> tuple[list[Finding], K | None]:
-        packed, kept = result
-        item = run.inputs[position]
-        return [unpack(fields, item.source, item.manifests, known) for fields in packed], kept
+    def there(unit: _Unit) -> _Checked[Packed, K]:
+        """The same, the findings packed (in a worker)."""
+        position, part = unit
+        if part is None:
+            _, settled, kept = settle(position, run.check(position), True)
+            return settled, kept, None
+        return packed(run.check(position, part)), None, _looked_up(run, position)
+
+    def receive(unit: _Unit, result: _Checked[Packed, K]) -> _Checked[Finding, K]:
+        item = run.inputs[unit[0]]
+        found, kept, looked_up = result
+        return [unpack(fields, item.source, item.manifests, known) for fields in found], kept, \
+            looked_up
 
     if not spread:
-        return {position: here(position) for position in positions}
-    return dict(zip(positions, _spread(positions, jobs, here, there, receive), strict=True))
+        return {position: whole(position, run.check(position)) for position in positions}
+    results: dict[int, tuple[list[Finding], K | None]] = {}
+    parts: dict[int, list[tuple[list[Finding], _LookedUp]]] = {}
+    spread_out = _spread(units, jobs, here, there, receive)
+    for (position, part), (found, kept, looked_up) in zip(units, spread_out, strict=True):
+        if part is None:
+            results[position] = found, kept
+        else:
+            assert looked_up is not None
+            parts.setdefault(position, []).append((found, looked_up))
+    for position, checked_parts in parts.items():
+        _join(run, position, [looked_up for _, looked_up in checked_parts])
+        results[position] = whole(
+            position, [finding for found, _ in checked_parts for finding in found])
+    return {position: results[position] for position in positions}
+
+
+#: A file of more objects than this is checked in parts of this many, on any process.
+PART = 100
+#: An input to check: its position, and the places of the objects to check, when it is
+#: checked in parts.
+_Unit = tuple[int, range | None]
+#: What the rules of a part of an input looked up, and the runtimes its TrainJobs found
+#: nowhere (`Run.dependencies`, `Run.missing`; None when the run records no look-ups).
+_LookedUp = tuple[dict[str, str] | None, dict[str, int] | None]
+#: What checking a unit gives: a whole input's settled findings and what `keep` made of
+#: them; or a part's raw findings and what it looked up.
+_Checked = tuple[list[T], K | None, _LookedUp | None]
+
+
+def _units(run: Run, positions: Sequence[int], *, split: bool) -> list[_Unit]:
+    """The inputs at `positions`, those of more than `PART` objects in parts."""
+    units: list[_Unit] = []
+    for position in positions:
+        count = len(run.inputs[position].manifests)
+        if not split or count <= PART:
+            units.append((position, None))
+        else:
+            units.extend((position, range(start, min(count, start + PART)))
+                         for start in range(0, count, PART))
+    return units
+
+
+def _looked_up(run: Run, position: int) -> _LookedUp:
+    """What the part of an input just checked looked up."""
+    return run.dependencies.get(position), run.missing.get(position)
+
+
+def _join(run: Run, position: int, parts: list[_LookedUp]) -> None:
+    """What the parts of an input looked up, and what their TrainJobs found nowhere, as
+    if the input had been checked whole."""
+    if all(dependencies is None for dependencies, _ in parts):
+        return  # look-ups are not recorded in this run
+    joined: dict[str, str] = {}
+    missing: dict[str, int] = {}
+    for dependencies, unchecked in parts:
+        joined.update(dependencies or {})
+        for name, count in (unchecked or {}).items():
+            missing[name] = missing.get(name, 0) + count
+    run.dependencies[position], run.missing[position] = joined, missing
 
 
 def _spread(
