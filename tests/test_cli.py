@@ -277,6 +277,28 @@ def test_cel_python_is_imported_only_for_a_rule_to_evaluate(tmp_path: Path) -> N
     assert any("TL010" in line and "RFC 1035" in line for line in output)
 
 
+def test_an_edited_file_whose_values_were_seen_imports_no_cel_engine(tmp_path: Path) -> None:
+    """The cache keeps the CRD rules' verdicts: a pre-commit run on a file edited where no
+    rule reads reports what the engine found (TL010's name rule) without importing it; a
+    value no run saw is evaluated again."""
+    job = tmp_path / "job.yaml"
+    text = ("apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata:\n"
+            "  name: A\nspec:\n  runtimeRef:\n    name: torch-distributed\n")
+    job.write_text(text)
+    arguments, watched = ["check", "--cache-dir", "cache", "job.yaml"], ("celpy",)
+    *first, status, loaded = _imported_by(arguments, watched, tmp_path)
+    assert status == "1" and "'celpy'" in loaded
+    assert [line[:22] for line in first if "RFC 1035" in line] == ["job.yaml:4:3: TL010 [e"]
+    job.write_text(text + "# edited\n")
+    *again, status, loaded = _imported_by(arguments, watched, tmp_path)
+    assert (again, status, loaded) == (first, "1", "[]")
+    job.write_text(text.replace("name: A", "name: a"))
+    *other, status, loaded = _imported_by(arguments, watched, tmp_path)
+    assert "'celpy'" in loaded and not any("TL010" in line for line in other)
+    *_, status, loaded = _imported_by(["check", "--no-cache", "job.yaml"], watched, tmp_path)
+    assert (status, "'celpy'" in loaded) == ("0", True)  # --no-cache keeps no verdict either
+
+
 def test_kubernetes_version_option(project: Path) -> None:
     """`--kubernetes-version` picks the core schemas; a release it cannot read is exit 2."""
     good = trainlint("check", "--kubernetes-version", "1.31", "clean.yaml", cwd=project)
