@@ -95,9 +95,36 @@ def compose_halves(paths: Sequence[Path]) -> None:
         raise SystemExit("the floor's second process failed: its half was not composed")
 
 
-def run(arguments: Sequence[str], program: str = TRAINLINT) -> int:
-    """Run trainlint (or another build of it, `program`); return its peak RSS in KiB."""
-    return finish(start(arguments, program), arguments).ru_maxrss
+def run(arguments: Sequence[str], program: str = TRAINLINT) -> None:
+    """Run trainlint (or another build of it, `program`)."""
+    finish(start(arguments, program), arguments)
+
+
+#: Runs a command and tells its peak RSS. A process started from this one counts, in its
+#: peak, the pages it shared with it up to its exec, and this process grows large once it
+#: has parsed a corpus; one started from this small launcher starts small.
+_MEASURED = (
+    "import os, subprocess, sys\n"
+    "child = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL)\n"
+    "_, status, usage = os.wait4(child.pid, 0)\n"
+    "print(f'{PEAK}{usage.ru_maxrss}', file=sys.stderr)\n"
+    "sys.exit(os.waitstatus_to_exitcode(status))\n"
+)
+PEAK = "peak RSS in KiB: "
+
+
+def peak_rss(arguments: Sequence[str], program: str = TRAINLINT) -> int:
+    """Run trainlint (or another build of it, `program`); its peak RSS in KiB."""
+    launcher = [sys.executable, "-c", _MEASURED.replace("{PEAK}", PEAK), program]
+    process = subprocess.Popen([*launcher, *arguments], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE)
+    _, status, _ = os.wait4(process.pid, 0)
+    process.returncode = os.waitstatus_to_exitcode(status)
+    told = process.stderr.read().decode() if process.stderr else ""
+    peaks = [line for line in told.splitlines() if line.startswith(PEAK)]
+    _check(process.returncode, "".join(line for line in told.splitlines(keepends=True)
+                                       if not line.startswith(PEAK)), arguments)
+    return int(peaks[-1].removeprefix(PEAK))
 
 
 def run_side_by_side(commands: Sequence[Sequence[str]]) -> None:
@@ -117,21 +144,25 @@ def finish(process: subprocess.Popen[bytes], arguments: Sequence[str]) -> resour
     checked: a Python that cannot import trainlint also exits 1)."""
     _, status, usage = os.wait4(process.pid, 0)
     process.returncode = os.waitstatus_to_exitcode(status)
-    message = process.stderr.read().decode() if process.stderr else ""
+    _check(process.returncode, process.stderr.read().decode() if process.stderr else "",
+           arguments)
+    return usage
+
+
+def _check(returncode: int, message: str, arguments: Sequence[str]) -> None:
     # A half of the files misses runtimes the other half defines, one TrainJob alone its
     # own: the run says so, once.
     message = "".join(line for line in message.splitlines(keepends=True)
                       if "not checked against" not in line)
-    if process.returncode not in (0, 1) or message:
+    if returncode not in (0, 1) or message:
         raise SystemExit(f"trainlint {' '.join(arguments)} failed: {message}")
-    return usage
 
 
-def run_writing_cache(caches: Path, jobs: str, folder: Path) -> int:
+def run_writing_cache(caches: Path, jobs: str, folder: Path) -> None:
     """A cold run that writes its cache, into a folder no run used before."""
     caches.mkdir(parents=True, exist_ok=True)
     fresh = tempfile.mkdtemp(dir=caches)
-    return run(["check", "--jobs", jobs, "--cache-dir", fresh, str(folder)])
+    run(["check", "--jobs", jobs, "--cache-dir", fresh, str(folder)])
 
 
 def render_all(paths: Sequence[Path]) -> tuple[int, Callable[[], None]]:
@@ -175,7 +206,7 @@ def print_rendering(
           "--jobs 1 run")
     if baseline:
         print(row("  baseline build, cold --jobs 1", seconds["baseline"], documents, floor,
-                  run(cold, baseline)))
+                  peak_rss(cold, baseline)))
         print(f"  this build takes {seconds['cold 1'] / seconds['baseline']:.2f}x the "
               "baseline's time (same rounds)")
 
@@ -245,7 +276,7 @@ def growth(folders: dict[int, Path], runs: int) -> dict[int, tuple[float, float,
         actions[f"check {size}"] = partial(run, commands[size])
     seconds = medians(actions, runs)
     return {size: (seconds[f"floor {size}"], seconds[f"check {size}"], documents[size],
-                   run(commands[size])) for size in folders}
+                   peak_rss(commands[size])) for size in folders}
 
 
 class Targets:
@@ -299,18 +330,35 @@ def main() -> None:
 
 
 def write_corpus(sizes: list[int], grown: list[int], streamed: int) -> Path:
-    """Write what is missing of the corpus; the multi-document file."""
+    """Write what is missing of the corpus, in a child process: the parent's heap would
+    keep what generating the largest parts took, and every command it starts would count
+    those pages in its peak RSS (forked, a child holds them until it runs trainlint).
+    Returns the multi-document file."""
+    stream = DEFAULT_DIR / f"stream-{streamed}.yaml"
+    pid = os.fork()
+    if pid == 0:
+        status = 1
+        try:
+            _write_missing(sizes, grown, stream)
+            status = 0
+        finally:
+            os._exit(status)
+    _, status = os.waitpid(pid, 0)
+    if status != 0:
+        raise SystemExit("the corpus could not be written")
+    return stream
+
+
+def _write_missing(sizes: list[int], grown: list[int], stream: Path) -> None:
     corpus = DEFAULT_DIR
     for size in {*sizes, *grown}:
         if not (corpus / f"files-{size}").exists():
             write_files(corpus / f"files-{size}", size)
-    stream = corpus / f"stream-{streamed}.yaml"
     if not stream.exists():
-        write_stream(stream, streamed)
+        write_stream(stream, int(stream.stem.removeprefix("stream-")))
     for count in SHARED:
         if not (corpus / f"shared-{count}").exists():
             write_shared(corpus / f"shared-{count}", count)
-    return stream
 
 
 def files_figures(size: int, args: argparse.Namespace, targets: Targets | None) -> None:
@@ -351,12 +399,12 @@ def files_figures(size: int, args: argparse.Namespace, targets: Targets | None) 
     print(row(f"C compose floor, {size:,} files", seconds["floor"], documents, floor_rate))
     for jobs, command in cold.items():
         print(row(f"trainlint check --jobs {jobs}, cold, {size:,} files",
-                  seconds[f"cold {jobs}"], documents, floor_rate, run(command)))
+                  seconds[f"cold {jobs}"], documents, floor_rate, peak_rss(command)))
     for jobs in ("1", "2"):
         print(row(f"  --jobs {jobs}, cold, writing the cache", seconds[f"writing {jobs}"],
                   documents, floor_rate))
     print(row(f"trainlint check, warm cache, {size:,} files", seconds["warm"], documents,
-              floor_rate, run(warm)))
+              floor_rate, peak_rss(warm)))
     print(row("  C compose floor, two processes, half each", seconds["floor halves"],
               documents, floor_rate))
     print(row("  two --jobs 1 runs side by side, half each", seconds["halves"], documents,
@@ -389,7 +437,7 @@ def stream_figures(stream: Path, runs: int, targets: Targets) -> None:
     floor_rate = documents / seconds["floor"]
     print(row(f"C compose floor, one {documents:,}-document file", seconds["floor"],
               documents, floor_rate))
-    peaks = {jobs: run(command) for jobs, command in by_jobs.items()}
+    peaks = {jobs: peak_rss(command) for jobs, command in by_jobs.items()}
     for jobs in by_jobs:
         print(row(f"trainlint check --jobs {jobs}, one {documents:,}-document file",
                   seconds[jobs], documents, floor_rate, peaks[jobs]))
