@@ -42,7 +42,6 @@ from trainlint.engine.run import Run
 from trainlint.files import read_bytes
 from trainlint.finding import Finding, in_order
 from trainlint.kinds import LOOKED_UP_KINDS, object_kind
-from trainlint.model import validations
 from trainlint.run.packed import Packed, Texts, texts, unpack
 from trainlint.version import __version__
 
@@ -131,6 +130,8 @@ class Cache:
     def recall_verdicts(self) -> None:
         """Make the CEL verdicts earlier runs saved known to this process (and to the
         workers it forks)."""
+        from trainlint.model import validations  # a run served whole needs none
+
         stored = _read_json(self.verdicts_path).get("verdicts")
         if isinstance(stored, dict):
             validations.VERDICTS.update(
@@ -141,6 +142,8 @@ class Cache:
     def save_verdicts(self) -> None:
         """Keep every verdict this process knows, if it evaluated any (the workers'
         stay with them: a verdict missed costs its evaluation next time, no more)."""
+        from trainlint.model import validations
+
         if not validations.LEARNED:
             return
         with contextlib.suppress(OSError):
