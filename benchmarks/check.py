@@ -314,14 +314,18 @@ def main() -> None:
     compileall.compile_dir(Path(__file__).resolve().parent.parent / "trainlint", quiet=1)
     sizes = [1_000] if args.quick else [1_000, 10_000]
     grown = [1_000, 4_000] if args.quick else [1_000, 10_000, 40_000]
-    stream = write_corpus(sizes, grown, 4_200 if args.quick else 42_000)
+    # The issue's file holds 42,000 documents; the 10,000-document one stays under the
+    # largest file read (`MAX_FILE_BYTES`).
+    streams = [write_corpus(sizes, grown, count)
+               for count in ((1_000, 4_200) if args.quick else (10_000, 42_000))]
     targets = Targets()
     # The largest corpora cost a minute a round: three rounds give their median.
     few = min(args.runs, 3)
     print(f"{'what':<44} {'median':>12} {'rate':>16} {'of floor':>8}  {'peak RSS':>11}")
     for size in sizes:
         files_figures(size, args, targets if size == sizes[-1] else None)
-    stream_figures(stream, few, targets)
+    for stream in streams:
+        stream_figures(stream, few, targets if stream == streams[-1] else None)
     shared_figures(args.runs)
     growth_figures(grown, few, targets)
     start_up_figures(DEFAULT_DIR / "files-1000" / "000" / "manifest-00002.yaml",  # a TrainJob
@@ -427,8 +431,18 @@ def files_figures(size: int, args: argparse.Namespace, targets: Targets | None) 
                     "<= 5 %", warm_share <= 0.05)
 
 
-def stream_figures(stream: Path, runs: int, targets: Targets) -> None:
-    """Every document in one file, on one and two cores."""
+def stream_figures(stream: Path, runs: int, targets: Targets | None) -> None:
+    """Every document in one file, on one and two cores (the targets: of that file)."""
+    from trainlint.files import MAX_FILE_BYTES
+
+    size = stream.stat().st_size
+    if size > MAX_FILE_BYTES:  # refused whole (TL003): nothing to measure
+        what = f"refused, {size / 1e6:.0f} MB > {MAX_FILE_BYTES >> 20} MiB"
+        print(f"{f'trainlint check, {stream.name}':<44} {what}")
+        if targets is not None:
+            targets.add(f"{stream.name}, peak RSS", what, "<= 120 MB", False)
+            targets.add(f"{stream.name}, --jobs 2", what, ">= 1.6x", False)
+        return
     documents = compose_floor([stream])
     by_jobs = {jobs: ["check", "--no-cache", "--jobs", jobs, str(stream)] for jobs in ("1", "2")}
     seconds = medians({"floor": partial(compose_floor, [stream]),
@@ -442,11 +456,14 @@ def stream_figures(stream: Path, runs: int, targets: Targets) -> None:
         print(row(f"trainlint check --jobs {jobs}, one {documents:,}-document file",
                   seconds[jobs], documents, floor_rate, peaks[jobs]))
     peak = max(peaks.values()) / 1024
-    targets.add(f"one {documents:,}-document file, peak RSS", f"{peak:.0f} MB", "<= 120 MB",
-                peak <= 120)
     gain = seconds["1"] / seconds["2"]
-    targets.add(f"one {documents:,}-document file, --jobs 2", f"{gain:.2f}x --jobs 1",
-                ">= 1.6x", gain >= 1.6)
+    print(f"  --jobs 2 is {gain:.2f}x --jobs 1 on it; {peak * 1024 / documents:.1f} KB of peak "
+          "RSS per document")
+    if targets is not None:
+        targets.add(f"one {documents:,}-document file, peak RSS", f"{peak:.0f} MB",
+                    "<= 120 MB", peak <= 120)
+        targets.add(f"one {documents:,}-document file, --jobs 2", f"{gain:.2f}x --jobs 1",
+                    ">= 1.6x", gain >= 1.6)
 
 
 def shared_figures(runs: int) -> None:
