@@ -94,7 +94,9 @@ _ABSENT: Any = object()
 #: Verdicts by `verdict_key` (None: the rule holds, or its verdict is unknown), from this
 #: process and from the cache; cleared when full.
 VERDICTS: dict[str, str | None] = {}
-MAXVERDICTS = 65536
+#: About 2 MB, and what the cache saves at most: 10,000 files of the benchmark corpus
+#: have 2,500 verdicts (a webhook's values repeat less: its table is cleared more often).
+MAXVERDICTS = 16384
 #: The keys of the verdicts this process evaluated: what the cache has to add.
 LEARNED: set[str] = set()
 
