@@ -100,7 +100,7 @@ class Cache:
         self.folder = folder
         self.findings_path = folder / f"findings-{build}.json"
         self.index_path = folder / f"index-{build}.json"
-        self.verdicts_path = folder / f"verdicts-{build}.json"
+        self.verdicts_path = folder / f"verdicts-{build}-{_cel_engine()}.json"
         stored = _read_json(self.findings_path)
         self.generation = stored.get("generation")
         #: The key of the run that wrote the cache (see `run_key`).
@@ -512,6 +512,21 @@ def _write(path: Path, text: str) -> None:
         temporary.replace(path)
     finally:
         temporary.unlink(missing_ok=True)
+
+
+def _cel_engine() -> str:
+    """What identifies the installed cel-python, whose verdicts the cache keeps: its
+    module's place, size and time, found without importing it."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("celpy")
+    origin = spec.origin if spec is not None else None
+    try:
+        status = os.stat(origin) if origin else None  # noqa: PTH116 - a string, as above
+    except OSError:
+        status = None
+    stamp = "none" if status is None else f"{origin}:{status.st_size}:{status.st_mtime_ns}"
+    return hashlib.blake2b(stamp.encode(), digest_size=4).hexdigest()
 
 
 def _unique() -> str:
