@@ -299,6 +299,42 @@ def test_an_edited_file_whose_values_were_seen_imports_no_cel_engine(tmp_path: P
     assert (status, "'celpy'" in loaded) == ("0", True)  # --no-cache keeps no verdict either
 
 
+def test_an_edited_file_takes_the_kubernetes_definitions_it_needs_from_the_cache(
+    tmp_path: Path,
+) -> None:
+    """The cache keeps the Kubernetes definitions a run needed: checking the file again
+    once edited finds the same, without parsing kubernetes-validate's whole file (unless
+    that file is not the one they were read from)."""
+    job = tmp_path / "job.yaml"
+    text = ("apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata:\n"
+            "  name: a\nspec:\n  runtimeRef:\n    name: torch-distributed\n  trainer:\n"
+            "    resourcesPerNode: {limits: {cpu: x}}\n")
+    job.write_text(text)
+    code = (
+        "from trainlint.cli import main\nfrom trainlint.model import k8s\n"
+        "try:\n    main(['check', '--cache-dir', 'cache', 'job.yaml'])\n"
+        "except SystemExit as end:\n    print(end.code)\n"
+        "print(k8s._definitions.cache_info().currsize)\n"
+    )
+
+    def run() -> list[str]:
+        return subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
+                              text=True, check=True).stdout.splitlines()
+
+    *first, parsed = run()
+    assert parsed == "1" and first[-1] == "1"
+    assert any("TL008" in line for line in first)  # the quantity, checked by its definition
+    job.write_text(text + "# edited\n")
+    assert run() == [*first, "0"]
+    [saved] = (tmp_path / "cache").glob("definitions-*.json")
+    stored = json.loads(saved.read_text())
+    for entry in stored["versions"].values():
+        entry["source"] += "-another"
+    saved.write_text(json.dumps(stored))
+    job.write_text(text + "# edited again\n")
+    assert run() == [*first, "1"]
+
+
 def test_kubernetes_version_option(project: Path) -> None:
     """`--kubernetes-version` picks the core schemas; a release it cannot read is exit 2."""
     good = trainlint("check", "--kubernetes-version", "1.31", "clean.yaml", cwd=project)

@@ -101,6 +101,7 @@ class Cache:
         self.findings_path = folder / f"findings-{build}.json"
         self.index_path = folder / f"index-{build}.json"
         self.verdicts_path = folder / f"verdicts-{build}-{_cel_engine()}.json"
+        self.definitions_path = folder / f"definitions-{build}.json"
         stored = _read_json(self.findings_path)
         self.generation = stored.get("generation")
         #: The key of the run that wrote the cache (see `run_key`).
@@ -139,6 +140,39 @@ class Cache:
                 if isinstance(key, str) and (verdict is None or isinstance(verdict, str))
             )
 
+    def recall_definitions(self) -> None:
+        """Make the Kubernetes definitions earlier runs needed known to this process, for
+        the schema files they were read from."""
+        from trainlint.model import k8s
+
+        stored = _read_json(self.definitions_path).get("versions")
+        if not isinstance(stored, dict):
+            return
+        for version, entry in stored.items():
+            if not isinstance(entry, dict) or not isinstance(entry.get("definitions"), dict):
+                continue
+            if entry.get("source") == k8s.definitions_stamp(version):
+                k8s.KNOWN[version] = {name: found for name, found in entry["definitions"].items()
+                                      if isinstance(found, dict)}
+
+    def save_definitions(self) -> None:
+        """Keep the definitions this process needed, if it read any from a whole file."""
+        from trainlint.model import k8s
+
+        if not k8s.READ:
+            return
+        versions = {}
+        for version in {*k8s.KNOWN, *k8s.READ}:
+            stamp = k8s.definitions_stamp(version)
+            if stamp is not None:
+                known = {name: k8s.definition(version, name)
+                         for name in {*k8s.KNOWN.get(version, {}), *k8s.READ.get(version, ())}}
+                versions[version] = {"source": stamp, "definitions": known}
+        with contextlib.suppress(OSError):
+            _mark(self.folder)
+            _write(self.definitions_path, _json({"versions": versions}))
+        k8s.READ.clear()
+
     def save_verdicts(self) -> None:
         """Keep every verdict this process knows, if it evaluated any (the workers'
         stay with them: a verdict missed costs its evaluation next time, no more)."""
@@ -169,8 +203,8 @@ class Cache:
                 # (benchmarks/tricks.py; 40 ms against 88 for a real cache of 10,000).
                 files = ",".join(members)
                 _write(path, f'{{"generation":{generation},{head},"files":{{{files}}}}}')
-        ours = {self.findings_path, self.index_path, self.verdicts_path}
-        for stale in [path for kind in ("findings", "index", "verdicts")
+        ours = {self.findings_path, self.index_path, self.verdicts_path, self.definitions_path}
+        for stale in [path for kind in ("findings", "index", "verdicts", "definitions")
                       for path in self.folder.glob(f"{kind}-*.json")]:
             if stale not in ours:  # another build's: never read again
                 with contextlib.suppress(OSError):
@@ -254,8 +288,10 @@ def check(
     fresh = [position for position in range(len(names)) if position not in results]
     if fresh:
         cache.recall_verdicts()
+        cache.recall_definitions()
         results.update(settle_all(run, fresh, keep))
         cache.save_verdicts()
+        cache.save_definitions()
     findings = in_order(found for found, _ in results.values())
     entries = [kept for _, (_, kept) in sorted(results.items()) if kept is not None]
     entries += [
