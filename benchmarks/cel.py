@@ -106,9 +106,9 @@ def per_object(runs: int) -> None:
 
 def unshared(kind: str, body: dict[str, Any]) -> object:
     """The object's violations with no verdict remembered from another object."""
-    from trainlint.model import cel
+    from trainlint.model import validations
 
-    cel.VERDICTS.clear()
+    validations.VERDICTS.clear()
     return violations(kind, (2, 3), body, None, KUBERNETES)
 
 

@@ -277,6 +277,64 @@ def test_cel_python_is_imported_only_for_a_rule_to_evaluate(tmp_path: Path) -> N
     assert any("TL010" in line and "RFC 1035" in line for line in output)
 
 
+def test_an_edited_file_whose_values_were_seen_imports_no_cel_engine(tmp_path: Path) -> None:
+    """The cache keeps the CRD rules' verdicts: a pre-commit run on a file edited where no
+    rule reads reports what the engine found (TL010's name rule) without importing it; a
+    value no run saw is evaluated again."""
+    job = tmp_path / "job.yaml"
+    text = ("apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata:\n"
+            "  name: A\nspec:\n  runtimeRef:\n    name: torch-distributed\n")
+    job.write_text(text)
+    arguments, watched = ["check", "--cache-dir", "cache", "job.yaml"], ("celpy",)
+    *first, status, loaded = _imported_by(arguments, watched, tmp_path)
+    assert status == "1" and "'celpy'" in loaded
+    assert [line[:22] for line in first if "RFC 1035" in line] == ["job.yaml:4:3: TL010 [e"]
+    job.write_text(text + "# edited\n")
+    *again, status, loaded = _imported_by(arguments, watched, tmp_path)
+    assert (again, status, loaded) == (first, "1", "[]")
+    job.write_text(text.replace("name: A", "name: a"))
+    *other, status, loaded = _imported_by(arguments, watched, tmp_path)
+    assert "'celpy'" in loaded and not any("TL010" in line for line in other)
+    *_, status, loaded = _imported_by(["check", "--no-cache", "job.yaml"], watched, tmp_path)
+    assert (status, "'celpy'" in loaded) == ("0", True)  # --no-cache keeps no verdict either
+
+
+def test_an_edited_file_takes_the_kubernetes_definitions_it_needs_from_the_cache(
+    tmp_path: Path,
+) -> None:
+    """The cache keeps the Kubernetes definitions a run needed: checking the file again
+    once edited finds the same, without parsing kubernetes-validate's whole file (unless
+    that file is not the one they were read from)."""
+    job = tmp_path / "job.yaml"
+    text = ("apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata:\n"
+            "  name: a\nspec:\n  runtimeRef:\n    name: torch-distributed\n  trainer:\n"
+            "    resourcesPerNode: {limits: {cpu: x}}\n")
+    job.write_text(text)
+    code = (
+        "from trainlint.cli import main\nfrom trainlint.model import k8s\n"
+        "try:\n    main(['check', '--cache-dir', 'cache', 'job.yaml'])\n"
+        "except SystemExit as end:\n    print(end.code)\n"
+        "print(k8s._definitions.cache_info().currsize)\n"
+    )
+
+    def run() -> list[str]:
+        return subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
+                              text=True, check=True).stdout.splitlines()
+
+    *first, parsed = run()
+    assert parsed == "1" and first[-1] == "1"
+    assert any("TL008" in line for line in first)  # the quantity, checked by its definition
+    job.write_text(text + "# edited\n")
+    assert run() == [*first, "0"]
+    [saved] = (tmp_path / "cache").glob("definitions-*.json")
+    stored = json.loads(saved.read_text())
+    for entry in stored["versions"].values():
+        entry["source"] += "-another"
+    saved.write_text(json.dumps(stored))
+    job.write_text(text + "# edited again\n")
+    assert run() == [*first, "1"]
+
+
 def test_kubernetes_version_option(project: Path) -> None:
     """`--kubernetes-version` picks the core schemas; a release it cannot read is exit 2."""
     good = trainlint("check", "--kubernetes-version", "1.31", "clean.yaml", cwd=project)

@@ -13,10 +13,10 @@ import pytest
 import yaml
 
 from tests.conftest import shared_or_skip
-from trainlint.model import cel
+from trainlint.model import cel, validations
 from trainlint.model.crd import FILES, SOURCES, compile_all, dump, schemas, shipped, trimmed_release
 from trainlint.model.crd_rules import Node, compiled
-from trainlint.model.validations import Violation, violations
+from trainlint.model.validations import Violation, verdict_key, violations
 from trainlint.release import RELEASES
 
 #: Rules no object in a file or request can break, with the reason (none else may be left).
@@ -192,3 +192,33 @@ def _functions(ast: Any) -> set[str]:
         elif tree.data == "member_dot_arg":
             names.add(str(tree.children[1]))
     return names
+
+
+def test_verdicts_are_kept_by_what_decides_them() -> None:
+    """A verdict is shared only by the same rule (kind, release, schema node, place) and
+    the same values, types included, whatever the order of keys; the verdicts a store
+    gives decide without the engine."""
+    rule = ("TrainJob", (2, 3), ("spec", "trainer", None), 0)
+    values = (1, 1.0, True, "1", None, [1], {"a": 1}, {"a": "1"})
+    assert len({verdict_key(rule, value, None) for value in values}) == len(values)
+    assert verdict_key(rule, 1, None) != verdict_key(rule, None, 1)
+    others = [("TrainJob", (2, 2), *rule[2:]), ("TrainingRuntime", *rule[1:]),
+              (*rule[:2], ("spec", "trainer"), 0), (*rule[:3], 1)]
+    assert verdict_key(rule, 1, None) not in {verdict_key(other, 1, None) for other in others}
+    assert verdict_key(rule, {"a": 1, "b": [2]}, None) == verdict_key(rule, {"b": [2], "a": 1},
+                                                                      None)
+    assert verdict_key(rule, {1: "a", "b": 2}, None) is None  # keys that do not sort
+    assert verdict_key(rule, object(), None) is None  # not plain data
+
+    validations.VERDICTS.clear()
+    validations.LEARNED.clear()
+    job = _job(trainer={"numNodes": 2})
+    assert violations("TrainJob", (2, 3), job, None, (1, 33)) == []
+    evaluated = set(validations.LEARNED)
+    assert evaluated
+    validations.VERDICTS.update(dict.fromkeys(evaluated, "planted"))
+    validations.LEARNED.clear()
+    found = violations("TrainJob", (2, 3), job, None, (1, 33))
+    assert [violation.detail for violation in found] == ["planted"] * len(evaluated)
+    assert not validations.LEARNED
+    validations.VERDICTS.clear()

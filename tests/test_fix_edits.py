@@ -113,3 +113,29 @@ def test_text_edits_turn_one_text_into_the_other(before: list[str], after: list[
         for edit in fix.text_edits(old, new)
     ]
     assert applied(old, edits) == new
+
+
+def test_each_fix_of_a_file_of_many_documents_has_the_edits_fix_makes(tmp_path: Path) -> None:
+    """A fix's edits are worked out on its own document (a round trip of the whole file
+    per fix made a file of 200 documents take minutes), and are the edits `--fix` makes
+    on the whole file: rows count from the file's first line, whatever precedes the
+    document (comments, an empty document, `...`, other documents), line breaks kept."""
+    documents = [path.read_text() for path in sorted(BROKEN.glob("*.yaml"))]
+    body = "# the platform's objects\n" + "---\n".join(documents) + "...\n---\n"
+    body += "# a fresh start\n---\n" + UNRELATED + "---\n" + documents[-1].replace(
+        "name: ", "name: again-", 1)
+    for name, text in (("many.yaml", body), ("crlf.yaml", body.replace("\n", "\r\n"))):
+        path = tmp_path / name
+        path.write_bytes(text.encode())
+        findings = [f for f in fix.with_edits(lint_files(path)) if f.fix and f.fix.edit]
+        assert len({f.manifest.document for f in findings if f.manifest}) == 3
+        rows = set()
+        for finding in findings:
+            assert finding.fix is not None and finding.fix.edits
+            edits = [{"content": edit.content,
+                      "location": {"row": edit.row, "column": edit.column},
+                      "end_location": {"row": edit.end_row, "column": edit.end_column}}
+                     for edit in finding.fix.edits]
+            assert applied(text, edits) == fix.apply(text, [finding])[0], finding.code
+            rows.add(finding.fix.edits[0].row)
+        assert max(rows) > text.count("\n") - documents[-1].count("\n")  # the last document's

@@ -600,11 +600,13 @@ def _select(
         roots = list(dict.fromkeys(
             path for configuration in by_folder.values() for path in configuration.context
         ))
-        inputs = {os.path.abspath(name) for name in names}  # noqa: PTH100
-        context = [
-            name for name in context_files(roots)
-            if os.path.abspath(name) not in inputs  # noqa: PTH100 - an input is checked
-        ]
+        context = []
+        if roots:  # most runs have none: no need to know every input's absolute path
+            inputs = {os.path.abspath(name) for name in names}  # noqa: PTH100
+            context = [
+                name for name in context_files(roots)
+                if os.path.abspath(name) not in inputs  # noqa: PTH100 - an input is checked
+            ]
         here = resolver.for_path(Path.cwd())
         return _Chosen(names, where, context, here.cache_dir, here.settings.docs_url)
     except ConfigError as error:

@@ -200,17 +200,18 @@ def _load_tree(text: str) -> tuple[Any, list[Any]]:
 
 
 def _spliced(
-    text: str, parser: Any, documents: list[Any], before: str, findings: Sequence[Finding]
+    text: str, parser: Any, documents: list[Any], before: str, findings: Sequence[Finding],
+    first: int = 0,
 ) -> tuple[str, list[Finding]]:
     """`text` with the edits of `findings` made on `documents` (which `before` dumps, and
-    which they change) spliced in."""
+    which they change) spliced in; `text` holds the file's documents from number `first`."""
     applied = []
     for finding in findings:
         assert finding.fix is not None and finding.fix.edit is not None
         assert finding.manifest is not None
         manifest = finding.manifest
         try:
-            node = roundtrip.at(documents[manifest.document], manifest.base)
+            node = roundtrip.at(documents[manifest.document - first], manifest.base)
             finding.fix.edit(node)
         except (roundtrip.Stale, IndexError):
             continue  # an earlier fix changed this part: the next pass checks again
@@ -560,9 +561,12 @@ def with_edits(findings: Sequence[Finding]) -> list[Finding]:
     """`findings`, each fix that has no edits yet given what it alone changes in its file
     (`Fix.edits`, JSON's `fix.edits`): ranges of the file as it is and their new text.
 
-    Each file's round-trip tree is loaded and dumped once for all its fixes, and each fix
-    but the last edits a copy of it: loading costs about twice a dump, which each fix pays
-    anyway. Run where the findings were made: the edits work on those objects."""
+    Each document's round-trip tree is loaded and dumped once for all its fixes, and each
+    fix but the last edits a copy of it: loading costs about twice a dump, which each fix
+    pays anyway. A fix pays for its own document, never for the others of its file: over
+    the whole file, a file of many documents took a round trip of all of them per fix
+    (200 documents took three minutes). Run where the findings were made: the edits work
+    on those objects."""
     done: dict[int, Finding] = {}
     by_file: dict[int, list[Finding]] = {}
     for finding in findings:
@@ -581,28 +585,75 @@ def _file_edits(text: str, findings: Sequence[Finding]) -> list[tuple[TextEdit, 
     if TEMPLATE in text:
         return [() for _ in findings]
     edits: dict[int, tuple[TextEdit, ...]] = {}
-    on_tree = []
+    on_tree: dict[int, list[Finding]] = {}
     for finding in findings:
         assert finding.fix is not None
         if finding.fix.rewrite is not None:
             with contextlib.suppress(LookupError):
                 edits[id(finding)] = tuple(text_edits(text, finding.fix.rewrite(text)))
         elif finding.fix.edit is not None and finding.manifest is not None:
-            on_tree.append(finding)
-    if on_tree:
-        try:
-            parser, documents = _load_tree(text)
-        except Unfixable:
-            on_tree = []
-        else:
-            before = _dump(parser, documents)
-            copies = [copy.deepcopy(documents) for _ in on_tree[1:]]
-            for finding, tree in zip(on_tree, [*copies, documents], strict=True):
-                with contextlib.suppress(Unfixable):
-                    fixed, applied = _spliced(text, parser, tree, before, [finding])
-                    if applied:
-                        edits[id(finding)] = tuple(text_edits(text, fixed))
+            on_tree.setdefault(finding.manifest.document, []).append(finding)
+    pieces = _document_lines(text, sorted(on_tree)) if on_tree else {}
+    if pieces is None:  # the file cannot be cut: all its documents at once
+        pieces = {0: (0, None)}
+        on_tree = {0: [finding for group in on_tree.values() for finding in group]}
+    every = lines(text) if any(cut != (0, None) for cut in pieces.values()) else []
+    for number, (start, end) in pieces.items():
+        piece = text if (start, end) == (0, None) else "".join(every[start:end])
+        for key, found in _document_edits(piece, number, on_tree[number]).items():
+            edits[key] = tuple(
+                replace(edit, row=edit.row + start, end_row=edit.end_row + start)
+                for edit in found)
     return [edits.get(id(finding), ()) for finding in findings]
+
+
+def _document_edits(
+    text: str, number: int, findings: Sequence[Finding]
+) -> dict[int, list[TextEdit]]:
+    """The edits of each finding's fix alone (by the finding's id), on `text`, which holds
+    document `number` of their file (and maybe others after it)."""
+    try:
+        parser, documents = _load_tree(text)
+    except Unfixable:
+        return {}
+    before = _dump(parser, documents)
+    copies = [copy.deepcopy(documents) for _ in findings[1:]]
+    edits = {}
+    for finding, tree in zip(findings, [*copies, documents], strict=True):
+        with contextlib.suppress(Unfixable):
+            fixed, applied = _spliced(text, parser, tree, before, [finding], first=number)
+            if applied:
+                edits[id(finding)] = text_edits(text, fixed)
+    return edits
+
+
+#: Line breaks of YAML 1.1 (libyaml's) that YAML 1.2 (ruamel's) reads as characters: a
+#: file holding one is not cut into documents.
+_OTHER_BREAKS = ("\x85", "\u2028", "\u2029")
+
+
+def _document_lines(text: str, numbers: Sequence[int]) -> dict[int, tuple[int, int | None]] | None:
+    """Which lines of `text` (0-based, the end excluded; None: to the end) hold each
+    document of `numbers`, with what follows it up to the next document; None when the
+    file cannot be cut (it does not parse: neither does its round trip)."""
+    if any(mark in text for mark in _OTHER_BREAKS):
+        return None
+    starts = []
+    try:
+        for event in yaml.parse(text, Loader=yaml.CSafeLoader):
+            if isinstance(event, yaml.DocumentStartEvent):
+                if event.start_mark is None:
+                    return None
+                starts.append(event.start_mark.line)
+    except yaml.YAMLError:
+        return None
+    starts[:1] = [0]  # what comes before the first document is its own
+    if any(later <= earlier for earlier, later in itertools.pairwise(starts)):
+        return None  # two documents on one line
+    if not numbers or numbers[-1] >= len(starts):
+        return None
+    return {number: (starts[number], starts[number + 1] if number + 1 < len(starts) else None)
+            for number in numbers}
 
 
 def text_edits(before: str, after: str) -> list[TextEdit]:

@@ -45,7 +45,8 @@ class Rule:
     #: What to do about a finding, when the rule knows one remedy for all (a Problem
     #: may give its own); not the `Fix` a check offers to apply.
     remediation: str | None
-    doc: str
+    #: The documentation as written (see `doc`).
+    docstring: str
     options: type[RuleOptions] | None
     since: TrainerVersion
     until: TrainerVersion | None
@@ -56,6 +57,12 @@ class Rule:
     #: What the rule reports instead of objects: a kind of `LoadProblem`, or of suppression
     #: (`trainlint.suppression`); its check takes one of those alone.
     reports: type | None = None
+
+    @property
+    def doc(self) -> str:
+        """The documentation, dedented: worked out when read (`trainlint rule`, SARIF),
+        not for every rule at start-up."""
+        return _cleaned(self.docstring)
 
     def applies_to(self, version: TrainerVersion) -> bool:
         return self.since <= version and (self.until is None or version <= self.until)
@@ -136,7 +143,7 @@ def rule(
     def register(check: AnyCheck) -> AnyCheck:
         _register(
             Rule(
-                code, name, severity, frozenset(kinds), check, remediation, _doc(check.__doc__),
+                code, name, severity, frozenset(kinds), check, remediation, check.__doc__ or "",
                 options, parse_version(since), parse_version(until) if until else None,
                 preview, reports,
             )
@@ -146,10 +153,11 @@ def rule(
     return register
 
 
-def _doc(text: str | None) -> str:
+@cache
+def _cleaned(text: str) -> str:
     import inspect
 
-    return inspect.cleandoc(text or "")
+    return inspect.cleandoc(text)
 
 
 @cache

@@ -455,10 +455,14 @@ def _walk(top: Path, resolver: Resolver) -> Iterator[str]:
                 kept.append(folder)
         folders[:] = kept
         check = config.excludes_files
+        # os.path.normpath(os.path.join(root, file)), normalized once per folder: a file's
+        # name holds no separator.
+        prefix = os.path.normpath(root)
+        prefix = "" if prefix == "." else prefix if prefix.endswith(os.sep) else prefix + os.sep
         for file in sorted(files):
             if not file.endswith(EXTENSIONS):
                 continue
-            name = os.path.normpath(os.path.join(root, file))  # noqa: PTH118 - see _absolute_text
+            name = prefix + file
             if not (check and config.excluded(name)) and not _ignored(specs, name):
                 yield name
 

@@ -13,8 +13,8 @@ follows the API server:
   API server types as dynamic) is an error the API server reports with its own text; any
   other evaluation error (a missing key...) says nothing trainlint can stand behind.
 
-Importing this module imports cel-python (about 40 ms): `trainlint.model.validations`
-imports it only when a rule has to be evaluated.
+Importing this module imports cel-python (40–60 ms): `trainlint.model.validations`
+imports it only when a rule's verdict is not known already.
 """
 
 from __future__ import annotations
@@ -133,37 +133,9 @@ def _activation() -> Activation:
     return Activation(annotations=celpy.googleapis, functions=KUBERNETES_OPERATORS)
 
 
-def failure(rule: CrdRule, node: Node, seen: Any, before: Any) -> str | None:
-    """What the API server says when the value `seen` (and `before`, for a transition rule)
-    breaks the rule; None when it holds or when its verdict is unknown. Verdicts are
-    remembered by value: many objects of a run share them (a defaulted `managedBy`, a
-    runtime's policy)."""
-    try:
-        key = (id(rule), id(node), _frozen(seen), _frozen(before))  # both live as long
-    except TypeError:  # not plain data: no verdict to share
-        return _verdict(rule, node, seen, before)
-    if key not in VERDICTS:
-        if len(VERDICTS) >= MAXVERDICTS:
-            VERDICTS.clear()
-        VERDICTS[key] = _verdict(rule, node, seen, before)
-    return VERDICTS[key]
-
-
-#: Verdicts by rule, schema node and values (cleared when full: a run's values repeat).
-VERDICTS: dict[tuple[Any, ...], str | None] = {}
-MAXVERDICTS = 4096
-
-
-def _frozen(value: Any) -> Any:
-    """A hashable image of plain data that tells `1` from `1.0` and `true`."""
-    if isinstance(value, dict):
-        return ("{", *sorted((key, _frozen(item)) for key, item in value.items()))
-    if isinstance(value, list):
-        return ("[", *map(_frozen, value))
-    return type(value).__name__, value
-
-
-def _verdict(rule: CrdRule, node: Node, value: Any, old: Any) -> str | None:
+def failure(rule: CrdRule, node: Node, value: Any, old: Any) -> str | None:
+    """What the API server says when `value` (and `old`, the stored value, for a transition
+    rule) breaks the rule; None when it holds or when its verdict is unknown."""
     try:
         variables = {"self": to_cel(node, value)}
         if rule.transition:

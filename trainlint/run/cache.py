@@ -18,7 +18,10 @@ hold no findings: a TrainJob is checked again when the runtime in its context ch
 Two files per trainlint build: `findings-*.json` (what a warm run needs) and
 `index-*.json` (what validating and reusing single entries needs), each replaced
 atomically and stamped with the same generation; anything unreadable, malformed or of
-another generation is ignored, never trusted. Saving removes the files of other builds.
+another generation is ignored, never trusted. A third, `verdicts-*.json`, keeps the
+verdicts of the CRDs' CEL rules by what decides them (`validations.verdict_key`): a run
+that checks an edited file (a pre-commit hook's) imports cel-python, half its start-up,
+only for values no run saw before. Saving removes the files of other builds.
 """
 
 from __future__ import annotations
@@ -27,8 +30,6 @@ import contextlib
 import hashlib
 import json
 import os
-import tempfile
-import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -75,8 +76,9 @@ class Outcome:
 
 
 def build_fingerprint() -> str:
-    """What identifies this trainlint: its version and the state of its source files and
-    of the runtimes it bundles, found in one walk that skips `__pycache__` (every run
+    """What identifies this trainlint: its version and the state of its source files, of
+    the runtimes it bundles and of the schemas and CRD rules it ships compiled (whose
+    verdicts the cache keeps), found in one walk that skips `__pycache__` (every run
     pays for it: it costs half of two globs)."""
     package = os.path.dirname(os.path.dirname(__file__))  # noqa: PTH120 - strings, as below
     digest = hashlib.blake2b(__version__.encode(), digest_size=8)
@@ -85,7 +87,7 @@ def build_fingerprint() -> str:
         folders[:] = [folder for folder in folders if folder != "__pycache__"]
         relative = os.path.relpath(root, package)
         found += [os.path.join(relative, name) for name in files  # noqa: PTH118
-                  if name.endswith((".py", ".yaml"))]
+                  if name.endswith((".py", ".yaml", ".json", ".pickle"))]
     for path in sorted(found):
         stat = os.stat(os.path.join(package, path))  # noqa: PTH116, PTH118
         digest.update(f"{os.path.normpath(path)}:{stat.st_size}:{stat.st_mtime_ns}".encode())
@@ -98,6 +100,8 @@ class Cache:
         self.folder = folder
         self.findings_path = folder / f"findings-{build}.json"
         self.index_path = folder / f"index-{build}.json"
+        self.verdicts_path = folder / f"verdicts-{build}-{_cel_engine()}.json"
+        self.definitions_path = folder / f"definitions-{build}.json"
         stored = _read_json(self.findings_path)
         self.generation = stored.get("generation")
         #: The key of the run that wrote the cache (see `run_key`).
@@ -124,10 +128,67 @@ class Cache:
             self._index = _entries(stored.get("files"), INDEX_KEYS) if same else {}
         return self._index
 
+    def recall_verdicts(self) -> None:
+        """Make the CEL verdicts earlier runs saved known to this process (and to the
+        workers it forks)."""
+        from trainlint.model import validations  # a run served whole needs none
+
+        stored = _read_json(self.verdicts_path).get("verdicts")
+        if isinstance(stored, dict):
+            validations.VERDICTS.update(
+                (key, verdict) for key, verdict in stored.items()
+                if isinstance(key, str) and (verdict is None or isinstance(verdict, str))
+            )
+
+    def recall_definitions(self) -> None:
+        """Make the Kubernetes definitions earlier runs needed known to this process, for
+        the schema files they were read from."""
+        from trainlint.model import k8s
+
+        stored = _read_json(self.definitions_path).get("versions")
+        if not isinstance(stored, dict):
+            return
+        for version, entry in stored.items():
+            if not isinstance(entry, dict) or not isinstance(entry.get("definitions"), dict):
+                continue
+            if entry.get("source") == k8s.definitions_stamp(version):
+                k8s.KNOWN[version] = {name: found for name, found in entry["definitions"].items()
+                                      if isinstance(found, dict)}
+
+    def save_definitions(self) -> None:
+        """Keep the definitions this process needed, if it read any from a whole file."""
+        from trainlint.model import k8s
+
+        if not k8s.READ:
+            return
+        versions = {}
+        for version in {*k8s.KNOWN, *k8s.READ}:
+            stamp = k8s.definitions_stamp(version)
+            if stamp is not None:
+                known = {name: k8s.definition(version, name)
+                         for name in {*k8s.KNOWN.get(version, {}), *k8s.READ.get(version, ())}}
+                versions[version] = {"source": stamp, "definitions": known}
+        with contextlib.suppress(OSError):
+            _mark(self.folder)
+            _write(self.definitions_path, _json({"versions": versions}))
+        k8s.READ.clear()
+
+    def save_verdicts(self) -> None:
+        """Keep every verdict this process knows, if it evaluated any (the workers'
+        stay with them: a verdict missed costs its evaluation next time, no more)."""
+        from trainlint.model import validations
+
+        if not validations.LEARNED:
+            return
+        with contextlib.suppress(OSError):
+            _mark(self.folder)
+            _write(self.verdicts_path, _json({"verdicts": validations.VERDICTS}))
+        validations.LEARNED.clear()
+
     def save(self, run: str, entries: Sequence[Encoded], codes: set[str]) -> None:
         """Replace both files, index first; a cache that cannot be written is skipped.
         `entries` are encoded (`_encoded`), `codes` those of every finding they hold."""
-        generation = _json(uuid.uuid4().hex)
+        generation = _json(_unique())
         rules = _json(texts(sorted(codes)))
         parts = [
             (self.index_path, '"run":null', [entry.index_part for entry in entries]),
@@ -142,8 +203,9 @@ class Cache:
                 # (benchmarks/tricks.py; 40 ms against 88 for a real cache of 10,000).
                 files = ",".join(members)
                 _write(path, f'{{"generation":{generation},{head},"files":{{{files}}}}}')
-        ours = {self.findings_path, self.index_path}
-        for stale in [*self.folder.glob("findings-*.json"), *self.folder.glob("index-*.json")]:
+        ours = {self.findings_path, self.index_path, self.verdicts_path, self.definitions_path}
+        for stale in [path for kind in ("findings", "index", "verdicts", "definitions")
+                      for path in self.folder.glob(f"{kind}-*.json")]:
             if stale not in ours:  # another build's: never read again
                 with contextlib.suppress(OSError):
                     stale.unlink()
@@ -224,7 +286,12 @@ def check(
                 kept = _encoded(run, item, identities, looked_up, entry["settled"])
                 results[position] = found, kept
     fresh = [position for position in range(len(names)) if position not in results]
-    results.update(settle_all(run, fresh, keep))
+    if fresh:
+        cache.recall_verdicts()
+        cache.recall_definitions()
+        results.update(settle_all(run, fresh, keep))
+        cache.save_verdicts()
+        cache.save_definitions()
     findings = in_order(found for found, _ in results.values())
     entries = [kept for _, (_, kept) in sorted(results.items()) if kept is not None]
     entries += [
@@ -471,13 +538,35 @@ _json = json.JSONEncoder(separators=(",", ":"), check_circular=False).encode
 def _write(path: Path, text: str) -> None:
     """Replace the file atomically: a concurrent run reads the old one or the new one."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+    # A name no other run picks, as `tempfile.mkstemp` would (whose import, with that of
+    # `uuid`, a pre-commit run would pay for).
+    temporary = path.parent / f".{path.name}.{_unique()}.tmp"
+    handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as stream:
             stream.write(text)
-        Path(temporary).replace(path)
+        temporary.replace(path)
     finally:
-        Path(temporary).unlink(missing_ok=True)
+        temporary.unlink(missing_ok=True)
+
+
+def _cel_engine() -> str:
+    """What identifies the installed cel-python, whose verdicts the cache keeps: its
+    module's place, size and time, found without importing it."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("celpy")
+    origin = spec.origin if spec is not None else None
+    try:
+        status = os.stat(origin) if origin else None  # noqa: PTH116 - a string, as above
+    except OSError:
+        status = None
+    stamp = "none" if status is None else f"{origin}:{status.st_size}:{status.st_mtime_ns}"
+    return hashlib.blake2b(stamp.encode(), digest_size=4).hexdigest()
+
+
+def _unique() -> str:
+    return os.urandom(16).hex()
 
 
 def _texts(stored: object) -> dict[str, list[str | None]]:

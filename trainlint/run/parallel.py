@@ -26,7 +26,6 @@ import os
 import pickle
 import signal
 import struct
-import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from typing import IO, Any, TypeVar
 
@@ -295,6 +294,8 @@ class _Outbox:
     appends, the parent reads every record complete so far."""
 
     def __init__(self) -> None:
+        import tempfile  # only a run on several processes needs it
+
         # Closed by `close`, once the worker is done with it.
         self.file: IO[bytes] = tempfile.TemporaryFile(prefix="trainlint-")  # noqa: SIM115
         self.taken = 0
