@@ -5,7 +5,7 @@ from collections.abc import Iterator
 from trainlint.document import Manifest, dig, mapping
 from trainlint.engine.context import Context
 from trainlint.problem import Problem, Severity
-from trainlint.render.trainer import trainer_container
+from trainlint.render.trainer import rendered, runtime_render
 from trainlint.rule import rule
 
 
@@ -17,7 +17,9 @@ from trainlint.rule import rule
 def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does
     Up to v2.2, flags `spec.trainer.resourcesPerNode` that leaves out requests or limits
-    the runtime's trainer container sets (typically a GPU limit without cpu and memory).
+    the runtime sets on a container it replaces the resources of (typically a GPU limit
+    without cpu and memory): the `node` container of the trainer job, and from v2.1 that
+    of the `node` job of an MPI runtime that runs its launcher as a node.
 
     ## Why is this bad?
     Up to v2.2 `resourcesPerNode` **replaces** the container's whole `resources` block
@@ -26,7 +28,9 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
 
     ## When it stays silent
     From v2.3 (resources merge per key), when the TrainJob repeats every resource the
-    runtime sets, and when the runtime is not among the checked files.
+    runtime sets, when no job carries the trainer label (the controller then applies
+    `resourcesPerNode` nowhere; TL201 says so), and when the runtime is not among the
+    checked files.
 
     ## Example
     ```yaml
@@ -83,21 +87,32 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
             nvidia.com/gpu: 1
     ```
     """
-    runtime = ctx.runtime_for(job)
-    given = dig(job.body, "spec", "trainer", "resourcesPerNode")
-    if runtime is None or not isinstance(given, dict):
+    render = rendered(job, ctx)
+    runtime = render.runtime
+    if runtime is None:
         return
-    found = trainer_container(runtime)
-    own = mapping(found[1].get("resources")) if found else {}
-    erased = [
-        f"{part}.{name}"
-        for part in ("requests", "limits")
-        for name in mapping(own.get(part))
-        if name not in mapping(given.get(part))
-    ]
+    replaced = ("spec", "trainer", "resourcesPerNode")
+    alone = runtime_render(runtime, ctx)
+    given = mapping(dig(job.body, *replaced))
+    erased: dict[str, None] = {}
+    jobs: dict[str, None] = {}
+    for container in render.containers():
+        at = container.origin("resources")
+        if at.manifest is not job or at.path != replaced or at.note is not None:
+            continue  # not resources the TrainJob replaced
+        before = alone.job_named(container.job.name)
+        own = before.container(container.name) if before is not None else None
+        resources = mapping(own.body.get("resources")) if own is not None else {}
+        for part in ("requests", "limits"):
+            for name in mapping(resources.get(part)):
+                if name not in mapping(given.get(part)):
+                    erased[f"{part}.{name}"] = None
+                    jobs[container.job.name] = None
     if erased:
+        where = f" on jobs {', '.join(f'`{name}`' for name in jobs)}" if len(jobs) > 1 else ""
         yield Problem(
-            ("spec", "trainer", "resourcesPerNode"),
+            replaced,
             f"`resourcesPerNode` replaces the trainer container's resources up to v2.2: "
-            f"{', '.join(erased)} set by {runtime.describe()} are silently erased",
+            f"{', '.join(erased)} set by {runtime.describe()}{where} are silently erased",
         )
+
