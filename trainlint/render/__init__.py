@@ -187,6 +187,10 @@ class Render:
     #: What the controller also creates beside the JobSet (the MPI hostfile ConfigMap),
     #: as (kind, name, data) with the origin of the data.
     extras: list[tuple[str, str, dict[str, Any], Origin]] = field(default_factory=list)
+    #: The resources the plugins count GPUs and CPUs per node from, and where they are
+    #: written: the TrainJob's `resourcesPerNode`, else the first `node` container of a
+    #: job named `node` or labelled `trainer` (empty when there is none).
+    sized_by: tuple[dict[str, Any], Origin] = ({}, Origin(None, ()))
     #: What a plugin injected and a TrainJob's value then replaced (the builder sets the
     #: TrainJob's env last): the rendered path, the injected item and its origin.
     replaced: list[tuple[KeyPath, dict[str, Any], Origin]] = field(default_factory=list)

@@ -67,6 +67,7 @@ def by(plugin: str) -> str:
 def enforce(build: Building, render: Render) -> None:
     """Run the ML-policy plugin of the runtime, then the pod-group plugins."""
     plugin = build.framework
+    render.sized_by = resources_per_node(build)
     if plugin in ("torch", "jax"):
         _count_from_num_nodes(build)
     if plugin == "torch":

@@ -3,12 +3,12 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from trainlint.document import KeyPath, Manifest, dig, mapping
+from trainlint.document import KeyPath, Manifest, mapping
 from trainlint.engine.context import Context
 from trainlint.kinds import TRAINER_KINDS
 from trainlint.problem import Problem, Severity
 from trainlint.render import devices
-from trainlint.render.trainer import framework, is_torchtune, trainer_container
+from trainlint.render.trainer import is_torchtune, rendered
 from trainlint.rule import rule
 
 #: What the GPUs per node size, by the framework plugin that reads them as a number.
@@ -28,8 +28,10 @@ USES = {
 )
 def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does
-    Looks at the trainer's resources (the runtime's `node` container, or a TrainJob's
-    `resourcesPerNode`) on an MPI, XGBoost or Flux runtime, or a torchtune TrainJob: the
+    Looks at the resources the controller counts GPUs per node from (a TrainJob's
+    `resourcesPerNode`, else the `node` container of the runtime's first job labelled
+    `trainer` or named `node`, label or not) on an MPI, XGBoost or Flux runtime (the last
+    two from v2.2), or a torchtune TrainJob: the
     plugins that use the GPUs per node as a number. It flags a resource whose name
     contains `gpu` but that the device-plugin catalogue knows is a share of a GPU, not a
     count (HAMi's `nvidia.com/gpumem`, `nvidia.com/gpucores`, Intel's
@@ -124,26 +126,18 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
                           image: mpioperator/mpi-pi:openmpi
     ```
     """
-    runtime = ctx.runtime_for(manifest) if manifest.kind == "TrainJob" else manifest
+    render = rendered(manifest, ctx)
+    runtime = render.runtime
     if runtime is None:
         return
-    use = framework(runtime)
+    use = render.framework
     if use == "torch" and manifest.kind == "TrainJob" and is_torchtune(manifest, runtime):
         use = "torchtune"
-    if use not in USES:
-        return
-    if manifest.kind == "TrainJob":
-        resources: Any = dig(manifest.body, "spec", "trainer", "resourcesPerNode")
-        path: KeyPath = ("spec", "trainer", "resourcesPerNode")
-        if resources is None:
-            return  # the runtime's own resources, reported on the runtime
-    else:
-        found = trainer_container(manifest)
-        if found is None:
-            return
-        resources, path = found[1].get("resources"), (*found[0], "resources")
-    yield from _problems(resources, path, USES[use], ctx.device_resources)
-
+    resources, at = render.sized_by
+    # On a TrainJob, only its own `resourcesPerNode`: the runtime's resources are
+    # reported on the runtime.
+    if use in USES and at.manifest is manifest and at.note is None:
+        yield from _problems(resources, at.path, USES[use], ctx.device_resources)
 
 def _problems(
     resources: Any, path: KeyPath, sizes: str, extra: Mapping[str, str]
