@@ -6,9 +6,15 @@ from trainlint.document import Manifest, dig, mapping
 from trainlint.engine.context import Context
 from trainlint.kinds import RUNTIME_KINDS
 from trainlint.problem import Problem, Severity
-from trainlint.render.trainer import pod_specs
+from trainlint.render.trainer import runtime_render
+from trainlint.render.tree import Origin
 from trainlint.rule import rule
 
+#: Where each gang plugin marks the pods it groups (in their template's metadata).
+GROUP_KEYS = {
+    "coscheduling": ("labels", "scheduling.x-k8s.io/pod-group"),
+    "volcano": ("annotations", "scheduling.k8s.io/group-name"),
+}
 #: What sets each gang plugin's scheduler when the runtime does not.
 FALLBACK = {
     "coscheduling": "and nothing else sets it",
@@ -92,20 +98,22 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
                           image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
     ```
     """
-    policy = mapping(dig(runtime.body, "spec", "podGroupPolicy"))
-    plugins = [name for name in FALLBACK if name in policy]
-    if "volcano" in plugins and ctx.trainer_version < (2, 1):
-        plugins.remove("volcano")
-    if not plugins:
-        return
-    missing = [
-        str(job.get("name")) for _, job, pod_spec in pod_specs(runtime)
-        if not pod_spec.get("schedulerName")
-    ]
-    if missing:
-        plugin = plugins[0]
+    missing: list[str] = []
+    at: Origin | None = None
+    plugin = ""
+    for job in runtime_render(runtime, ctx).jobs:
+        metadata = mapping(dig(job.spec, "template", "metadata"))
+        grouped = next(((name, kind, key) for name, (kind, key) in GROUP_KEYS.items()
+                        if key in mapping(metadata.get(kind))), None)
+        if grouped is None or job.pod_spec.get("schedulerName"):
+            continue  # no gang plugin grouped these pods, or they name their scheduler
+        missing.append(job.name)
+        if at is None:
+            plugin, kind, key = grouped
+            at = job.origin("template", "spec", "template", "metadata", kind, key)
+    if at is not None and at.manifest is runtime:
         yield Problem(
-            ("spec", "podGroupPolicy", plugin),
+            (*at.path, plugin),
             f"`podGroupPolicy.{plugin}` creates a PodGroup, but the pods of "
             f"{', '.join(f'`{name}`' for name in missing)} set no `schedulerName` "
             f"{FALLBACK[plugin]}: the default scheduler ignores the PodGroup and starts the "
