@@ -2,11 +2,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from trainlint.document import Manifest, dig, is_count
+from trainlint.document import Manifest, dig
 from trainlint.engine.context import Context
 from trainlint.problem import Problem, Severity
-from trainlint.render.trainer import JOBS, framework, named
+from trainlint.render.trainer import rendered
 from trainlint.rule import rule
+
+NUM_NODES = ("spec", "trainer", "numNodes")
 
 
 @rule(
@@ -86,18 +88,21 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
         numNodes: 2
     ```
     """
-    nodes = dig(job.body, "spec", "trainer", "numNodes")
-    runtime = ctx.runtime_for(job)
-    if not is_count(nodes) or nodes != 1 or runtime is None or framework(runtime) != "mpi":
+    render = rendered(job, ctx)
+    node = render.job_named("node")
+    if render.framework != "mpi" or render.runtime is None or node is None:
         return
-    if dig(runtime.body, "spec", "mlPolicy", "mpi", "runLauncherAsNode") is not True:
-        return
-    jobs = dig(runtime.body, *JOBS)
-    if named(jobs, "launcher") is None or named(jobs, "node") is None:
-        return
+    at = node.pods_at
+    if node.pods != 1 or at.manifest is not job or at.path != NUM_NODES:
+        return  # the node job's count is not the TrainJob's `numNodes: 1`
+    hosts = [line for kind, _, data, _ in render.extras if kind == "ConfigMap"
+             for line in str(data.get("hostfile", "")).splitlines()]
+    if dig(job.body, *NUM_NODES) != 1 or len(hosts) < 2:
+        return  # the launcher is no node of the hostfile
     yield Problem(
-        ("spec", "trainer", "numNodes"),
-        f"`numNodes: 1` on {runtime.describe()}, which runs the launcher as a node: the "
-        "`node` job still gets one pod (max(numNodes − 1, 1)), so the TrainJob runs 2 pods, "
-        "both in the MPI hostfile, with twice the processes and resources asked for",
+        NUM_NODES,
+        f"`numNodes: 1` on {render.runtime.describe()}, which runs the launcher as a node: "
+        "the `node` job still gets one pod (max(numNodes − 1, 1)), so the TrainJob runs "
+        f"{len(hosts)} pods, {'both' if len(hosts) == 2 else 'all'} in the MPI hostfile, "
+        "with twice the processes and resources asked for",
     )
