@@ -2,11 +2,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from trainlint.document import Manifest, dig, is_count, mapping
+from trainlint.document import Manifest, dig, mapping
 from trainlint.engine.context import Context
 from trainlint.kinds import TRAINER_KINDS
 from trainlint.problem import Problem, Severity
-from trainlint.render.trainer import TRAINER, ancestor, framework, replicated_jobs
+from trainlint.render.trainer import rendered
 from trainlint.rule import rule
 
 
@@ -76,21 +76,21 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
             - name: node
     ```
     """
-    runtime = ctx.runtime_for(manifest) if manifest.kind == "TrainJob" else manifest
-    if runtime is None or framework(runtime) != "mpi":
+    render = rendered(manifest, ctx)
+    runtime, launcher = render.runtime, render.trainer
+    if render.framework != "mpi" or runtime is None or launcher is None:
         return
-    nodes = dig(runtime.body, "spec", "mlPolicy", "numNodes")
-    launcher = next((job for _, job in replicated_jobs(runtime) if ancestor(job) == TRAINER), None)
-    if not is_count(nodes) or nodes <= 1 or launcher is None:
-        return
+    nodes, at = launcher.pods, launcher.pods_at
+    if nodes <= 1 or at.manifest is not runtime or at.note is not None:
+        return  # one launcher, or its count is not the runtime's `mlPolicy.numNodes`
     effect = (
-        f"the controller makes the trainer-labelled job `{launcher.get('name')}` {nodes} "
+        f"the controller makes the trainer-labelled job `{launcher.name}` {nodes} "
         "launcher pods, each starting mpirun, while the `node` job keeps its own parallelism"
     )
     if manifest.kind != "TrainJob":
         if not ctx.trainjobs_using(runtime):
             yield Problem(
-                ("spec", "mlPolicy", "numNodes"),
+                at.path,
                 f"MPI runtime with `mlPolicy.numNodes: {nodes}`: for a TrainJob that sets no "
                 f"`numNodes`, {effect}",
             )
