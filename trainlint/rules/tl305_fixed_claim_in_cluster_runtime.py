@@ -5,7 +5,8 @@ from collections.abc import Iterator
 from trainlint.document import Manifest, dig, mappings
 from trainlint.engine.context import Context
 from trainlint.problem import Problem, Severity
-from trainlint.render.trainer import pod_specs
+from trainlint.render import POD_SPEC
+from trainlint.render.trainer import runtime_render
 from trainlint.rule import rule
 
 
@@ -102,14 +103,15 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     ```
     """
     seen: set[str] = set()
-    for pod_path, _, pod_spec in pod_specs(runtime):
-        for index, volume in mappings(pod_spec.get("volumes")):
+    for job in runtime_render(runtime, ctx).jobs:
+        for index, volume in mappings(job.pod_spec.get("volumes")):
             claim = dig(volume, "persistentVolumeClaim", "claimName")
-            if not isinstance(claim, str) or claim in seen:
+            at = job.origin(*POD_SPEC, "volumes", index, "persistentVolumeClaim", "claimName")
+            if not isinstance(claim, str) or claim in seen or at.manifest is not runtime:
                 continue
             seen.add(claim)
             yield Problem(
-                (*pod_path, "volumes", index, "persistentVolumeClaim", "claimName"),
+                at.path,
                 f"every TrainJob using this ClusterTrainingRuntime mounts PVC `{claim}` of its "
                 "own namespace: runs in one namespace share and overwrite it, and where it "
                 "does not exist the pods stay Pending",
