@@ -8,12 +8,8 @@ from trainlint.document import KeyPath, Manifest, dig, is_count, mapping
 from trainlint.engine.context import Context
 from trainlint.kinds import RUNTIME_KINDS
 from trainlint.problem import Edit, Fix, Problem, Severity
-from trainlint.render.trainer import JOBS, JOBSET, replicated_jobs
+from trainlint.render.trainer import runtime_render
 from trainlint.rule import rule
-
-#: Kubernetes' default `backoffLimit`, and the default when `backoffLimitPerIndex` is set.
-DEFAULT_BACKOFF_LIMIT = 6
-PER_INDEX_BACKOFF_LIMIT = 2_147_483_647
 
 
 @rule(
@@ -93,35 +89,33 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
                           image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
     ```
     """
-    policy = mapping(dig(runtime.body, *JOBSET, "failurePolicy"))
+    render = runtime_render(runtime, ctx)
+    policy = mapping(mapping(render.jobset.get("spec")).get("failurePolicy"))
     restarts = policy.get("maxRestarts")
     if not is_count(restarts) or restarts <= 0 or policy.get("restartStrategy") == "InPlaceRestart":
         return
-    for index, job in replicated_jobs(runtime):
-        job_spec = mapping(dig(job, "template", "spec"))
-        limit = job_spec.get("backoffLimit")
-        if limit is None:
-            default = (
-                PER_INDEX_BACKOFF_LIMIT if "backoffLimitPerIndex" in job_spec
-                else DEFAULT_BACKOFF_LIMIT
-            )
-            setting = f"leaves `backoffLimit` unset (Kubernetes defaults it to {default})"
-            has_spec = "spec" in mapping(job.get("template"))
-            path = (*JOBS, index, "template", *(("spec",) if has_spec else ()))
-            limit = default
-        elif is_count(limit) and limit > 0:
+    for job in render.jobs:
+        limit = job.spec.get("backoffLimit")
+        limit_at = job.origin("template", "spec", "backoffLimit")
+        template = job.origin("template")
+        if template.manifest is not runtime:
+            continue
+        if limit_at.note is not None and is_count(limit):
+            setting = f"leaves `backoffLimit` unset (Kubernetes defaults it to {limit})"
+            has_spec = "spec" in mapping(dig(runtime.body, *template.path))
+            path = (*template.path, *(("spec",) if has_spec else ()))
+        elif is_count(limit) and limit > 0 and limit_at.manifest is runtime:
             setting = f"sets `backoffLimit: {limit}`"
-            path = (*JOBS, index, "template", "spec", "backoffLimit")
+            path = limit_at.path
         else:
             continue
         yield Problem(
             path,
-            f"job `{job.get('name')}` {setting} while `failurePolicy.maxRestarts` is "
+            f"job `{job.name}` {setting} while `failurePolicy.maxRestarts` is "
             f"{restarts}: a failing job is tried up to {(restarts + 1) * (limit + 1):,} times, "
             "and an in-place retry of one rank cannot rejoin a multi-node rendezvous",
-            fix=Fix("set `backoffLimit: 0`", _zero_backoff((*JOBS, index, "template"))),
+            fix=Fix("set `backoffLimit: 0`", _zero_backoff(template.path)),
         )
-
 
 def _zero_backoff(template: KeyPath) -> Edit:
     def edit(runtime: Any) -> None:
