@@ -34,6 +34,8 @@ INITIALIZERS = ("dataset-initializer", "model-initializer")
 #: Where the replicatedJobs are in a rendered JobSet, and a pod spec inside one of them.
 JOBS: KeyPath = ("spec", "replicatedJobs")
 POD_SPEC: KeyPath = ("template", "spec", "template", "spec")
+#: The JobSet's failure policy, in a rendered JobSet.
+FAILURE_POLICY: KeyPath = ("spec", "failurePolicy")
 
 
 class _Named:

@@ -2,11 +2,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from trainlint.document import Manifest, is_count, mappings
+from trainlint.document import Manifest, is_count, mapping, mappings
 from trainlint.engine.context import Context
 from trainlint.kinds import RUNTIME_KINDS
 from trainlint.problem import Problem, Severity
-from trainlint.render.trainer import JOBSET, jobset
+from trainlint.render import FAILURE_POLICY
+from trainlint.render.trainer import runtime_render
 from trainlint.rule import rule
 
 
@@ -85,8 +86,10 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
                           image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
     ```
     """
-    policy = jobset(runtime).get("failurePolicy")
-    if not isinstance(policy, dict):
+    render = runtime_render(runtime, ctx)
+    policy = mapping(render.jobset.get("spec")).get("failurePolicy")
+    at = render.origin(FAILURE_POLICY)
+    if not isinstance(policy, dict) or at.manifest is not runtime:
         return
     restarts = policy.get("maxRestarts")
     if is_count(restarts) and restarts > 0:
@@ -94,7 +97,7 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     actions = [str(item.get("action")) for _, item in mappings(policy.get("rules"))]
     if any(action.endswith("AndIgnoreMaxRestarts") for action in actions):
         return
-    path = (*JOBSET, "failurePolicy", *(("maxRestarts",) if "maxRestarts" in policy else ()))
+    path = (*at.path, *(("maxRestarts",) if "maxRestarts" in policy else ()))
     yield Problem(
         path,
         "`failurePolicy` allows no restart (`maxRestarts` is "

@@ -8,7 +8,8 @@ from trainlint.engine.context import Context
 from trainlint.kinds import RUNTIME_KINDS
 from trainlint.options import RuleOptions, check_range
 from trainlint.problem import Problem, Severity
-from trainlint.render.trainer import JOBSET, jobset
+from trainlint.render import FAILURE_POLICY
+from trainlint.render.trainer import runtime_render
 from trainlint.rule import rule
 
 
@@ -99,11 +100,13 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
                           image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
     ```
     """
-    restarts = mapping(jobset(runtime).get("failurePolicy")).get("maxRestarts")
+    render = runtime_render(runtime, ctx)
+    restarts = mapping(mapping(render.jobset.get("spec")).get("failurePolicy")).get("maxRestarts")
     limit = ctx.options.max_restarts
-    if is_count(restarts) and restarts > limit:
+    at = render.origin((*FAILURE_POLICY, "maxRestarts"))
+    if is_count(restarts) and restarts > limit and at.manifest is runtime:
         yield Problem(
-            (*JOBSET, "failurePolicy", "maxRestarts"),
+            at.path,
             f"`maxRestarts: {restarts}` (above {limit}): a script that fails the same way "
             "every time is restarted that often, holding all its nodes, before the TrainJob "
             "fails",

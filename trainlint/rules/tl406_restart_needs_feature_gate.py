@@ -2,11 +2,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from trainlint.document import Manifest, mappings
+from trainlint.document import Manifest, mapping, mappings
 from trainlint.engine.context import Context
 from trainlint.kinds import RUNTIME_KINDS
 from trainlint.problem import Problem, Severity
-from trainlint.render.trainer import JOBSET, jobset
+from trainlint.render import FAILURE_POLICY
+from trainlint.render.trainer import runtime_render
 from trainlint.rule import rule
 
 RESTART_JOB_ACTIONS = frozenset({"RestartJob", "RestartJobAndIgnoreMaxRestarts"})
@@ -93,10 +94,12 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
                           image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
     ```
     """
-    policy = jobset(runtime).get("failurePolicy")
-    if not isinstance(policy, dict):
+    render = runtime_render(runtime, ctx)
+    policy = mapping(render.jobset.get("spec")).get("failurePolicy")
+    at = render.origin(FAILURE_POLICY)
+    if not isinstance(policy, dict) or at.manifest is not runtime:
         return
-    path = (*JOBSET, "failurePolicy")
+    path = at.path
     if policy.get("restartStrategy") == "InPlaceRestart":
         yield Problem(
             (*path, "restartStrategy"),
