@@ -2,11 +2,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from trainlint.document import Manifest, is_count, mapping
+from trainlint.document import Manifest, dig, mapping
 from trainlint.engine.context import Context
 from trainlint.kinds import RUNTIME_KINDS
 from trainlint.problem import Problem, Severity
-from trainlint.render.trainer import JOBS, TRAINER, ancestor, jobset, replicated_jobs
+from trainlint.render.trainer import runtime_render
 from trainlint.rule import rule
 
 #: The `backoffLimit` JobSet requires of every job under `InPlaceRestart`.
@@ -16,18 +16,14 @@ MAX_BACKOFF_LIMIT = 2_147_483_647
 @rule(
     "TL415", "in-place-restart-job-requirements",
     kinds=RUNTIME_KINDS, severity=Severity.ERROR, since="2.2",
-    remediation=(
-        "Set `backoffLimit: 2147483647` and `podReplacementPolicy: Failed` on every job, with "
-        "`completions` equal to `parallelism`."
-    ),
+    remediation="Set `backoffLimit: 2147483647` and `podReplacementPolicy: Failed` on every job.",
 )
 def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does
     With `failurePolicy.restartStrategy: InPlaceRestart`, flags each replicatedJob whose
-    Job lacks `backoffLimit: 2147483647` or `podReplacementPolicy: Failed`, or sets
-    `completions` and `parallelism` to different numbers (the trainer job's are set by
-    the controller, so only other jobs are judged on them). That the `InPlaceRestart`
-    feature gate is off by default is TL406.
+    Job lacks `backoffLimit: 2147483647` or `podReplacementPolicy: Failed`. (The webhook
+    also wants `completions` equal to `parallelism`, but the controller sets both to the
+    job's pod count.) That the `InPlaceRestart` feature gate is off by default is TL406.
 
     ## Why is this bad?
     The JobSet webhook rejects an `InPlaceRestart` JobSet unless every job meets these
@@ -36,8 +32,8 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     only as an event on the TrainJob.
 
     ## When it stays silent
-    On runtimes without `restartStrategy: InPlaceRestart`, and on the trainer job's
-    completions and parallelism (the controller sets them).
+    On runtimes without `restartStrategy: InPlaceRestart`, and on `completions` and
+    `parallelism`: the controller sets both of every job to its pod count.
 
     ## Example
     ```yaml
@@ -98,23 +94,27 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
                           image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
     ```
     """
-    if mapping(jobset(runtime).get("failurePolicy")).get("restartStrategy") != "InPlaceRestart":
+    render = runtime_render(runtime, ctx)
+    policy = mapping(mapping(render.jobset.get("spec")).get("failurePolicy"))
+    if policy.get("restartStrategy") != "InPlaceRestart":
         return
-    for index, job in replicated_jobs(runtime):
-        template = mapping(job.get("template"))
-        spec = mapping(template.get("spec"))
+    for job in render.jobs:
+        template = job.origin("template")
+        if template.manifest is not runtime:
+            continue
         unmet = []
-        if spec.get("backoffLimit") != MAX_BACKOFF_LIMIT:
+        # The webhook sees the JobSet before Kubernetes defaults its Jobs: a default
+        # backoffLimit is none.
+        written = job.origin("template", "spec", "backoffLimit").note is None
+        if not written or job.spec.get("backoffLimit") != MAX_BACKOFF_LIMIT:
             unmet.append(f"`backoffLimit: {MAX_BACKOFF_LIMIT}`")
-        if spec.get("podReplacementPolicy") != "Failed":
+        if job.spec.get("podReplacementPolicy") != "Failed":
             unmet.append("`podReplacementPolicy: Failed`")
-        counts = spec.get("completions"), spec.get("parallelism")
-        if ancestor(job) != TRAINER and all(map(is_count, counts)) and counts[0] != counts[1]:
-            unmet.append("`completions` equal to `parallelism`")
         if unmet:
+            has_spec = "spec" in mapping(dig(runtime.body, *template.path))
             yield Problem(
-                (*JOBS, index, "template", *(("spec",) if "spec" in template else ())),
+                (*template.path, *(("spec",) if has_spec else ())),
                 f"`restartStrategy: InPlaceRestart` needs {' and '.join(unmet)} on job "
-                f"`{job.get('name')}`: the JobSet webhook rejects the JobSet when the TrainJob "
+                f"`{job.name}`: the JobSet webhook rejects the JobSet when the TrainJob "
                 "starts, which shows only as an event",
             )
