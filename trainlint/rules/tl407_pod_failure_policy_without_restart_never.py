@@ -2,11 +2,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from trainlint.document import Manifest, dig, mapping
+from trainlint.document import Manifest
 from trainlint.engine.context import Context
 from trainlint.kinds import RUNTIME_KINDS
 from trainlint.problem import Problem, Severity
-from trainlint.render.trainer import JOBS, POD_SPEC, replicated_jobs
+from trainlint.render import POD_SPEC
+from trainlint.render.trainer import runtime_render
 from trainlint.rule import rule
 
 NEEDS_NEVER = ("podFailurePolicy", "backoffLimitPerIndex")
@@ -95,17 +96,18 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
                           image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
     ```
     """
-    for index, job in replicated_jobs(runtime):
-        job_spec = mapping(dig(job, "template", "spec"))
-        restart = mapping(dig(job, *POD_SPEC)).get("restartPolicy")
+    for job in runtime_render(runtime, ctx).jobs:
+        restart = job.pod_spec.get("restartPolicy")
         if restart == "Never":
             continue
+        written = job.origin(*POD_SPEC, "restartPolicy").note is None
         for key in NEEDS_NEVER:
-            if key in job_spec:
-                setting = f"`restartPolicy: {restart}`" if restart else "no `restartPolicy`"
+            at = job.origin("template", "spec", key)
+            if key in job.spec and at.manifest is runtime:
+                setting = f"`restartPolicy: {restart}`" if written else "no `restartPolicy`"
                 yield Problem(
-                    (*JOBS, index, "template", "spec", key),
-                    f"job `{job.get('name')}` sets `{key}` with {setting} (JobSet defaults it "
+                    at.path,
+                    f"job `{job.name}` sets `{key}` with {setting} (JobSet defaults it "
                     "to OnFailure): Kubernetes allows it only with `restartPolicy: Never`, so "
                     "the Job is rejected at creation and the run never starts",
                 )

@@ -6,7 +6,8 @@ from trainlint.document import KeyPath, Manifest, mapping, mappings, sequence
 from trainlint.engine.context import Context
 from trainlint.kinds import RUNTIME_KINDS
 from trainlint.problem import Problem, Severity
-from trainlint.render.trainer import JOBSET, jobset, replicated_jobs
+from trainlint.render import FAILURE_POLICY
+from trainlint.render.trainer import runtime_render
 from trainlint.rule import rule
 
 
@@ -84,20 +85,22 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
                           image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
     ```
     """
-    names = {str(job.get("name")) for _, job in replicated_jobs(runtime)}
-    spec = jobset(runtime)
-    success = mapping(spec.get("successPolicy"))
+    render = runtime_render(runtime, ctx)
+    names = {job.name for job in render.jobs}
+    spec = mapping(render.jobset.get("spec"))
     lists: list[tuple[KeyPath, object]] = [
-        ((*JOBSET, "successPolicy", "targetReplicatedJobs"), success.get("targetReplicatedJobs"))
+        (("spec", "successPolicy", "targetReplicatedJobs"),
+         mapping(spec.get("successPolicy")).get("targetReplicatedJobs"))
     ]
     for index, item in mappings(mapping(spec.get("failurePolicy")).get("rules")):
-        path = (*JOBSET, "failurePolicy", "rules", index, "targetReplicatedJobs")
-        lists.append((path, item.get("targetReplicatedJobs")))
+        lists.append(((*FAILURE_POLICY, "rules", index, "targetReplicatedJobs"),
+                      item.get("targetReplicatedJobs")))
     for path, targets in lists:
         for position, target in enumerate(sequence(targets)):
-            if isinstance(target, str) and target not in names:
+            at = render.origin((*path, position))
+            if isinstance(target, str) and target not in names and at.manifest is runtime:
                 yield Problem(
-                    (*path, position),
+                    at.path,
                     f"`{target}` is not a replicatedJob of this runtime: the JobSet webhook "
                     "rejects the JobSet when a TrainJob starts, so it never runs and shows "
                     "only a TrainJobResourcesCreationFailed event",

@@ -3,11 +3,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from trainlint.document import Manifest, mapping, mappings, sequence
+from trainlint.document import KeyPath, Manifest, mapping, mappings, sequence
 from trainlint.engine.context import Context
 from trainlint.kinds import RUNTIME_KINDS
 from trainlint.problem import Problem, Severity
-from trainlint.render.trainer import JOBS, JOBSET, jobset, replicated_jobs
+from trainlint.render import FAILURE_POLICY
+from trainlint.render.trainer import runtime_render
 from trainlint.rule import rule
 
 REASONS = frozenset({
@@ -105,34 +106,40 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
                           image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
     ```
     """
-    rules_path = (*JOBSET, "failurePolicy", "rules")
+    render = runtime_render(runtime, ctx)
+    rules_path = (*FAILURE_POLICY, "rules")
+    problems: list[tuple[KeyPath, str]] = []
     seen: set[str] = set()
-    for index, item in mappings(mapping(jobset(runtime).get("failurePolicy")).get("rules")):
+    policy = mapping(mapping(render.jobset.get("spec")).get("failurePolicy"))
+    for index, item in mappings(policy.get("rules")):
         name = item.get("name")
         if isinstance(name, str):
             if len(name) > 128 or not RULE_NAME.fullmatch(name):
-                yield Problem(
+                problems.append((
                     (*rules_path, index, "name"),
                     f"rule name `{name}` must start with a letter and hold only letters, "
                     f"digits, `_`, `,` and `:` (at most 128): {_REJECTED}",
-                )
+                ))
             elif name in seen:
-                yield Problem(
+                problems.append((
                     (*rules_path, index, "name"),
                     f"a second failure-policy rule is named `{name}`: {_REJECTED}",
-                )
+                ))
             seen.add(name)
         for position, reason in enumerate(sequence(item.get("onJobFailureReasons"))):
             if isinstance(reason, str) and reason not in REASONS:
-                yield Problem(
+                problems.append((
                     (*rules_path, index, "onJobFailureReasons", position),
                     f"`{reason}` is not a Job failure reason ({', '.join(sorted(REASONS))}): "
                     f"{_REJECTED}",
-                )
-    first = next(iter(replicated_jobs(runtime)), None)
-    if first is not None and first[0] == 0 and "dependsOn" in first[1]:
-        yield Problem(
-            (*JOBS, 0, "dependsOn"),
-            f"the first replicatedJob `{first[1].get('name')}` cannot have `dependsOn`: "
-            f"{_REJECTED}",
-        )
+                ))
+    first = render.jobs[0] if render.jobs else None
+    if first is not None and first.index == 0 and "dependsOn" in first.body:
+        problems.append((
+            (*first.path, "dependsOn"),
+            f"the first replicatedJob `{first.name}` cannot have `dependsOn`: {_REJECTED}",
+        ))
+    for path, message in problems:
+        at = render.origin(path)
+        if at.manifest is runtime:
+            yield Problem(at.path, message)
