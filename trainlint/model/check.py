@@ -84,6 +84,19 @@ def issues(manifest: Manifest, ctx: Lookups) -> list[Issue]:
     return ctx.remember(_ISSUES, manifest, walk, version, kubernetes)
 
 
+def embedded_issues(
+    value: Any, definition: str, path: KeyPath, kind: str, ctx: Lookups
+) -> list[Issue]:
+    """The schema issues of `value`, a Kubernetes type (`definition`) held at `path` of a
+    custom resource of `kind`: a job template of a rendered JobSet."""
+    version = resolve_version(ctx.kubernetes_version)
+    found: list[Issue] = []
+    walker = _Walker(kind, ctx.trainer_version, version, found)
+    walker.walk(value, converter(version).definition(definition, embedded=True), list(path),
+                core=True)
+    return found
+
+
 def problems(manifest: Manifest, ctx: Lookups, flaw: Flaw) -> Iterator[Problem]:
     """The Problems of one schema rule: the issues of the walk of its flaw."""
     for issue in issues(manifest, ctx):
