@@ -85,16 +85,23 @@ def issues(manifest: Manifest, ctx: Lookups) -> list[Issue]:
 
 
 def embedded_issues(
-    value: Any, definition: str, path: KeyPath, kind: str, ctx: Lookups
+    value: Any, definition: str, path: KeyPath, below: KeyPath, kind: str, ctx: Lookups
 ) -> list[Issue]:
-    """The schema issues of `value`, a Kubernetes type (`definition`) held at `path` of a
-    custom resource of `kind`: a job template of a rendered JobSet."""
+    """The schema issues of `value`, held at `path` of a custom resource of `kind`, and
+    at `below` inside a Kubernetes type (`definition`) that starts higher up: a part of
+    a job template of a rendered JobSet. No issue when `below` leads nowhere in the type."""
     version = resolve_version(ctx.kubernetes_version)
-    found: list[Issue] = []
-    walker = _Walker(kind, ctx.trainer_version, version, found)
-    walker.walk(value, converter(version).definition(definition, embedded=True), list(path),
-                core=True)
-    return found
+    walker = _Walker(kind, ctx.trainer_version, version, [])
+    node: Node | None = walker.converter.definition(definition, embedded=True)
+    for key in below:
+        if node is not None and node.type == "core":
+            node = walker.converter.definition(node.definition, node.embedded)
+        if node is None:
+            break
+        node = node.items if node.type in ("array", "map") else node.fields.get(str(key))
+    if node is not None:
+        walker.walk(value, node, list(path), core=True)
+    return walker.out
 
 
 def problems(manifest: Manifest, ctx: Lookups, flaw: Flaw) -> Iterator[Problem]:

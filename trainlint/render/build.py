@@ -178,6 +178,13 @@ class _Build:
                             "metadata", key)
                     sources.append((mapping(dig(patch, *path[3:])), Origin(self.job, path)))
             for values, at in sources:
+                if not values:
+                    continue
+                if self.tree.get(("metadata", key)) is None:
+                    # The first is taken whole, shared: its keys' origins follow from its
+                    # own, and a later source copies it before changing it.
+                    self.tree.put(("metadata", key), values, at)
+                    continue
                 for name, value in values.items():
                     self.tree.put(("metadata", key, name), value, within(at, name))
 

@@ -37,6 +37,8 @@ class Building(Protocol):
     pod_annotations: dict[str, tuple[str, Origin]]
     filled: dict[str, Any]
     filled_at: dict[str, Origin]
+    #: The render being built.
+    result: Render
 
     def trainer_at(self, *keys: str | int) -> Origin: ...
     def runtime_at(self, *keys: str | int) -> Origin: ...
@@ -67,7 +69,7 @@ def by(plugin: str) -> str:
 def enforce(build: Building, render: Render) -> None:
     """Run the ML-policy plugin of the runtime, then the pod-group plugins."""
     plugin = build.framework
-    render.sized_by = resources_per_node(build)
+    render.sized_by = _resources_per_node(build)
     if plugin in ("torch", "jax"):
         _count_from_num_nodes(build)
     if plugin == "torch":
@@ -130,6 +132,11 @@ def nodes(build: Building) -> tuple[int, Origin]:
 
 
 def resources_per_node(build: Building) -> tuple[dict[str, Any], Origin]:
+    """The resources the plugins size processes by (`Render.sized_by`)."""
+    return build.result.sized_by
+
+
+def _resources_per_node(build: Building) -> tuple[dict[str, Any], Origin]:
     """The resources the plugins size processes by: the TrainJob's `resourcesPerNode`, else
     the first `node` container of a job named `node` or labelled `trainer`."""
     if isinstance(build.trainer.get("resourcesPerNode"), dict):

@@ -241,6 +241,25 @@ class Tree:
             return best
         return Origin(best.manifest, best.path + (*base, *keys)[depth:])
 
+    def written_below(self, path: KeyPath, manifest: Manifest) -> Iterator[KeyPath]:
+        """The topmost paths at or below `path` whose values `manifest` wrote (not those
+        a plugin or a default put there because of it)."""
+        node, best, depth = self.locate(path)
+        if depth and best.manifest is manifest and best.note is None:
+            yield path  # all of it, from a value written higher up
+            return
+        stack: list[tuple[KeyPath, Any]] = [(path, node)] if isinstance(node, dict) else []
+        while stack:
+            base, node = stack.pop()
+            for key, inner in node.items():
+                if key is _HERE:
+                    continue
+                here = inner.get(_HERE) if isinstance(inner, dict) else inner
+                if here is not None and here.manifest is manifest and here.note is None:
+                    yield (*base, key)
+                elif isinstance(inner, dict):
+                    stack.append(((*base, key), inner))
+
     def sources(self) -> Iterator[Origin]:
         """Every origin recorded (not those a value inherits from the one above it)."""
         stack = [self._origins]

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from trainlint.document import Manifest, dotted, mapping, mappings
+from trainlint.document import KeyPath, Manifest, dotted, mapping, mappings
 from trainlint.engine.context import Context
-from trainlint.model.check import embedded_issues, issues
+from trainlint.model.check import Flaw, embedded_issues, issues
 from trainlint.problem import Problem, Severity
 from trainlint.render import Container, Job
 from trainlint.render.quantity import amount
@@ -218,17 +218,24 @@ def _two_sources(volume: dict[str, object], rendered_job: Job, mine: list[str],
 
 
 def _against_schema(job: Manifest, rendered_job: Job, ctx: Context) -> Iterator[Problem]:
-    """The job template as merged against the Kubernetes schemas: what the merge made
-    invalid, at the TrainJob key that holds it (what the TrainJob or its runtime has as
-    written, the schema rules report on them)."""
-    own = {(issue.flaw, issue.path) for issue in issues(job, ctx)}
-    template = rendered_job.body.get("template")
-    path = (*rendered_job.path, "template")
-    for issue in embedded_issues(template, JOB_TEMPLATE, path, "JobSet", ctx):
-        at = rendered_job.render.origin(issue.path)
-        if at.manifest is job and at.note is None and (issue.flaw, at.path) not in own:
-            yield Problem(at.path, f"once merged into the JobSet the controller creates (see "
-                          f"`trainlint render`), {issue.message}")
+    """The parts of a job template the TrainJob wrote, as merged, against the Kubernetes
+    schemas: what the merge made invalid, at the TrainJob key that holds it (what the
+    TrainJob has as written, the schema rules report on it). Only those parts are walked:
+    what the runtime wrote is its own schema rules' to judge, and a runtime's value beside
+    the TrainJob's is valid on both sides."""
+    render = rendered_job.render
+    template = (*rendered_job.path, "template")
+    own: set[tuple[Flaw, KeyPath]] | None = None
+    for path in render.tree.written_below(template, job):
+        value = render.tree.get(path)
+        for issue in embedded_issues(value, JOB_TEMPLATE, path, path[len(template):], "JobSet",
+                                     ctx):
+            at = render.origin(issue.path)
+            if own is None:
+                own = {(found.flaw, found.path) for found in issues(job, ctx)}
+            if at.manifest is job and at.note is None and (issue.flaw, at.path) not in own:
+                yield Problem(at.path, f"once merged into the JobSet the controller creates "
+                              f"(see `trainlint render`), {issue.message}")
 
 
 def _requests_above_limits(job: Manifest, container: Container) -> Iterator[Problem]:
