@@ -98,11 +98,13 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     for job in render.jobs:
         for name, (index, volume) in sorted(job.volumes().items()):
             claim = dig(volume, "persistentVolumeClaim", "claimName")
+            if not isinstance(claim, str) or not claim:
+                continue
             at = job.origin(*POD_SPEC, "volumes", index, "persistentVolumeClaim", "claimName")
-            if at.manifest is not manifest or not isinstance(claim, str) or not claim:
+            if at.manifest is not manifest:
                 continue
             if not ctx.claims():
-                return
+                return  # the run has no PVC: nothing says which exist
             pods = "the trainer pods" if job is render.trainer else f"the pods of job `{job.name}`"
             for namespace in claim_namespaces(manifest, ctx):
                 if ctx.claim(namespace, claim) is not None:
