@@ -231,6 +231,68 @@ def test_v23_appends_a_job_a_patch_names_and_v22_ignores_it() -> None:
     assert [job.name for job in ignored.jobs] == ["launcher", "node"]
 
 
+_NULLS_IN_A_PATCH = """\
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata: {name: torch}
+spec:
+  mlPolicy: {torch: {}}
+  template:
+    spec:
+      replicatedJobs:
+        - name: node
+          template:
+            metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
+            spec:
+              template:
+                spec:
+                  nodeSelector: {pool: gpu}
+                  tolerations: [{key: gpu, operator: Exists}]
+                  containers:
+                    - {name: node, image: x, volumeMounts: [{name: data, mountPath: /data}]}
+                  volumes: [{name: data, emptyDir: {}}]
+---
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: job}
+spec:
+  runtimeRef: {name: torch}
+  runtimePatches:
+    - manager: example.com/tool
+      trainingRuntimeSpec:
+        template:
+          spec:
+            replicatedJobs:
+              - name: node
+                template:
+                  spec:
+                    template:
+                      spec:
+                        nodeSelector:
+                        tolerations:
+                        containers:
+                          - name: node
+                            volumeMounts:
+                        volumes:
+                          - {name: data, emptyDir: null, persistentVolumeClaim: {claimName: d}}
+"""
+
+
+@pytest.mark.parametrize("release", ["2.2", "2.3"])
+def test_the_keys_a_patch_sets_to_null_leave_the_runtimes_values(release: str) -> None:
+    """The API server drops a TrainJob's nulls: the controller never sees them."""
+    rendered = _render_text(_NULLS_IN_A_PATCH, release)
+    node = rendered.job_named("node")
+    assert node is not None
+    assert node.pod_spec["nodeSelector"] == {"pool": "gpu"}
+    assert node.pod_spec["tolerations"] == [{"key": "gpu", "operator": "Exists"}]
+    assert node.containers()[0].body["volumeMounts"] == [{"name": "data", "mountPath": "/data"}]
+    assert node.pod_spec["volumes"] == [
+        {"name": "data", "emptyDir": {}, "persistentVolumeClaim": {"claimName": "d"}}
+    ]
+    assert rendered.origin((*node.pod_path, "nodeSelector")).manifest is rendered.runtime
+
+
 def test_a_runtime_alone_renders_what_every_trainjob_inherits() -> None:
     loaded = load(_RUNTIME_AND_PATCH, "case.yaml")
     alone = render(None, loaded.manifests[0], (2, 3))

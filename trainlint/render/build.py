@@ -59,14 +59,28 @@ def _job_template_patch(version: Version) -> dict[str, Any]:
 
 
 def pruned(value: Any, shape: Any) -> Any:
-    """`value` with only what `shape` keeps (keys stay, so key paths stay valid)."""
+    """`value` with only what `shape` keeps, and without the keys it sets to null (the API
+    server drops both from a TrainJob; the keys that stay keep their key paths)."""
     if shape is None:
-        return value
+        return _without_nulls(value)
     if isinstance(shape, list):
         return [pruned(item, shape[0]) for item in value] if isinstance(value, list) else value
     if not isinstance(value, dict):
         return value
-    return {key: pruned(item, shape[key]) for key, item in value.items() if key in shape}
+    return {key: pruned(item, shape[key]) for key, item in value.items()
+            if key in shape and item is not None}
+
+
+def _without_nulls(value: Any) -> Any:
+    """`value` without the keys of its mappings that are null, itself when it has none."""
+    if isinstance(value, dict):
+        kept = {key: _without_nulls(item) for key, item in value.items() if item is not None}
+        same = len(kept) == len(value) and all(kept[key] is value[key] for key in kept)
+        return value if same else kept
+    if isinstance(value, list):
+        items = [_without_nulls(item) for item in value]
+        return value if all(new is old for new, old in zip(items, value, strict=True)) else items
+    return value
 
 
 #: The origin of a value nothing wrote.
