@@ -25,10 +25,7 @@ def apply_defaults(tree: Tree, version: Version) -> None:
                        ("startupPolicy", {"startupPolicyOrder": "AnyOrder"})):
         if key not in spec:
             tree.put(("spec", key), value, JOBSET_WEBHOOK)
-    network = mapping(spec.get("network"))
-    for key in ("enableDNSHostnames", "publishNotReadyAddresses"):
-        if key not in network:
-            tree.put(("spec", "network", key), True, JOBSET_WEBHOOK)
+    _network_defaults(tree, spec.get("network"))
     failure = spec.get("failurePolicy")
     if isinstance(failure, dict):
         if "restartStrategy" not in failure:
@@ -44,6 +41,16 @@ def apply_defaults(tree: Tree, version: Version) -> None:
                          {"whenDeleted": "Delete"}, JOBSET_WEBHOOK)
     for index, job in mappings(tree.get(JOBS)):
         _job_defaults(tree, (*JOBS, index), job, version)
+
+
+def _network_defaults(tree: Tree, network: object) -> None:
+    if not isinstance(network, dict):  # one put for both: they share an origin
+        tree.put(("spec", "network"), {"enableDNSHostnames": True,
+                                       "publishNotReadyAddresses": True}, JOBSET_WEBHOOK)
+        return
+    for key in ("enableDNSHostnames", "publishNotReadyAddresses"):
+        if key not in network:
+            tree.put(("spec", "network", key), True, JOBSET_WEBHOOK)
 
 
 def _job_defaults(tree: Tree, path: tuple[str | int, ...], job: dict[str, object],
