@@ -20,9 +20,10 @@ from functools import cache
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from trainlint.document import Manifest, dig, is_count, mappings
-from trainlint.memo import PerValue
+from trainlint.memo import PerRun, PerValue
 from trainlint.options import RuleOptions, check_no_empty_names
 from trainlint.render import Container, Render, script
+from trainlint.render.trainer import rendered
 from trainlint.render.tree import Origin
 
 if TYPE_CHECKING:
@@ -297,3 +298,48 @@ def written_dirs(container: Container, options: CheckpointOptions) -> list[Check
         if directory.key not in READ_ONLY_KEYS
     ]
 
+
+
+class Place(NamedTuple):
+    """Where a TrainJob's JobSet writes checkpoints."""
+
+    #: The PVC the directory is on, None on any other storage.
+    claim: str | None
+    #: The path inside the volume (through the mount's `subPath`).
+    inside: str
+    #: The directory as the trainer is given it.
+    path: str
+    #: The first key of the TrainJob behind it (the directory, the mount, the volume),
+    #: else the TrainJob's name.
+    at: Origin
+    #: What in the writing container's command shows it resumes from what it finds.
+    resume: str | None
+
+
+#: Where each TrainJob checkpoints, kept for the run.
+_PLACES: PerRun[list[Place]] = PerRun("checkpoint-places")
+
+
+def places(job: Manifest, ctx: Lookups, options: CheckpointOptions) -> list[Place]:
+    """Every place the containers of a TrainJob's JobSet write checkpoints, worked out
+    once per run and kept (it is small): the rules of its runtime and of its namespace
+    ask for many TrainJobs before each TrainJob's own rules do, and a render is kept only
+    while it is recent."""
+    return ctx.remember(_PLACES, job, lambda: _places(job, ctx, options),
+                        ctx.trainer_version, ctx.bundled, options)
+
+
+def _places(job: Manifest, ctx: Lookups, options: CheckpointOptions) -> list[Place]:
+    found: list[Place] = []
+    for container, _ in writers(rendered(job, ctx), options):
+        for directory in written_dirs(container, options):
+            where = storage(container, directory.path)
+            mount_at = where.mount.at if where.mount else None
+            at = first_on(job, directory.at, mount_at, where.volume_at) or Origin(
+                job, ("metadata", "name")
+            )
+            found.append(Place(
+                claim_name(container, where), path_on_volume(where, directory.path),
+                directory.path, at, script.resumes(script.read(container)),
+            ))
+    return found

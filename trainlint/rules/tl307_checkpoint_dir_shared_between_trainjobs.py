@@ -2,57 +2,26 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator
-from typing import NamedTuple
 
 from trainlint.document import Manifest, dig, mappings
 from trainlint.engine.context import Context
 from trainlint.memo import PerRun
 from trainlint.problem import Problem, Related, Severity
-from trainlint.render import script
-from trainlint.render.checkpoint import (
-    CheckpointOptions,
-    claim_name,
-    first_on,
-    path_on_volume,
-    storage,
-    writers,
-    written_dirs,
-)
-from trainlint.render.trainer import override_pods, pod_specs, rendered
-from trainlint.render.tree import Origin
+from trainlint.render.checkpoint import CheckpointOptions, Place, places
+from trainlint.render.trainer import override_pods, pod_specs
 from trainlint.rule import rule
 
 #: A checkpoint location shared between runs: namespace, PVC and path inside it.
 Location = tuple[str, str, str]
 
 
-class Written(NamedTuple):
-    """A TrainJob's checkpoint directory on a PVC."""
-
-    path: str
-    at: Origin
-    #: What in the writing container's command shows it resumes from what it finds.
-    resume: str | None
-
-
-def _locations(job: Manifest, ctx: Context) -> dict[Location, Written]:
+def _locations(job: Manifest, ctx: Context) -> dict[Location, Place]:
     """Where a TrainJob's checkpoints land on named PVCs, from every container of its
     JobSet that writes one."""
-    found: dict[Location, Written] = {}
-    for container, _ in writers(rendered(job, ctx), ctx.options):
-        for directory in written_dirs(container, ctx.options):
-            where = storage(container, directory.path)
-            claim = claim_name(container, where)
-            if claim is None or "$(" in directory.path:
-                continue
-            location = (job.namespace, claim, path_on_volume(where, directory.path))
-            mount_at = where.mount.at if where.mount else None
-            at = first_on(job, directory.at, mount_at, where.volume_at) or Origin(
-                job, ("metadata", "name")
-            )
-            found.setdefault(
-                location, Written(directory.path, at, script.resumes(script.read(container)))
-            )
+    found: dict[Location, Place] = {}
+    for place in places(job, ctx, ctx.options):
+        if place.claim is not None and "$(" not in place.path:
+            found.setdefault((job.namespace, place.claim, place.inside), place)
     return found
 
 

@@ -6,11 +6,12 @@ from trainlint.document import Manifest
 from trainlint.engine.context import Context
 from trainlint.kinds import RUNTIME_KINDS
 from trainlint.problem import Problem, Severity
-from trainlint.render import Render, script
+from trainlint.render import script
 from trainlint.render.checkpoint import (
     CheckpointOptions,
     claim_name,
     path_on_volume,
+    places,
     storage,
     writers,
     written_dirs,
@@ -114,7 +115,7 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
                             claimName: train-ckpt
     ```
     """
-    users: list[Render] | None = None  # made when a directory needs them
+    users: list[Manifest] | None = None  # looked up when a directory needs them
     for container, _ in writers(rendered(runtime, ctx), ctx.options):
         for directory in written_dirs(container, ctx.options):
             where = storage(container, directory.path)
@@ -122,9 +123,11 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
             if claim is None or "$(" in directory.path or directory.at.manifest is not runtime:
                 continue
             if users is None:
-                users = [rendered(job, ctx) for job in ctx.trainjobs_using(runtime)]
+                users = ctx.trainjobs_using(runtime)
             place = path_on_volume(where, directory.path)
-            if users and not any(_writes(user, place, ctx.options) for user in users):
+            if users and not any(
+                mine.inside == place for user in users for mine in places(user, ctx, ctx.options)
+            ):
                 continue  # every TrainJob of the run sets its own directory
             resume = script.resumes(script.read(container))
             yield Problem(
@@ -134,11 +137,3 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
                 + (f", and a new run resumes from the last run's (`{resume}`)" if resume else ""),
             )
 
-
-def _writes(user: Render, place: str, options: CheckpointOptions) -> bool:
-    """Whether a TrainJob's JobSet writes a checkpoint at `place` inside a volume."""
-    return any(
-        path_on_volume(storage(container, mine.path), mine.path) == place
-        for container, _ in writers(user, options)
-        for mine in written_dirs(container, options)
-    )
