@@ -237,50 +237,33 @@ kind: ClusterTrainingRuntime
 metadata: {name: torch}
 spec:
   mlPolicy: {torch: {}}
-  template:
-    spec:
-      replicatedJobs:
-        - name: node
-          template:
-            metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
-            spec:
-              template:
-                spec:
-                  nodeSelector: {pool: gpu}
-                  tolerations: [{key: gpu, operator: Exists}]
-                  containers:
-                    - {name: node, image: x, volumeMounts: [{name: data, mountPath: /data}]}
-                  volumes: [{name: data, emptyDir: {}}]
+  template: {spec: {replicatedJobs: [{name: node, template: {
+    metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}},
+    spec: {template: {spec: {
+      nodeSelector: {pool: gpu}, tolerations: [{key: gpu, operator: Exists}],
+      containers: [{name: node, image: x, volumeMounts: [{name: data, mountPath: /data}]}],
+      volumes: [{name: data, emptyDir: {}}]}}}}}]}}
 ---
 apiVersion: trainer.kubeflow.org/v1alpha1
 kind: TrainJob
 metadata: {name: job}
 spec:
-  runtimeRef: {name: torch}
   runtimePatches:
-    - manager: example.com/tool
-      trainingRuntimeSpec:
-        template:
-          spec:
-            replicatedJobs:
-              - name: node
-                template:
-                  spec:
-                    template:
-                      spec:
-                        nodeSelector:
-                        tolerations:
-                        containers:
-                          - name: node
-                            volumeMounts:
-                        volumes:
-                          - {name: data, emptyDir: null, persistentVolumeClaim: {claimName: d}}
+    - trainingRuntimeSpec: {template: {spec: {replicatedJobs: [{name: node, template: {
+        spec: {template: {spec: {
+          nodeSelector: null, tolerations: null,
+          containers: [{name: node, volumeMounts: null}],
+          volumes: [{name: data, emptyDir: null, persistentVolumeClaim: {claimName: d}}],
+          affinity: {$patch: replace, nodeAffinity: {$retainKeys: [x]}}}}}}}]}}}
+      manager: example.com/tool
+  runtimeRef: {name: torch}
 """
 
 
 @pytest.mark.parametrize("release", ["2.2", "2.3"])
 def test_the_keys_a_patch_sets_to_null_leave_the_runtimes_values(release: str) -> None:
-    """The API server drops a TrainJob's nulls: the controller never sees them."""
+    """The API server drops a TrainJob's nulls and patch directives (no field of its
+    schema): the controller never sees them."""
     rendered = _render_text(_NULLS_IN_A_PATCH, release)
     node = rendered.job_named("node")
     assert node is not None
@@ -291,6 +274,7 @@ def test_the_keys_a_patch_sets_to_null_leave_the_runtimes_values(release: str) -
         {"name": "data", "emptyDir": {}, "persistentVolumeClaim": {"claimName": "d"}}
     ]
     assert rendered.origin((*node.pod_path, "nodeSelector")).manifest is rendered.runtime
+    assert node.pod_spec["affinity"] == {"nodeAffinity": {}}
 
 
 def test_a_runtime_alone_renders_what_every_trainjob_inherits() -> None:

@@ -59,10 +59,11 @@ def _job_template_patch(version: Version) -> dict[str, Any]:
 
 
 def pruned(value: Any, shape: Any) -> Any:
-    """`value` with only what `shape` keeps, and without the keys it sets to null (the API
-    server drops both from a TrainJob; the keys that stay keep their key paths)."""
+    """`value` with only what `shape` keeps, without the keys it sets to null and without
+    patch directives (`$patch`, `$retainKeys`: no field of the schema): the API server
+    drops all three from a TrainJob. The keys that stay keep their key paths."""
     if shape is None:
-        return _without_nulls(value)
+        return _stored(value)
     if isinstance(shape, list):
         return [pruned(item, shape[0]) for item in value] if isinstance(value, list) else value
     if not isinstance(value, dict):
@@ -71,14 +72,16 @@ def pruned(value: Any, shape: Any) -> Any:
             if key in shape and item is not None}
 
 
-def _without_nulls(value: Any) -> Any:
-    """`value` without the keys of its mappings that are null, itself when it has none."""
+def _stored(value: Any) -> Any:
+    """`value` as the API server stores it in a TrainJob: without the keys of its mappings
+    that are null or patch directives; itself when it has none."""
     if isinstance(value, dict):
-        kept = {key: _without_nulls(item) for key, item in value.items() if item is not None}
+        kept = {key: _stored(item) for key, item in value.items()
+                if item is not None and not (isinstance(key, str) and key.startswith("$"))}
         same = len(kept) == len(value) and all(kept[key] is value[key] for key in kept)
         return value if same else kept
     if isinstance(value, list):
-        items = [_without_nulls(item) for item in value]
+        items = [_stored(item) for item in value]
         return value if all(new is old for new, old in zip(items, value, strict=True)) else items
     return value
 

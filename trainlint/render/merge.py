@@ -5,8 +5,8 @@ Kubernetes merges by the patch strategy of each Go field: a list with a merge ke
 new items; any other list is atomic and the patch replaces it whole (`tolerations`,
 `args`, the node-affinity terms); mappings merge key by key. The patches are the
 controller's own typed objects re-encoded, so they carry no `$patch` or `$retainKeys`
-directives (a structural schema prunes such keys from the TrainJob) and no nulls (the API
-server drops a TrainJob's nulls: `build.pruned` leaves them out).
+directives and no nulls: the API server prunes both from a TrainJob (`build.pruned`
+leaves them out).
 """
 
 from __future__ import annotations
