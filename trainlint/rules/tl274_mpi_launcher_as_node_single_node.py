@@ -104,5 +104,6 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
         f"`numNodes: 1` on {render.runtime.describe()}, which runs the launcher as a node: "
         "the `node` job still gets one pod (max(numNodes − 1, 1)), so the TrainJob runs "
         f"{len(hosts)} pods, {'both' if len(hosts) == 2 else 'all'} in the MPI hostfile, "
-        "with twice the processes and resources asked for",
+        f"with {'twice' if len(hosts) == 2 else f'{len(hosts)} times'} the processes and "
+        "resources asked for",
     )
