@@ -21,11 +21,19 @@ GRACE_SECONDS = 30
 
 def apply_defaults(tree: Tree, version: Version) -> None:
     spec = mapping(tree.get(("spec",)))
-    for key, value in (("successPolicy", {"operator": "All"}),
-                       ("startupPolicy", {"startupPolicyOrder": "AnyOrder"})):
-        if key not in spec:
-            tree.put(("spec", key), value, JOBSET_WEBHOOK)
-    _network_defaults(tree, spec.get("network"))
+    on_spec: list[tuple[str, object, Origin]] = [
+        (key, value, JOBSET_WEBHOOK) for key, value in (
+            ("successPolicy", {"operator": "All"}),
+            ("startupPolicy", {"startupPolicyOrder": "AnyOrder"}),
+            ("network", {"enableDNSHostnames": True, "publishNotReadyAddresses": True}),
+        ) if not isinstance(spec.get(key), dict)
+    ]
+    if on_spec:
+        tree.put_keys(("spec",), on_spec)
+    network = spec.get("network")
+    for key in ("enableDNSHostnames", "publishNotReadyAddresses"):
+        if isinstance(network, dict) and key not in network:
+            tree.put(("spec", "network", key), True, JOBSET_WEBHOOK)
     failure = spec.get("failurePolicy")
     if isinstance(failure, dict):
         if "restartStrategy" not in failure:
@@ -43,34 +51,28 @@ def apply_defaults(tree: Tree, version: Version) -> None:
         _job_defaults(tree, (*JOBS, index), job, version)
 
 
-def _network_defaults(tree: Tree, network: object) -> None:
-    if not isinstance(network, dict):  # one put for both: they share an origin
-        tree.put(("spec", "network"), {"enableDNSHostnames": True,
-                                       "publishNotReadyAddresses": True}, JOBSET_WEBHOOK)
-        return
-    for key in ("enableDNSHostnames", "publishNotReadyAddresses"):
-        if key not in network:
-            tree.put(("spec", "network", key), True, JOBSET_WEBHOOK)
-
-
 def _job_defaults(tree: Tree, path: tuple[str | int, ...], job: dict[str, object],
                   version: Version) -> None:
-    defaults: list[tuple[tuple[str | int, ...], object, Origin]] = []
+    """The defaults of a replicatedJob, its Job and its pod, each mapping changed once."""
+    on_job: list[tuple[str, object, Origin]] = []
     if "replicas" not in job:
-        defaults.append((("replicas",), 1, JOBSET_API))
+        on_job.append(("replicas", 1, JOBSET_API))
     if version >= (2, 1) and "groupName" not in job:
-        defaults.append((("groupName",), "default", JOBSET_API))
+        on_job.append(("groupName", "default", JOBSET_API))
     job_spec = mapping(mapping(job.get("template")).get("spec"))
+    on_spec: list[tuple[str, object, Origin]] = []
     if "completionMode" not in job_spec:
-        defaults.append((("template", "spec", "completionMode"), "Indexed", JOBSET_WEBHOOK))
+        on_spec.append(("completionMode", "Indexed", JOBSET_WEBHOOK))
     if "backoffLimit" not in job_spec:
         limit = PER_INDEX_BACKOFF_LIMIT if "backoffLimitPerIndex" in job_spec else BACKOFF_LIMIT
-        defaults.append((("template", "spec", "backoffLimit"), limit, JOB))
+        on_spec.append(("backoffLimit", limit, JOB))
     pod_spec = mapping(mapping(job_spec.get("template")).get("spec"))
-    pod: tuple[str | int, ...] = ("template", "spec", "template", "spec")
+    on_pod: list[tuple[str, object, Origin]] = []
     if not pod_spec.get("restartPolicy"):
-        defaults.append(((*pod, "restartPolicy"), "OnFailure", JOBSET_WEBHOOK))
+        on_pod.append(("restartPolicy", "OnFailure", JOBSET_WEBHOOK))
     if "terminationGracePeriodSeconds" not in pod_spec:
-        defaults.append(((*pod, "terminationGracePeriodSeconds"), GRACE_SECONDS, POD))
-    for keys, value, origin in defaults:
-        tree.put((*path, *keys), value, origin)
+        on_pod.append(("terminationGracePeriodSeconds", GRACE_SECONDS, POD))
+    for keys, items in (((), on_job), (("template", "spec"), on_spec),
+                        (("template", "spec", "template", "spec"), on_pod)):
+        if items:
+            tree.put_keys((*path, *keys), items)

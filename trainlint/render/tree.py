@@ -183,6 +183,17 @@ class Tree:
                 self._forget((*path, index))
             node[index] = origin
 
+    def put_keys(self, path: KeyPath, items: list[tuple[str, Any, Origin]]) -> None:
+        """`put` each (key, value, origin) into the mapping at `path`: many keys of one
+        mapping at the cost of one."""
+        values = self.own(path)
+        node = self._node(path)
+        for key, value, origin in items:
+            if id(values.get(key)) in self._owned or isinstance(node.get(key), dict):
+                self._forget((*path, key))
+            values[key] = value
+            node[key] = origin
+
     def _node(self, path: KeyPath) -> dict[Any, Any]:
         """The trie node at `path`, made if need be."""
         found = self._nodes.get(path)
