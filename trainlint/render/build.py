@@ -328,9 +328,11 @@ class _Build:
         """Every replicatedJob's parallelism and completions become its pod count."""
         for index, (count, at) in self.counts.items():
             spec = (*JOBS, index, "template", "spec")
-            for key in ("parallelism", "completions"):
-                if self.tree.get((*spec, key)) != count or self.tree.origin((*spec, key)) != at:
-                    self.tree.put((*spec, key), count, at)
+            written = mapping(self.tree.get(spec))
+            changed = [(key, count, at) for key in ("parallelism", "completions")
+                       if written.get(key) != count or self.tree.origin((*spec, key)) != at]
+            if changed:
+                self.tree.put_keys(spec, changed)
 
     def _fill_initializers(self) -> None:
         """A job labelled `dataset-initializer` or `model-initializer` runs one replica;
@@ -381,11 +383,11 @@ class _Build:
                     continue
                 path = (*JOBS, index, *POD_SPEC, "containers", position)
                 if trainer:
-                    for key in ("image", "command", "args"):
-                        value = self.filled.get(key, self.trainer.get(key))
-                        if value is not None:
-                            self.tree.put((*path, key), value, self.filled_at.get(
-                                key, self.trainer_at(key)))
+                    given = [(key, value, self.filled_at.get(key, self.trainer_at(key)))
+                             for key in ("image", "command", "args")
+                             if (value := self.filled.get(key, self.trainer.get(key))) is not None]
+                    if given:
+                        self.tree.put_keys(path, given)
                 if self.version <= (2, 2):
                     self._replace_resources(path)
                 self.upsert_envs(path, self.trainer.get("env"), self.trainer_at("env"))
