@@ -37,17 +37,6 @@ def about_the_object(code: str) -> bool:
     or not; and TL256, which says the key is dropped, as TL201 does."""
     return code < "TL200" or "TL203" <= code <= "TL249" or code == "TL256"
 
-#: Contradictions left to the rule's port to the render (its module is not this test's
-#: to change): the plugin that would read the count gets no `resourcesPerNode` without
-#: the label.
-KNOWN = {
-    "TL258:gpucores alone on an XGBoost runtime:unlabelled":
-        "TL258 says the XGBoost plugin sizes workers by a GPU count the controller drops",
-    "TL258:Intel millicores beside the GPU on a torchtune TrainJob:unlabelled":
-        "TL258 says the torchtune recipe follows a GPU count the controller drops",
-}
-
-
 def dropped_keys(findings: Iterable[Finding]) -> dict[ObjectRef, set[str]]:
     """The `spec.trainer` keys TL201 says are dropped, by TrainJob."""
     found: dict[ObjectRef, set[str]] = {}
@@ -81,10 +70,7 @@ def _cases() -> list[Any]:
             for unlabelled in (False, True) if TRAINER_LABEL.search(text) else (False,):
                 shown = TRAINER_LABEL.sub(r"\1unlabelled", text) if unlabelled else text
                 name = f"{path.stem}:{case['name']}{':unlabelled' * unlabelled}"
-                marks = (
-                    [pytest.mark.xfail(strict=True, reason=KNOWN[name])] if name in KNOWN else []
-                )
-                params.append(pytest.param(shown, version, marks=marks, id=name))
+                params.append(pytest.param(shown, version, id=name))
     return params
 
 

@@ -18,6 +18,10 @@ USES = {
     "flux": "the GPUs Flux gives each task",
     "torchtune": "the torchtune recipe (single device or distributed)",
 }
+#: The uses a plugin writes into the trainer job's container (env, command): with no job
+#: labelled `trainer` they land nowhere. MPI's slots go into the hostfile of the `node`
+#: job whatever its labels.
+IN_TRAINER_CONTAINER = frozenset({"xgboost", "flux", "torchtune"})
 
 
 @rule(
@@ -49,7 +53,8 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     there is a GPU, and every quantity here is one. On names the catalogue does not know
     (add them with config `device-resources`), and on several `gpu` names of equal
     quantity, which give the same count whichever is read. On a TrainJob whose runtime is
-    unknown.
+    unknown. On XGBoost, Flux and torchtune when no job carries the trainer label: the
+    plugin writes the count into the trainer's container, and there is none.
 
     ## Example
     ```yaml
@@ -136,6 +141,8 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     resources, at = render.sized_by
     # On a TrainJob, only its own `resourcesPerNode`: the runtime's resources are
     # reported on the runtime.
+    if use in IN_TRAINER_CONTAINER and render.trainer is None:
+        return
     if use in USES and at.manifest is manifest and at.note is None:
         yield from _problems(resources, at.path, USES[use], ctx.device_resources)
 
