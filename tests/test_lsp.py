@@ -459,17 +459,24 @@ def test_settings_come_from_initialization_options_and_configuration_reloads(
             session.stop()
 
 
-def test_runtimes_named_as_context_are_known_and_followed(tmp_path: Path) -> None:
-    """A runtime in a `context` folder outside the workspace gives the TrainJob the
-    findings `trainlint check` reports; a change to it on disk, and to `context`, refresh
-    them, and an excluded folder named as context is still known."""
-    root, shared = tmp_path / "project", tmp_path / "shared-runtimes"
+def with_shared_runtime(folder: Path) -> tuple[Path, Path, str]:
+    """A project holding the example's TrainJob and storage, and beside it a folder of
+    shared runtimes holding its runtime; and that runtime's text."""
+    root, shared = folder / "project", folder / "shared-runtimes"
     root.mkdir()
     shared.mkdir()
     for name in ("trainjob.yaml", "storage.yaml"):
         shutil.copy(EXAMPLE / name, root / name)
     runtime_text = (EXAMPLE / "runtime.yaml").read_text()
     (shared / "runtime.yaml").write_text(runtime_text)
+    return root, shared, runtime_text
+
+
+def test_runtimes_named_as_context_are_known_and_followed(tmp_path: Path) -> None:
+    """A runtime in a `context` folder outside the workspace gives the TrainJob the
+    findings `trainlint check` reports; a change to it on disk, and to `context`, refresh
+    them, and an excluded folder named as context is still known."""
+    root, shared, runtime_text = with_shared_runtime(tmp_path)
     (root / "pyproject.toml").write_text('[tool.trainlint]\ncontext = ["../shared-runtimes"]\n')
     session = Session(["trainlint", "lsp"], root, capabilities=RESOLVING)
     try:
@@ -526,13 +533,7 @@ def test_a_client_that_reports_no_file_changes_still_sees_them(tmp_path: Path) -
     """A client without dynamic registration of watched files: the server watches the
     workspace and the context folder outside it itself, so a runtime changed on disk, and
     then the configuration, refresh the open TrainJob with nothing sent by the client."""
-    root, shared = tmp_path / "project", tmp_path / "shared-runtimes"
-    root.mkdir()
-    shared.mkdir()
-    for name in ("trainjob.yaml", "storage.yaml"):
-        shutil.copy(EXAMPLE / name, root / name)
-    runtime_text = (EXAMPLE / "runtime.yaml").read_text()
-    (shared / "runtime.yaml").write_text(runtime_text)
+    root, shared, runtime_text = with_shared_runtime(tmp_path)
     config = '[tool.trainlint]\ncontext = ["../shared-runtimes"]\n'
     (root / "pyproject.toml").write_text(config)
     session = Session(["trainlint", "lsp"], root)
