@@ -267,26 +267,25 @@ async def _apply_reports(
                         )
                 except ApiException as error:
                     raise ClusterError(_apply_refusal(error, report, host)) from None
-                except (aiohttp.ClientError, OSError) as error:
-                    raise ClusterError(f"cannot reach the cluster at {host}: {error}") from None
             try:
-                return await _delete_stale(custom, reports, namespaces, ApiException)
+                return await _delete_stale(custom, reports, namespaces)
             except ApiException as error:
                 raise ClusterError(_stale_refusal(error, host)) from None
-            except (aiohttp.ClientError, OSError) as error:
-                raise ClusterError(f"cannot reach the cluster at {host}: {error}") from None
-    except TimeoutError:
+    except TimeoutError:  # before OSError, of which it is one
         raise ClusterError(
             f"the cluster at {host} did not answer within {timeout:g} s "
             "(raise `--cluster-timeout`, or check the network)"
         ) from None
+    except (aiohttp.ClientError, OSError) as error:
+        raise ClusterError(f"cannot reach the cluster at {host}: {error}") from None
 
 
 async def _delete_stale(
-    custom: Any, written: Sequence[dict[str, Any]], namespaces: Sequence[str],
-    api_exception: type[Exception],
+    custom: Any, written: Sequence[dict[str, Any]], namespaces: Sequence[str]
 ) -> list[dict[str, Any]]:
     """Delete trainlint's reports (its name and label) that this run did not write."""
+    from kubernetes_asyncio.client.exceptions import ApiException
+
     from trainlint.report.policy_report import LABELS, NAME
 
     selector = ",".join(f"{key}={value}" for key, value in LABELS.items())
@@ -320,8 +319,8 @@ async def _delete_stale(
             else:
                 await custom.delete_cluster_custom_object(
                     *REPORT_GROUP, "clusterpolicyreports", NAME)
-        except api_exception as error:
-            if getattr(error, "status", None) != 404:  # gone already
+        except ApiException as error:
+            if error.status != 404:  # gone already
                 raise
             continue
         deleted.append(item)
