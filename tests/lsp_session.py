@@ -131,6 +131,14 @@ class Session:
         ))
         self.diagnostics(uri, lambda found: not found, after=mark)
 
+    def add_folder(self, folder: Path) -> None:
+        """Add a workspace folder, as an editor does when its user opens one beside."""
+        added = types.WorkspaceFolder(str(from_fs_path(str(folder))), folder.name)
+        event = types.WorkspaceFoldersChangeEvent(added=[added], removed=[])
+        self._notify(lambda: self.client.workspace_did_change_workspace_folders(
+            types.DidChangeWorkspaceFoldersParams(event)
+        ))
+
     def files_changed(self, *changes: tuple[str, types.FileChangeType]) -> None:
         events = [types.FileEvent(self.uri(name), kind) for name, kind in changes]
         self._notify(lambda: self.client.workspace_did_change_watched_files(

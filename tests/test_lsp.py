@@ -529,6 +529,21 @@ def test_runtimes_named_as_context_are_known_and_followed(tmp_path: Path) -> Non
             session.stop()
 
 
+def changed_on_disk(
+    session: Session, uri: str, path: Path, text: str, until: Callable[[list[Any]], bool]
+) -> list[types.Diagnostic]:
+    """The diagnostics of `uri` once `path` holds `text`, written again after a second,
+    since the OS's watch starts a few milliseconds after the server says it watches."""
+    mark = session.count(uri)
+    for _ in range(5):
+        path.write_text(text)
+        try:
+            return session.diagnostics(uri, until, after=mark, timeout=1.0)
+        except AssertionError:
+            continue
+    raise AssertionError(f"no refresh after {path} changed")
+
+
 def test_a_client_that_reports_no_file_changes_still_sees_them(tmp_path: Path) -> None:
     """A client without dynamic registration of watched files: the server watches the
     workspace and the context folder outside it itself, so a runtime changed on disk, and
@@ -543,25 +558,37 @@ def test_a_client_that_reports_no_file_changes_still_sees_them(tmp_path: Path) -
         session.wait(lambda: any(str(shared) in item.message for item in session.logs))
         assert not session.registrations
 
-        def changed_on_disk(path: Path, text: str, until: Callable[[list[Any]], bool]) -> Any:
-            """The diagnostics once `path` holds `text`; written again after a second, since
-            the OS's watch starts a few milliseconds after the server says it watches."""
-            mark = session.count(uri)
-            for _ in range(5):
-                path.write_text(text)
-                try:
-                    return session.diagnostics(uri, until, after=mark, timeout=1.0)
-                except AssertionError:
-                    continue
-            raise AssertionError(f"no refresh after {path} changed")
-
-        shown = changed_on_disk(shared / "runtime.yaml", runtime_labelled(runtime_text),
+        shown = changed_on_disk(session, uri, shared / "runtime.yaml",
+                                runtime_labelled(runtime_text),
                                 lambda found: "TL201" not in codes(found))
         assert as_shown(shown) == as_reported(cli_findings(root), "trainjob.yaml")
-        shown = changed_on_disk(root / "pyproject.toml", config + 'ignore = ["TL202"]\n',
+        shown = changed_on_disk(session, uri, root / "pyproject.toml",
+                                config + 'ignore = ["TL202"]\n',
                                 lambda found: "TL202" not in codes(found))
         assert codes(shown) == ["TL302"]
         assert as_shown(shown) == as_reported(cli_findings(root), "trainjob.yaml")
+        assert session.stop() == 0
+    finally:
+        if session.alive():
+            session.stop()
+
+
+def test_the_servers_own_watch_follows_a_workspace_folder_added(tmp_path: Path) -> None:
+    """A folder of runtimes added to the workspace is watched too, by a server that
+    watches the disk itself: its runtime changed on disk refreshes the TrainJob."""
+    root, shared, runtime_text = with_shared_runtime(tmp_path)
+    session = Session(["trainlint", "lsp"], root)
+    try:
+        uri = session.open("trainjob.yaml")
+        assert codes(session.diagnostics(uri)) == ["TL202", None]  # None: runtime unknown
+        mark = session.count(uri)
+        session.add_folder(shared)
+        assert codes(session.diagnostics(uri, after=mark)) == ["TL201", "TL202"]
+        session.wait(lambda: any(str(shared) in item.message for item in session.logs))
+        shown = changed_on_disk(session, uri, shared / "runtime.yaml",
+                                runtime_labelled(runtime_text),
+                                lambda found: "TL201" not in codes(found))
+        assert codes(shown) == ["TL302", "TL202"]
         assert session.stop() == 0
     finally:
         if session.alive():

@@ -69,7 +69,10 @@ class Server(LanguageServer):
         self._watching: tuple[str, ...] = ()
         self._registration: str | None = None
         self._registrations = 0
-        #: Set when the folders the server watches itself change (the watch restarts).
+        #: What the server watches itself, for a client that reports no file changes
+        #: (the workspace folders and the context outside them), and the event that
+        #: restarts that watch when they change.
+        self._disk_roots: tuple[str, ...] = ()
         self._rewatch = asyncio.Event()
         self.watching_disk: asyncio.Future[None] | None = None
 
@@ -103,18 +106,22 @@ class Server(LanguageServer):
         return bool(watching and watching.dynamic_registration)
 
     def watch_context(self) -> None:
-        """Ask the client to report changes under the context folders that lie outside
-        the workspace folders (its own watchers see only those), anew when they change."""
+        """Have the context folders that lie outside the workspace folders watched, anew
+        when they change: by the client (its own watchers see only the workspace), or,
+        for a client that reports no changes, by the server's own watch of the workspace
+        folders and of them."""
         folders = self.folders()
         roots = tuple(
             root for root in self.files.context_roots
             if not any(Path(root).is_relative_to(folder) for folder in folders)
         )
-        if roots == self._watching:
-            return
         if not self.watches_files():
-            self._watching = roots
-            self._rewatch.set()
+            watched = (*map(str, folders), *roots)
+            if watched != self._disk_roots:
+                self._disk_roots = watched
+                self._rewatch.set()
+            return
+        if roots == self._watching:
             return
         previous, self._watching, self._registration = self._registration, roots, None
         if roots:
@@ -157,8 +164,8 @@ class Server(LanguageServer):
         self.enqueue(self.files.reread, names, at_once=False)
 
     async def watch_disk(self) -> None:
-        """For a client that reports no file changes: the OS's events of the workspace
-        folders and of the context folders outside them, anew when those change. Without
+        """For a client that reports no file changes: the OS's events of what
+        `watch_context` names, anew when that changes. Without
         watchfiles (the `lsp` extra has it), changes on disk are seen when a document is
         opened, as before."""
         try:
@@ -168,8 +175,7 @@ class Server(LanguageServer):
             return
         while not self.shut_down:
             self._rewatch.clear()
-            roots = [str(path) for path in (*self.folders(), *map(Path, self._watching))
-                     if path.exists()]
+            roots = [root for root in self._disk_roots if Path(root).exists()]
             if not roots:
                 await self._rewatch.wait()
                 continue
