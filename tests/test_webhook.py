@@ -863,10 +863,13 @@ def test_sigterm_lame_duck_then_exit(tmp_path: Path) -> None:
     """The real command (its probes on a port of their own): ready, SIGTERM → not ready
     but still answering, then exit 0."""
     with serving(tmp_path, "--context-dir", str(CONTEXT), "--mode", "enforce",
-                 "--lame-duck", "1", probes_apart=True) as server:
+                 "--lame-duck", "2", probes_apart=True) as server:
         assert get(server.metrics_port, "/metrics")[0] == 200
         server.process.send_signal(signal.SIGTERM)
-        time.sleep(0.2)
+        # The signal is handled between requests: a busy machine takes a while to get there.
+        deadline = time.monotonic() + 1.5
+        while get(server.probe_port, "/readyz")[0] != 503 and time.monotonic() < deadline:
+            time.sleep(0.02)
         assert get(server.probe_port, "/readyz")[0] == 503
         body = (FIXTURES / "trainjob-create-env-override.json").read_bytes()
         connection = ApiServerConnection(server.port, server.ca)
