@@ -78,7 +78,7 @@ def issues(manifest: Manifest, ctx: Lookups) -> list[Issue]:
         found: list[Issue] = []
         if node is not None:
             walker = _Walker(manifest.kind, version, resolve_version(kubernetes), found)
-            walker.walk(manifest.body, node, [], core=manifest.kind in CORE_OBJECTS)
+            walker.walk(manifest.written, node, [], core=manifest.kind in CORE_OBJECTS)
         return found
 
     return ctx.remember(_ISSUES, manifest, walk, version, kubernetes)
@@ -196,7 +196,7 @@ class _Walker:
             return
         if value is None:
             if not node.nullable:
-                self.null(path, core)
+                self.null(path, kind)
             return
         if not _fits(value, kind):
             self.wrong_type(value, node, path)
@@ -242,10 +242,13 @@ class _Walker:
             path.append(key)
             self.walk(item, child, path, core)
             path.pop()
+        # The API server prunes nulls first: a key set to null is as missing as one not written.
         for key in node.required:
-            if key not in value:
+            if value.get(key) is None:
                 self.missing(key, path)
-        if node.min_properties and len(value) < node.min_properties:
+        if node.min_properties and sum(item is not None for item in value.values()) < (
+            node.min_properties
+        ):
             self.add(Flaw.INVALID_VALUE, path,
                      f"`{self.where(path)}` is empty: the API server rejects the "
                      f"{self.kind} (`should have at least {node.min_properties} properties`); "
@@ -261,10 +264,15 @@ class _Walker:
     def where(self, path: list[str | int]) -> str:
         return dotted(tuple(path)) or "the object"
 
-    def null(self, path: list[str | int], core: bool) -> None:
+    def null(self, path: list[str | int], kind: str) -> None:
+        """A key with nothing after it: where it is a mapping (`torch:`), the writer most
+        likely meant it set with no fields, which the null is not."""
+        advice = "remove it or give it a value"
+        if kind == "object" and path and isinstance(path[-1], str):
+            advice = f"write `{path[-1]}: {{}}` to set it with no fields, or remove it"
         self.add(Flaw.WRONG_TYPE, path,
                  f"`{self.where(path)}` is null: the API server drops it as if "
-                 "it were not written; remove it or give it a value")
+                 f"it were not written; {advice}")
 
     def wrong_type(self, value: Any, node: Node, path: list[str | int]) -> None:
         expected, found = _JSON_TYPES[node.type], json_type(value)
