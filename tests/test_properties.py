@@ -151,7 +151,7 @@ def test_scalars_read_as_the_stock_safe_loader_reads_them(text: str, style: str)
     except (yaml.YAMLError, TypeError):
         return  # not a one-line scalar: nothing to compare
     loaded = load(f"apiVersion: v1\nkind: ConfigMap\n{line}", "t.yaml")
-    value = loaded.manifests[0].body["value"]
+    value = loaded.manifests[0].written["value"]  # as read: the body prunes a null
     if isinstance(expected, date):
         expected = text.strip()
     if isinstance(expected, float) and math.isnan(expected):

@@ -9,7 +9,7 @@ needs no parser (a run served from the cache imports none).
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from typing import Any, ClassVar, NamedTuple, TypeGuard, TypeVar
 
 from trainlint.files import read_bytes
@@ -144,7 +144,12 @@ class Source:
 
 @dataclass(frozen=True, slots=True, eq=False)
 class Manifest:
-    """One Kubernetes object: its data and where it came from."""
+    """One Kubernetes object: its data and where it came from.
+
+    `body` is the object as the API server stores it: a key set to null is pruned before
+    anything reads it (no field of these kinds is nullable; outside `metadata`, which is
+    decoded, not pruned), so every rule sees what the controller and the webhooks see;
+    only the schema checks read `written`, to say so."""
 
     body: dict[str, Any]
     source: Source
@@ -155,6 +160,12 @@ class Manifest:
     #: start (see `locate`); empty for an object that was not read from a file.
     spans: Sequence[int] = field(default=(), repr=False)
     first: int = 0
+    #: Whether the body may hold keys set to null: the loader knows, and tells when it
+    #: holds none (a walk over every document would cost a tenth of reading it).
+    nulls: InitVar[bool] = True
+    #: The body as written, when it set keys to null (else `body` itself): where keys are
+    #: (`span`) and what the schema checks judge.
+    written: dict[str, Any] = field(init=False, repr=False)
     # Read once: every rule and index look-up asks for them.
     kind: str = field(init=False)
     api_version: str = field(init=False)
@@ -164,8 +175,11 @@ class Manifest:
     #: What helpers work out from the body alone (`trainlint.memo.PerValue`).
     memo: dict[tuple[Hashable, ...], Any] = field(init=False, repr=False)
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, nulls: bool) -> None:
         object.__setattr__(self, "memo", {})
+        object.__setattr__(self, "written", self.body)
+        if nulls:  # ObjectMeta is decoded as Go structs decode: no schema prunes it
+            object.__setattr__(self, "body", without_nulls(self.body, verbatim="metadata"))
         metadata = mapping(self.body.get("metadata"))
         object.__setattr__(self, "kind", string(self.body.get("kind")))
         object.__setattr__(self, "api_version", string(self.body.get("apiVersion")))
@@ -173,13 +187,16 @@ class Manifest:
         object.__setattr__(self, "namespace", string(metadata.get("namespace")) or "default")
 
     def span(self, path: KeyPath) -> Span:
-        return locate(self.body, self.spans, self.first, path)
+        return locate(self.written, self.spans, self.first, path)
 
     def __reduce__(self) -> tuple[type[Manifest], tuple[Any, ...]]:
         """Pickled as its constructor's arguments: a worker sends thousands, and the
         generic state of a frozen slotted dataclass is saved and set again field by field
         in Python (a fifth of the copy's time, both ways)."""
-        return Manifest, (self.body, self.source, self.document, self.base, self.spans, self.first)
+        return Manifest, (
+            self.written, self.source, self.document, self.base, self.spans, self.first,
+            self.written is not self.body,
+        )
 
     def describe(self) -> str:
         return f"{self.kind} `{self.name}`" if self.name else self.kind
@@ -199,6 +216,21 @@ class Loaded:
     def __reduce__(self) -> tuple[type[Loaded], tuple[Any, ...]]:
         # see `Manifest`
         return Loaded, (self.source, self.manifests, self.problems, self.fragments)
+
+
+def without_nulls(value: Any, *, verbatim: str | None = None) -> Any:
+    """`value` without the keys of its mappings that are set to null, as the API server
+    prunes them before defaulting; `value` itself where it has none. List items stay (a
+    null item is the schema's to report), and so does the key `verbatim` of `value`."""
+    if isinstance(value, dict):
+        kept = {key: item if key == verbatim else without_nulls(item)
+                for key, item in value.items() if item is not None or key == verbatim}
+        same = len(kept) == len(value) and all(kept[key] is item for key, item in value.items())
+        return value if same else kept
+    if isinstance(value, list):
+        items = [without_nulls(item) for item in value]
+        return value if all(new is old for new, old in zip(items, value, strict=True)) else items
+    return value
 
 
 # --- safe access to data of unknown shape: rules never assume a type ---

@@ -247,7 +247,8 @@ def _collect(
                 if isinstance(item, dict):
                     base = ("items", position)
                     item_first = entries_at(body, spans, first, base)
-                    manifests.append(Manifest(item, source, index, base, spans, item_first))
+                    manifests.append(Manifest(item, source, index, base, spans, item_first,
+                                              builder.nulls))
                 else:
                     span = locate(body, spans, first, ("items", position))
                     problems.append(
@@ -257,7 +258,7 @@ def _collect(
                         )
                     )
             return
-    manifests.append(Manifest(body, source, index, (), spans, first))
+    manifests.append(Manifest(body, source, index, (), spans, first, builder.nulls))
     if not isinstance(body.get("kind"), str) or not isinstance(body.get("apiVersion"), str):
         missing = "kind" if not isinstance(body.get("kind"), str) else "apiVersion"
         problems.append(
@@ -362,6 +363,8 @@ class _Builder:
         self.spans = array("I")
         #: Where the entries of the container built last start.
         self.first = 0
+        #: Whether a mapping sets a key to null (see `Manifest.nulls`).
+        self.nulls = False
 
     def build(self, node: yaml.Node, depth: int = 0) -> Any:
         if type(node) is yaml.ScalarNode:
@@ -419,6 +422,7 @@ class _Builder:
                 value, value_first = sys.intern(value_node.value), 0
             else:
                 value, value_first = _scalar(value_node), 0
+                self.nulls = self.nulls or value is None
             start, end = key_node.start_mark, key_node.end_mark
             entry = (start.line, start.column, end.line, end.column, value_first)
             if key in result:

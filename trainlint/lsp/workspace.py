@@ -374,8 +374,8 @@ class Workspace:
         source = loaded.source if name in self._open else Source(name)
         objects = [
             manifest if source is loaded.source else Manifest(
-                manifest.body, source, manifest.document, manifest.base, manifest.spans,
-                manifest.first,
+                manifest.written, source, manifest.document, manifest.base, manifest.spans,
+                manifest.first, manifest.written is not manifest.body,
             )
             for manifest in loaded.manifests
             if object_kind(manifest) in INDEXED_KINDS
