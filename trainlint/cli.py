@@ -831,7 +831,7 @@ def show_rule(selector: str) -> None:
         raise click.BadParameter(
             f"no rule {selector!r}{did_you_mean_rule(selector)} (see `trainlint rules`)"
         )
-    click.echo(rule_page(found), nl=False)
+    click.echo(rule_page(found.load()), nl=False)
 
 
 @main.command("rules")

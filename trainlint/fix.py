@@ -702,9 +702,9 @@ def add_suppressions(
     `writable` allows (see `Request.writable`): how many were added, and why files were
     not written. Findings about suppressions themselves are left to be fixed instead."""
     from trainlint import suppression
-    from trainlint.rule import all_rules
+    from trainlint.rule import listed_rules
 
-    rules = all_rules()
+    rules = listed_rules()
     by_file: dict[str, list[Finding]] = {}
     for finding in findings:
         if not suppression.about_suppressions(rules[finding.code]):

@@ -64,9 +64,6 @@ class Rule:
         not for every rule at start-up."""
         return _cleaned(self.docstring)
 
-    def applies_to(self, version: TrainerVersion) -> bool:
-        return self.since <= version and (self.until is None or version <= self.until)
-
     @property
     def docs_url(self) -> str:
         return self.docs_url_on(DOCS_URL)
@@ -100,9 +97,45 @@ class Rule:
         return first if self.until == self.since else f"{first}–{format_version(self.until)}"
 
 
+@dataclass(frozen=True, slots=True)
+class Listed:
+    """A rule as the package's registry lists it: what choosing, naming and reporting it
+    takes, and the module that declares it, imported only when the rule is to run."""
+
+    code: str
+    name: str
+    kinds: frozenset[str]
+    remediation: str | None
+    since: TrainerVersion
+    until: TrainerVersion | None
+    preview: bool
+    #: The dotted name of the module that declares it.
+    module: str
+
+    @classmethod
+    def of(cls, rule: Rule) -> Listed:
+        return cls(rule.code, rule.name, rule.kinds, rule.remediation, rule.since, rule.until,
+                   rule.preview, rule.check.__module__)
+
+    def applies_to(self, version: TrainerVersion) -> bool:
+        return self.since <= version and (self.until is None or version <= self.until)
+
+    def load(self) -> Rule:
+        """The rule itself, its module imported."""
+        importlib.import_module(self.module)
+        found = _REGISTRY.get(self.code)
+        if found is None or Listed.of(found) != self:
+            raise RuntimeError(f"{self.module} does not declare {self.code} as listed: run "
+                               f"`python -m {RULES_PACKAGE}.{REGISTRY}`")
+        return found
+
+
 _REGISTRY: dict[str, Rule] = {}
 #: Where the rules are, one module each.
 RULES_PACKAGE = "trainlint.rules"
+#: The module of that package that lists its rules (`Listed`), by its name in the package:
+#: written from the rules, it is no rule's module.
+REGISTRY = "registry"
 
 
 def _register(rule: Rule) -> Rule:
@@ -110,11 +143,15 @@ def _register(rule: Rule) -> Rule:
         raise ValueError(f"rule code {rule.code!r} is not TL + 3 digits")
     if not re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", rule.name):
         raise ValueError(f"rule name {rule.name!r} is not kebab-case")
-    for other in _REGISTRY.values():
-        if other.code == rule.code or other.name == rule.name:
-            raise ValueError(f"rule {rule.code} {rule.name} clashes with {other.code} {other.name}")
+    _refuse_clashes(rule, _REGISTRY.values())
     _REGISTRY[rule.code] = rule
     return rule
+
+
+def _refuse_clashes(rule: Rule, others: Iterable[Rule | Listed]) -> None:
+    for other in others:
+        if other.code == rule.code or other.name == rule.name:
+            raise ValueError(f"rule {rule.code} {rule.name} clashes with {other.code} {other.name}")
 
 
 def rule(
@@ -161,20 +198,52 @@ def _cleaned(text: str) -> str:
 
 
 @cache
-def all_rules() -> dict[str, Rule]:
-    """Every rule, by code, in code order: the modules of `trainlint.rules` are imported once.
+def listed_rules() -> dict[str, Listed]:
+    """Every rule, by code, in code order, as listed: a run imports the modules of the rules
+    it runs only (`Listed.load`).
 
     The rules are found by the package's name, as plugins are: they sit a floor above the
-    rule API they are written against, and no code below them names one."""
+    rule API they are written against, and no code below them names one. The package's
+    registry lists its rules; a module it does not list (a rule added beside them) is
+    imported now, and its rules listed as they declare themselves."""
+    registry = importlib.import_module(f"{RULES_PACKAGE}.{REGISTRY}")
+    listed = {
+        code: Listed(code, name, frozenset(kinds), remediation, since, until, preview,
+                     f"{RULES_PACKAGE}.{module}")
+        for code, name, kinds, since, until, preview, module, remediation in registry.RULES
+    }
+    known = {rule.module for rule in listed.values()}
+    for module in rule_modules():
+        if module not in known:
+            importlib.import_module(module)
+    for declared in list(_REGISTRY.values()):
+        if declared.check.__module__ not in known:
+            _refuse_clashes(declared, listed.values())
+            listed[declared.code] = Listed.of(declared)
+    return dict(sorted(listed.items()))
+
+
+def rule_modules() -> list[str]:
+    """The dotted names of the rules' modules: every module of the package but its registry."""
     package = importlib.import_module(RULES_PACKAGE)
-    for module in pkgutil.iter_modules(package.__path__):
-        importlib.import_module(f"{package.__name__}.{module.name}")
+    return [
+        f"{package.__name__}.{module.name}" for module in pkgutil.iter_modules(package.__path__)
+        if module.name != REGISTRY
+    ]
+
+
+@cache
+def all_rules() -> dict[str, Rule]:
+    """Every rule, by code, in code order, for what needs them all (the rules' docs, the
+    webhook, the language server): every module of the package imported once."""
+    for module in rule_modules():
+        importlib.import_module(module)
     return dict(sorted(_REGISTRY.items()))
 
 
-def find_rule(selector: str) -> Rule | None:
-    """A rule by code (any case) or name."""
-    rules = all_rules()
+def find_rule(selector: str) -> Listed | None:
+    """A rule by code (any case) or name, as listed (`Listed.load` gives the rule)."""
+    rules = listed_rules()
     return rules.get(selector.upper()) or next(
         (rule for rule in rules.values() if rule.name == selector), None
     )
@@ -185,17 +254,17 @@ def did_you_mean_rule(selector: str) -> str:
     prefix or name is close to it."""
     from trainlint.suggest import did_you_mean
 
-    rules = all_rules().values()
+    rules = listed_rules().values()
     prefixes = {rule.code[:length] for rule in rules for length in range(2, 6)}
     return did_you_mean(selector, [*sorted(prefixes), *(rule.name for rule in rules), "ALL"])
 
 
-def matches(rule: Rule, selectors: Any) -> bool:
+def matches(rule: Listed, selectors: Any) -> bool:
     """Whether a rule is named by any selector: a code, a code prefix (`TL3`, `ALL`) or a name."""
     return any(code_matches(rule.code, selector) or rule.name == selector for selector in selectors)
 
 
-def named_exactly(rule: Rule, selectors: Any) -> bool:
+def named_exactly(rule: Listed, selectors: Any) -> bool:
     """Whether a selector names this rule by its whole code or its name (not by a prefix
     or `ALL`): how a preview rule is turned on alone."""
     return any(selector.upper() == rule.code or selector == rule.name for selector in selectors)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from trainlint.document import KeyPath, Manifest, Source, Span, mapping
 from trainlint.problem import Fix
-from trainlint.rule import Rule, did_you_mean_rule, find_rule
+from trainlint.rule import Listed, did_you_mean_rule, find_rule
 
 #: The object annotation the CLI and the webhook honour: `"TL301,TL402=reason"`.
 ANNOTATION = "trainlint.dev/ignore"
@@ -34,7 +34,7 @@ class Entry:
 
     selector: str
     #: The rule named, None when no rule has that code or name.
-    rule: Rule | None
+    rule: Listed | None
     span: Span
     source: Source
     #: `line` (the findings starting on `target`), `file`, or `object` (of `manifest`).
@@ -158,9 +158,9 @@ def unheeded(
     return [*found, *invalid]
 
 
-def about_suppressions(rule: Rule) -> bool:
+def about_suppressions(rule: Listed) -> bool:
     """Whether a rule reports suppressions (TL090, TL091) rather than what they silence."""
-    return rule.reports in (Entry, Invalid)
+    return not rule.kinds and rule.load().reports in (Entry, Invalid)
 
 
 def _next_code_line(lines: list[str], number: int) -> int:

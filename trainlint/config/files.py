@@ -25,7 +25,7 @@ from trainlint.errors import ConfigError
 from trainlint.options import RuleOptions
 from trainlint.problem import Severity
 from trainlint.release import parse_version
-from trainlint.rule import all_rules, did_you_mean_rule, find_rule, matches
+from trainlint.rule import did_you_mean_rule, find_rule, listed_rules, matches
 
 if TYPE_CHECKING:
     from pathspec import GitIgnoreSpec
@@ -270,7 +270,7 @@ def resolve(path: Path | None, root: Path, layers: Sequence[Layer]) -> Configura
     value = {name: entry[0] for name, entry in values.items()}
     severities = {}
     for selector, severity in value["severity"].items():
-        for code, rule in all_rules().items():
+        for code, rule in listed_rules().items():
             if matches(rule, [selector]):
                 severities[code] = Severity(severity)
     settings = Settings(
@@ -310,12 +310,13 @@ def _options(code: str, table: dict[str, Any], layers: Sequence[Layer]) -> RuleO
     layer = next(layer for layer in reversed(layers) if layer.keys.get("rules"))
     origin = layer.origin.removesuffix(" [tool.trainlint]")
     where = f"{origin}: {layer.prefix}rules.{code}"
-    rule = find_rule(code)
-    if rule is None:
+    found = find_rule(code)
+    if found is None:
         raise ConfigError(
             f"{where}: no rule has this code or name{did_you_mean_rule(code)} "
             "(see `trainlint rules`)"
         )
+    rule = found.load()
     if rule.options is None:
         raise ConfigError(f"{where}: {rule.code} ({rule.name}) takes no options")
     from trainlint.config import keys

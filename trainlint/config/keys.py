@@ -21,7 +21,7 @@ from trainlint.errors import ConfigError
 from trainlint.options import OptionError, RuleOptions, kebab
 from trainlint.problem import Severity
 from trainlint.release import parse_version
-from trainlint.rule import Rule, all_rules, did_you_mean_rule, matches
+from trainlint.rule import Rule, did_you_mean_rule, listed_rules, matches
 from trainlint.suggest import did_you_mean
 
 #: Deeper than any key takes (`rules.TL402.flags[0]` is 4 deep): refused before anything
@@ -36,7 +36,7 @@ MAX_VALUES = 100_000
 
 def _selectors(values: list[str]) -> list[str]:
     for value in values:
-        if not any(matches(rule, [value]) for rule in all_rules().values()):
+        if not any(matches(rule, [value]) for rule in listed_rules().values()):
             raise ValueError(
                 f"no rule matches {value!r}{did_you_mean_rule(value)} (see `trainlint rules`)"
             )

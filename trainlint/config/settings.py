@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -21,7 +20,7 @@ from trainlint.memo import PerValue
 from trainlint.options import RuleOptions
 from trainlint.problem import SEVERITY_RANK, Severity
 from trainlint.release import TrainerVersion
-from trainlint.rule import Rule, all_rules, code_matches, named_exactly, names_codes
+from trainlint.rule import Listed, Rule, code_matches, listed_rules, named_exactly, names_codes
 from trainlint.rule import matches as rule_matches
 
 _FAIL_ON = Severity(DEFAULT_FAIL_ON)
@@ -58,38 +57,49 @@ class Settings:
     bundled_runtimes: bool = True
 
     @cached_property
-    def rules_by_code(self) -> dict[str, Rule]:
-        """The enabled rules, by code (read only)."""
-        return {rule.code: rule for rule, _ in self.rules_with_options}
-
-    @cached_property
-    def rules_reporting(self) -> dict[type, Rule]:
-        """The enabled rules that report what is not an object, by the type they report."""
+    def enabled(self) -> dict[str, Listed]:
+        """The enabled rules, by code, as listed: choosing them imports none (read only)."""
         return {
-            rule.reports: rule for rule, _ in self.rules_with_options if rule.reports is not None
-        }
-
-    @cached_property
-    def rules_by_kind(self) -> dict[str, tuple[tuple[Rule, RuleOptions | None], ...]]:
-        """The enabled rules and their options, by the kind they check."""
-        by_kind: dict[str, list[tuple[Rule, RuleOptions | None]]] = defaultdict(list)
-        for rule, options in self.rules_with_options:
-            for kind in rule.kinds:
-                by_kind[kind].append((rule, options))
-        return {kind: tuple(rules) for kind, rules in by_kind.items()}
-
-    @cached_property
-    def rules_with_options(self) -> tuple[tuple[Rule, RuleOptions | None], ...]:
-        """The enabled rules and their options, worked out once per Settings (a webhook
-        lints every request with the same Settings)."""
-        return tuple(
-            (rule, self.rule_options.get(rule.code) or (rule.options() if rule.options else None))
-            for rule in all_rules().values()
+            code: rule for code, rule in listed_rules().items()
             if rule_matches(rule, self.select)
             and not rule_matches(rule, self.ignore)
             and rule.applies_to(self.trainer_version)
             and (not rule.preview or self.preview or named_exactly(rule, self.select))
-        )
+        }
+
+    def rules_for(self, kind: str) -> tuple[tuple[Rule, RuleOptions | None], ...]:
+        """The enabled rules that check objects of `kind`, with their options: a run imports
+        the modules of the kinds it meets only (worked out once per kind and Settings: a
+        webhook lints every request with the same Settings)."""
+        if kind not in self._by_kind:
+            self._by_kind[kind] = tuple(
+                (loaded, self._options_of(loaded))
+                for loaded in (rule.load() for rule in self.enabled.values() if kind in rule.kinds)
+            )
+        return self._by_kind[kind]
+
+    @cached_property
+    def rules_reporting(self) -> dict[type, Rule]:
+        """The enabled rules that report what is not an object, by the type they report
+        (the rules of no kind), imported when first asked for."""
+        loaded = (rule.load() for rule in self.enabled.values() if not rule.kinds)
+        return {rule.reports: rule for rule in loaded if rule.reports is not None}
+
+    @cached_property
+    def _by_kind(self) -> dict[str, tuple[tuple[Rule, RuleOptions | None], ...]]:
+        return {}
+
+    def _options_of(self, rule: Rule) -> RuleOptions | None:
+        """A rule's options, configured or its defaults, made once: every kind it checks
+        shares them."""
+        if rule.code not in self._options:
+            configured = self.rule_options.get(rule.code)
+            self._options[rule.code] = configured or (rule.options() if rule.options else None)
+        return self._options[rule.code]
+
+    @cached_property
+    def _options(self) -> dict[str, RuleOptions | None]:
+        return {}
 
     def may_fix(self, code: str) -> bool:
         """Whether `fixable`/`unfixable` let `--fix` apply fixes of this rule (told from the
@@ -112,7 +122,7 @@ class Settings:
     @cached_property
     def _fixable_codes(self) -> frozenset[str]:
         return frozenset(
-            code for code, rule in all_rules().items()
+            code for code, rule in listed_rules().items()
             if rule_matches(rule, self.fixable) and not rule_matches(rule, self.unfixable)
         )
 

@@ -185,7 +185,6 @@ class _Plan:
         self.settings = settings
         self.index = index
         self.on_rule_error = on_rule_error
-        self.enabled = settings.rules_by_code
         self._contexts: dict[int, Context] = {}
         self._by_kind: dict[str, list[tuple[Rule, Context]]] = {}
 
@@ -193,7 +192,7 @@ class _Plan:
         if kind not in self._by_kind:
             self._by_kind[kind] = [
                 (rule, self._context(options))
-                for rule, options in self.settings.rules_by_kind.get(kind, ())
+                for rule, options in self.settings.rules_for(kind)
             ]
         return self._by_kind[kind]
 
@@ -208,9 +207,8 @@ class _Plan:
 
     def run(self, item: Loaded) -> Iterator[Finding]:
         """The findings of one input."""
-        reporting = self.settings.rules_reporting
         for problem in item.problems:
-            reporter = reporting.get(type(problem))
+            reporter = self.settings.rules_reporting.get(type(problem))
             if reporter is not None:
                 for found in reporter.check(problem):
                     yield _from_load_problem(reporter, found, problem, item.source)

@@ -19,7 +19,7 @@ def settle(
 ) -> list[Finding]:
     """The findings a file shows: its rules only, severities set, suppressions applied,
     plus what the suppression rules report of its suppressions (`suppression.unheeded`)."""
-    enabled = settings.rules_by_code
+    enabled = settings.enabled
     entries, invalid = suppression.comment_entries(source)
     if settings.annotation_exemptions:
         for manifest in manifests:
@@ -42,9 +42,8 @@ def _of_suppressions(
     settings: Settings, entries: list[suppression.Entry], invalid: list[suppression.Invalid]
 ) -> Iterator[Finding]:
     """The findings of the enabled rules that report suppressions."""
-    reporting = settings.rules_reporting
-    for item in suppression.unheeded(entries, invalid, settings.rules_by_code):
-        rule = reporting.get(type(item))
+    for item in suppression.unheeded(entries, invalid, settings.enabled):
+        rule = settings.rules_reporting.get(type(item))
         if rule is None:
             continue
         for problem in rule.check(item):

@@ -1,1 +1,1 @@
-"""One module per rule; `trainlint.rule.all_rules` imports them all."""
+"""One module per rule, and `registry`, which lists them (`trainlint.rule.listed_rules`)."""

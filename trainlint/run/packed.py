@@ -28,10 +28,11 @@ Texts = Mapping[str, Sequence[str | None]]
 
 
 def texts(codes: Iterable[str]) -> dict[str, list[str | None]]:
-    """The name and help of the rules with these codes that exist (imports the rules)."""
-    from trainlint.rule import all_rules
+    """The name and help of the rules with these codes that exist (as listed: no rule is
+    imported)."""
+    from trainlint.rule import listed_rules
 
-    rules = all_rules()
+    rules = listed_rules()
     return {code: [rules[code].name, rules[code].remediation] for code in codes if code in rules}
 
 

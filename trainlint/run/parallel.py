@@ -31,7 +31,7 @@ from typing import IO, Any, TypeVar
 
 from trainlint.engine.run import Run
 from trainlint.finding import Finding, in_order
-from trainlint.rule import all_rules
+from trainlint.rule import all_rules, listed_rules
 from trainlint.run.packed import Packed, numbers, pack, texts, unpack
 
 #: Below this many inputs, starting workers costs more than it saves.
@@ -93,7 +93,7 @@ def settle_all(
     spread = worth_it(jobs, sum(1 if part is None else len(part) for _, part in units))
     anything_packed = keep is not None or spread
     places = numbers(run.inputs) if anything_packed else {}
-    known = texts(all_rules()) if anything_packed else {}
+    known = texts(listed_rules()) if anything_packed else {}
 
     def packed(found: list[Finding]) -> list[Packed]:
         return [
