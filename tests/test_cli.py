@@ -254,6 +254,20 @@ def test_check_without_configuration_imports_no_validation_library(tmp_path: Pat
     assert any("TL206" in line for line in output)
 
 
+def test_checking_no_trainer_object_imports_the_render(tmp_path: Path) -> None:
+    """A claim alone needs no JobSet rendered: its rules (the schema's) import none of
+    `trainlint.render`."""
+    (tmp_path / "claim.yaml").write_text(
+        "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: ckpt\n"
+        "spec:\n  accessModes: [ReadWriteMany]\n"
+        "  resources:\n    requests:\n      storage: 10Gi\n"
+    )
+    arguments = ["check", "--no-cache", "claim.yaml"]
+    assert _imported_by(arguments, ("trainlint.render",), tmp_path) == [
+        "All checks passed.", "0", "[]"
+    ]
+
+
 def test_cel_python_is_imported_only_for_a_rule_to_evaluate(tmp_path: Path) -> None:
     """cel-python (and lark, its parser's library) is imported when an object has a CRD
     rule to evaluate, not to check other objects."""

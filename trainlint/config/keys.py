@@ -149,7 +149,7 @@ class Keys(BaseModel):
     @classmethod
     def _resource_names(cls, value: dict[str, str] | None) -> dict[str, str] | None:
         """A name that is no extended resource name would never match a container's."""
-        from trainlint.render.trainer import SUBDOMAIN_FORMAT
+        from trainlint.patches import SUBDOMAIN_FORMAT
 
         for name in value or {}:
             if not re.fullmatch(rf"{SUBDOMAIN_FORMAT}/{QUALIFIED_NAME}", name):

@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 from trainlint.document import KeyPath, Manifest, dig, mapping, mappings, sequence, string
+from trainlint.patches import PATCH_JOBS
 from trainlint.release import TrainerVersion
-from trainlint.render.trainer import PATCH_JOBS
 
 #: The TrainJob field of each release that overrides the runtime's pod templates, and the
 #: name its webhook messages give it.

@@ -8,12 +8,12 @@ read them as written), and what the Trainer webhooks look at.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from trainlint.document import KeyPath, Manifest, dig, mapping, mappings
 from trainlint.memo import PerObject, PerRun, per_value
+from trainlint.patches import PATCH_JOBS
 from trainlint.render import ANCESTOR_LABEL, TRAINER, Container, Job, Render
 from trainlint.render.build import render
 
@@ -31,8 +31,6 @@ MAIN_CONTAINERS = {
 JOBS: KeyPath = ("spec", "template", "spec", "replicatedJobs")
 #: The JobSet spec inside a runtime.
 JOBSET: KeyPath = JOBS[:-1]
-#: From a runtime patch to the replicatedJobs it patches.
-PATCH_JOBS: tuple[str, ...] = ("trainingRuntimeSpec", "template", "spec", "replicatedJobs")
 #: From a replicatedJob to its pod spec.
 POD_SPEC: KeyPath = ("template", "spec", "template", "spec")
 #: The TrainJob field the controller reads its pod overrides from, per release.
@@ -270,34 +268,3 @@ def is_torchtune(job: Manifest, runtime: Manifest) -> bool:
     """Whether the torch plugin applies its torchtune checks and recipes to this TrainJob."""
     command = dig(job.body, "spec", "trainer", "command")
     return framework(runtime) == "torch" and command == TORCHTUNE_COMMAND
-
-
-#: A runtime patch's `manager`, checked as apimachinery does.
-SUBDOMAIN_FORMAT = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
-PATH_FORMAT = r"[A-Za-z0-9/\-._~%!$&'()*+,;=:]+"
-#: apimachinery's texts, as the webhook prints them.
-SUBDOMAIN_ERROR = (
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' "
-    "or '.', and must start and end with an alphanumeric character (e.g. 'example.com', "
-    f"regex used for validation is '{SUBDOMAIN_FORMAT}')"
-)
-PATH_ERROR = f"Invalid path (regex used for validation is '{PATH_FORMAT}')"
-NOT_PREFIXED = 'must be a domain-prefixed path (such as "acme.io/foo")'
-
-
-def domain_prefixed_path_errors(value: str) -> list[str]:
-    """apimachinery's `IsDomainPrefixedPath`, which the Trainer webhook applies to a runtime
-    patch's `manager`: the details of its errors, in its order."""
-    if not value:
-        return ["Required value"]
-    host, slash, path = value.partition("/")
-    if not slash or not host or not path:
-        return [NOT_PREFIXED]
-    errors = []
-    if len(host) > 253:
-        errors.append("must be no more than 253 characters")
-    if not re.fullmatch(SUBDOMAIN_FORMAT, host):
-        errors.append(SUBDOMAIN_ERROR)
-    if not re.fullmatch(PATH_FORMAT, path):
-        errors.append(PATH_ERROR)
-    return errors

@@ -10,8 +10,8 @@ from trainlint.document import Manifest, dig, mapping
 from trainlint.engine.context import Context
 from trainlint.model.check import SCHEMA_KINDS, Flaw, issues
 from trainlint.options import OptionError, RuleOptions
+from trainlint.patches import PATCH_JOBS, domain_prefixed_path_errors
 from trainlint.problem import Edit, Fix, Problem, Severity
-from trainlint.render.trainer import PATCH_JOBS, domain_prefixed_path_errors
 from trainlint.rule import rule
 
 SPEC_OVERRIDES, TEMPLATE_OVERRIDES, PATCHES = (

@@ -4,8 +4,8 @@ from collections.abc import Iterator
 
 from trainlint.document import Manifest, dig, mappings
 from trainlint.engine.context import Context
+from trainlint.patches import domain_prefixed_path_errors
 from trainlint.problem import Problem, Severity
-from trainlint.render.trainer import domain_prefixed_path_errors
 from trainlint.rule import rule
 
 

@@ -5,8 +5,8 @@ from collections.abc import Iterator
 from trainlint.document import KeyPath, Manifest, dig, mapping, mappings
 from trainlint.engine.context import Context
 from trainlint.kinds import TRAINER_KINDS
+from trainlint.patches import PATCH_JOBS
 from trainlint.problem import Problem, Severity
-from trainlint.render.trainer import PATCH_JOBS
 from trainlint.rule import rule
 
 QUEUE = "scheduling.volcano.sh/queue-name"
