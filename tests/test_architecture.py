@@ -22,7 +22,7 @@ FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "trainlint.document", "trainlint.loader", "trainlint.files", "trainlint.suggest",
         "trainlint.release", "trainlint.problem", "trainlint.options", "trainlint.errors",
         "trainlint.kinds", "trainlint.lookups", "trainlint.finding", "trainlint.version",
-        "trainlint.bundled", "trainlint.memo", "trainlint.patches",
+        "trainlint.bundled", "trainlint.memo", "trainlint.patches", "trainlint.digest",
     )),
     ("model", ("trainlint.model",)),
     ("render", ("trainlint.render",)),

@@ -313,6 +313,23 @@ def test_an_edited_file_whose_values_were_seen_imports_no_cel_engine(tmp_path: P
     assert (status, "'celpy'" in loaded) == ("0", True)  # --no-cache keeps no verdict either
 
 
+def test_a_pre_commit_run_imports_neither_openssl_nor_signals(tmp_path: Path) -> None:
+    """The cache digests with CPython's own BLAKE2b, not through `hashlib` (which loads
+    OpenSSL), and only a run on several processes needs `signal`: checking a file just
+    edited imports neither (the CEL engine, when a verdict is not known, brings hashlib)."""
+    job = tmp_path / "job.yaml"
+    job.write_text(
+        "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata:\n  name: a\n"
+        "spec:\n  runtimeRef:\n    name: torch-distributed\n"
+    )
+    trainlint("check", "job.yaml", cwd=tmp_path)
+    job.write_text(job.read_text() + "# edited\n")
+    watched = ("hashlib", "_hashlib", "signal")
+    assert _imported_by(["check", "job.yaml"], watched, tmp_path) == [
+        "All checks passed.", "0", "[]"
+    ]
+
+
 def test_an_edited_file_takes_the_kubernetes_definitions_it_needs_from_the_cache(
     tmp_path: Path,
 ) -> None:

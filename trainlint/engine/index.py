@@ -7,6 +7,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
+from trainlint.digest import blake2b
 from trainlint.document import Manifest, mapping, string
 from trainlint.kinds import (
     CLUSTER_SCOPED,
@@ -268,15 +269,13 @@ class Index:
 
     def digest(self, dependency: tuple[str, ...]) -> str:
         """A digest of what a look-up finds, to tell later whether the answer changed."""
-        import hashlib
-
         if dependency[0] == "bundled":
             # What a release installs changes only with trainlint itself, which the cache
             # tells apart: the look-up stands for its answer, and nothing is parsed.
             return DEPENDENCY_SEPARATOR.join(dependency)
         if dependency not in self._answer_digests:  # answers do not change during a run
             parts = [self.digests[id(manifest)] for manifest in self.answer(dependency)]
-            digest = hashlib.blake2b("\n".join(parts).encode(), digest_size=16).hexdigest()
+            digest = blake2b("\n".join(parts).encode(), digest_size=16).hexdigest()
             self._answer_digests[dependency] = digest
         return self._answer_digests[dependency]
 

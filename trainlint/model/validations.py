@@ -26,11 +26,11 @@ between runs, so a pre-commit run on an edited file evaluates only the values th
 from __future__ import annotations
 
 import copy
-import hashlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from trainlint.digest import blake2b
 from trainlint.document import KeyPath
 from trainlint.model.crd_rules import ITEMS, CrdRule, Node, Reads, compiled
 from trainlint.release import TrainerVersion
@@ -124,7 +124,7 @@ def verdict_key(rule: tuple[Any, ...], seen: Any, before: Any) -> str | None:
         image = repr((rule, _frozen(seen), _frozen(before)))
     except TypeError:  # keys that do not sort, values that are not plain data
         return None
-    return hashlib.blake2b(image.encode(), digest_size=16).hexdigest()
+    return blake2b(image.encode(), digest_size=16).hexdigest()
 
 
 def _schema_path(path: KeyPath) -> tuple[str | None, ...]:

@@ -27,7 +27,6 @@ only for values no run saw before. Saving removes the files of other builds.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 from collections.abc import Callable, Sequence
@@ -36,6 +35,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from trainlint.config.settings import Settings
+from trainlint.digest import blake2b
 from trainlint.document import Loaded, Manifest, Source, Span, dig
 from trainlint.engine.index import DEPENDENCY_SEPARATOR, Index
 from trainlint.engine.run import Run
@@ -81,7 +81,7 @@ def build_fingerprint() -> str:
     verdicts the cache keeps), found in one walk that skips `__pycache__` (every run
     pays for it: it costs half of two globs)."""
     package = os.path.dirname(os.path.dirname(__file__))  # noqa: PTH120 - strings, as below
-    digest = hashlib.blake2b(__version__.encode(), digest_size=8)
+    digest = blake2b(__version__.encode(), digest_size=8)
     found = []
     for root, folders, files in os.walk(package):
         folders[:] = [folder for folder in folders if folder != "__pycache__"]
@@ -366,7 +366,7 @@ def _read(name: str) -> Read:
 
 
 def _digest(data: bytes) -> str:
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
+    return blake2b(data, digest_size=16).hexdigest()
 
 
 def _settled(names: Sequence[str], entries: dict[str, Any], known: Texts) -> Outcome | None:
@@ -480,7 +480,7 @@ def _stand_in(manifest: Manifest) -> dict[str, Any]:
 
 
 def _run_key(names: Sequence[str], contents: dict[str, str], keys: dict[str, str]) -> str:
-    digest = hashlib.blake2b(digest_size=16)
+    digest = blake2b(digest_size=16)
     for name in names:
         digest.update(f"{name}\0{contents.get(name)}\0{keys[name]}\n".encode())
     return digest.hexdigest()
@@ -496,7 +496,7 @@ def _stat(name: str) -> list[int] | None:
 
 
 def _settings_key(settings: Settings) -> str:
-    return hashlib.blake2b(repr(settings).encode(), digest_size=16).hexdigest()
+    return blake2b(repr(settings).encode(), digest_size=16).hexdigest()
 
 
 def _with_edits(key: str) -> str:
@@ -562,7 +562,7 @@ def _cel_engine() -> str:
     except OSError:
         status = None
     stamp = "none" if status is None else f"{origin}:{status.st_size}:{status.st_mtime_ns}"
-    return hashlib.blake2b(stamp.encode(), digest_size=4).hexdigest()
+    return blake2b(stamp.encode(), digest_size=4).hexdigest()
 
 
 def _unique() -> str:

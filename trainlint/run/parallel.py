@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import os
 import pickle
-import signal
 import struct
 from collections.abc import Callable, Iterator, Sequence
 from typing import IO, Any, TypeVar
@@ -213,6 +212,8 @@ def _spread(
     take, in forked processes (`receive` turns a worker's result into the parent's kind):
     every result, in the order of `items`. The parent first runs `meanwhile`, once the
     workers have started."""
+    import signal  # only a run on several processes needs it (its enums cost start-up)
+
     chunks = _chunks(len(items), jobs)
     try:
         outboxes = [_Outbox() for _ in range(jobs - 1)]  # before the forks: both sides use them
