@@ -4,6 +4,7 @@ looked up are unchanged; never trusted when damaged."""
 from __future__ import annotations
 
 import json
+import os
 import resource
 import shutil
 import subprocess
@@ -12,12 +13,13 @@ from pathlib import Path
 
 import pytest
 
+import trainlint
 from trainlint.config.settings import Settings
 from trainlint.engine.index import DEPENDENCY_SEPARATOR
 from trainlint.engine.run import Run
 from trainlint.loader import load
 from trainlint.run import parallel
-from trainlint.run.cache import MARKERS, Cache, Outcome, check
+from trainlint.run.cache import MARKERS, Cache, Outcome, build_fingerprint, check
 
 RUNTIME = """\
 apiVersion: trainer.kubeflow.org/v1alpha1
@@ -323,6 +325,21 @@ def test_index_entries_of_the_wrong_shape_are_not_used(
     again = run_cached(project, tmp_path / "cache")
     assert again.checked == (1 if "dependencies" in entry else 0)
     assert codes(again) == codes(cold)
+
+
+def test_the_build_is_told_by_its_files_sizes_and_times() -> None:
+    """A source file edited (its time moved) is another build: the cache of the first is
+    not used; the same file as it was is the first build again."""
+    before = build_fingerprint()
+    source = Path(trainlint.__file__).with_name("version.py")
+    stat = source.stat()
+    try:
+        os.utime(source, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1))
+        edited = build_fingerprint()
+    finally:
+        os.utime(source, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert len({before, edited}) == 2
+    assert build_fingerprint() == before
 
 
 def test_files_of_other_builds_are_removed(project: Path, tmp_path: Path) -> None:

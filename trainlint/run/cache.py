@@ -79,19 +79,19 @@ def build_fingerprint() -> str:
     """What identifies this trainlint: its version and the state of its source files, of
     the runtimes it bundles and of the schemas and CRD rules it ships compiled (whose
     verdicts the cache keeps), found in one walk that skips `__pycache__` (every run
-    pays for it: it costs half of two globs)."""
+    pays for it: it costs half of two globs), each file's size and time one line of one
+    text digested once (a path made and digested per file cost a third more)."""
     package = os.path.dirname(os.path.dirname(__file__))  # noqa: PTH120 - strings, as below
-    digest = blake2b(__version__.encode(), digest_size=8)
-    found = []
+    lines = [__version__]
     for root, folders, files in os.walk(package):
         folders[:] = [folder for folder in folders if folder != "__pycache__"]
-        relative = os.path.relpath(root, package)
-        found += [os.path.join(relative, name) for name in files  # noqa: PTH118
-                  if name.endswith((".py", ".yaml", ".json", ".pickle"))]
-    for path in sorted(found):
-        stat = os.stat(os.path.join(package, path))  # noqa: PTH116, PTH118
-        digest.update(f"{os.path.normpath(path)}:{stat.st_size}:{stat.st_mtime_ns}".encode())
-    return digest.hexdigest()
+        relative = root[len(package) :]
+        for name in files:
+            if name.endswith((".py", ".yaml", ".json", ".pickle")):
+                stat = os.stat(f"{root}/{name}")  # noqa: PTH116 - strings, as above
+                lines.append(f"{relative}/{name}:{stat.st_size}:{stat.st_mtime_ns}")
+    lines.sort()
+    return blake2b("\n".join(lines).encode(), digest_size=8).hexdigest()
 
 
 class Cache:
