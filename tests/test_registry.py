@@ -81,14 +81,14 @@ def test_the_rules_of_load_problems_are_imported_for_a_file_that_has_one(tmp_pat
     assert loaded == sorted({*expected, "trainlint.rules.registry"})
 
 
-def _with_plugin(tmp_path: Path, code: str, name: str, *arguments: str) -> (
-    subprocess.CompletedProcess[str]
-):
-    """`trainlint ARGUMENTS` where the rules' package holds one more module, which the
-    registry does not list (as one a plugin installs beside them)."""
+def _with_plugin(
+    tmp_path: Path, code: str, name: str, *arguments: str, module: str = "tl599_plugin.py"
+) -> subprocess.CompletedProcess[str]:
+    """`trainlint ARGUMENTS` where the rules' package holds one more module (at `module`
+    in it), which the registry does not list (as one a plugin installs beside them)."""
     plugins = tmp_path / "plugins"
-    plugins.mkdir(exist_ok=True)
-    (plugins / "tl599_plugin.py").write_text(PLUGIN.format(code=code, name=name))
+    (plugins / module).parent.mkdir(parents=True, exist_ok=True)
+    (plugins / module).write_text(PLUGIN.format(code=code, name=name))
     run = (
         f"import trainlint.rules\ntrainlint.rules.__path__.append({str(plugins)!r})\n"
         "from trainlint.cli import run\nrun()\n"
@@ -99,14 +99,17 @@ def _with_plugin(tmp_path: Path, code: str, name: str, *arguments: str) -> (
     )
 
 
-def test_a_rule_module_the_registry_does_not_list_still_runs(tmp_path: Path) -> None:
+@pytest.mark.parametrize("module", ["tl599_plugin.py", "tl599_plugin/__init__.py"])
+def test_a_rule_module_the_registry_does_not_list_still_runs(tmp_path: Path, module: str) -> None:
     (tmp_path / "claim.yaml").write_text(CLAIM)
     (tmp_path / "job.yaml").write_text(JOB)
     arguments = ["check", "--no-cache", "--output-format", "concise", "claim.yaml", "job.yaml"]
-    result = _with_plugin(tmp_path, "TL599", "plugin-rule", *arguments)
+    result = _with_plugin(tmp_path, "TL599", "plugin-rule", *arguments, module=module)
     found = [line for line in result.stdout.splitlines() if "TL599" in line]
     assert found == ["claim.yaml:4:3: TL599 [warning] a plugin's finding [plugin-rule]"]
-    listing = _with_plugin(tmp_path, "TL599", "plugin-rule", "rules", "--format", "json")
+    listing = _with_plugin(
+        tmp_path, "TL599", "plugin-rule", "rules", "--format", "json", module=module
+    )
     assert [rule["code"] for rule in json.loads(listing.stdout)][-1] == "TL599"
 
 
