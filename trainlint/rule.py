@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from trainlint.config.defaults import DOCS_URL
 from trainlint.document import Manifest
@@ -97,10 +97,10 @@ class Rule:
         return first if self.until == self.since else f"{first}–{format_version(self.until)}"
 
 
-@dataclass(frozen=True, slots=True)
-class Listed:
+class Listed(NamedTuple):
     """A rule as the package's registry lists it: what choosing, naming and reporting it
-    takes, and the module that declares it, imported only when the rule is to run."""
+    takes, and the module that declares it, imported only when the rule is to run. (A
+    named tuple: a dataclass costs start-up a compile per method.)"""
 
     code: str
     name: str
