@@ -19,9 +19,8 @@ says the lifetime, the value and `what` say of what; nothing else keeps what che
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable
-from dataclasses import dataclass
 from functools import wraps
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, NamedTuple, Protocol, TypeVar
 
 from trainlint.document import Manifest
 
@@ -36,8 +35,7 @@ class Holder(Protocol):
     def memo(self) -> dict[tuple[Hashable, ...], Any]: ...
 
 
-@dataclass(frozen=True, slots=True)
-class PerValue(Generic[T]):
+class PerValue(NamedTuple, Generic[T]):
     """A memo kept as long as the value it is worked out from."""
 
     name: str
@@ -64,15 +62,13 @@ def per_value(helper: Callable[[V], T]) -> Callable[[V], T]:
     return once
 
 
-@dataclass(frozen=True, slots=True)
-class PerObject(Generic[T]):
+class PerObject(NamedTuple, Generic[T]):
     """A memo kept while one object is checked."""
 
     name: str
 
 
-@dataclass(frozen=True, slots=True)
-class PerRun(Generic[T]):
+class PerRun(NamedTuple, Generic[T]):
     """A memo kept for the run (see the module)."""
 
     name: str

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Any, NamedTuple
 
 from trainlint.document import KeyPath, Manifest
 
@@ -55,8 +55,7 @@ class Fix:
     edits: tuple[TextEdit, ...] | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Related:
+class Related(NamedTuple):
     """A key in another object that a finding depends on (the runtime's line that makes
     a TrainJob's finding true), and what it has to do with the finding."""
 

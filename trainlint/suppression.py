@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Container
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from trainlint.document import KeyPath, Manifest, Source, Span, mapping
 from trainlint.problem import Fix
@@ -56,8 +57,7 @@ class Entry:
         return True
 
 
-@dataclass(frozen=True, slots=True)
-class Invalid:
+class Invalid(NamedTuple):
     """A suppression that cannot work: a comment that addresses trainlint but cannot be
     read, or a code or name of no rule."""
 

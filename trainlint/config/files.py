@@ -17,7 +17,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from trainlint.config.defaults import DEFAULTS
 from trainlint.config.settings import Settings
@@ -42,8 +42,7 @@ _FOLDER_NAME = re.compile(r"[^/*?\[\]!#\\\s]+/")
 COMMAND_LINE = "command line"
 
 
-@dataclass(frozen=True)
-class Layer:
+class Layer(NamedTuple):
     """The keys of one file (or of the command line) and where they came from."""
 
     origin: str

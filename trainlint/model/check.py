@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Any, NamedTuple
 
 from trainlint.document import KeyPath, Manifest, dotted, is_count
 from trainlint.kinds import TRAINER_API, TRAINER_KINDS
@@ -40,8 +39,7 @@ class Flaw(StrEnum):
     MISSING_REQUIRED = "missing-required"
 
 
-@dataclass(frozen=True, slots=True)
-class Issue:
+class Issue(NamedTuple):
     flaw: Flaw
     path: KeyPath
     message: str

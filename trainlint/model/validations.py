@@ -27,8 +27,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from trainlint.digest import blake2b
 from trainlint.document import KeyPath
@@ -45,8 +44,7 @@ ROOT_METADATA = ("name", "generateName")
 IMMUTABLE = "self == oldSelf"
 
 
-@dataclass(frozen=True, slots=True)
-class Violation:
+class Violation(NamedTuple):
     """A rule the object breaks, where the API server reports it."""
 
     path: KeyPath

@@ -49,8 +49,7 @@ class CheckpointOptions(RuleOptions):
         check_no_empty_names(self, "env_name_parts", "env_names", "flags")
 
 
-@dataclass(frozen=True, slots=True)
-class CheckpointDir:
+class CheckpointDir(NamedTuple):
     path: str
     #: How it was found, for messages: `env CKPT_DIR`, `flag --output_dir`...
     origin: str
@@ -66,8 +65,7 @@ class Mount(NamedTuple):
     at: Origin
 
 
-@dataclass(frozen=True, slots=True)
-class Storage:
+class Storage(NamedTuple):
     """What a path is stored on: a volume type (`emptyDir`, `persistentVolumeClaim`...),
     `volumeClaimPolicies`, `container` (no volume) or `unknown`."""
 

@@ -24,9 +24,8 @@ import posixpath
 import re
 import shlex
 from collections.abc import Iterator
-from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from trainlint.memo import PerValue
 from trainlint.render import Container
@@ -44,8 +43,7 @@ _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*", re.DOTALL)
 _CONFIG_SUFFIXES = (".yaml", ".yml", ".json")
 
 
-@dataclass(frozen=True, slots=True)
-class Setting:
+class Setting(NamedTuple):
     key: str
     #: The value as given: a string from the shell, a Python or YAML literal otherwise;
     #: None for a bare flag (`--overwrite_output_dir`).
@@ -64,8 +62,7 @@ class Setting:
         return posixpath.normpath(joined) if joined.startswith("/") else None
 
 
-@dataclass(frozen=True, slots=True)
-class Script:
+class Script(NamedTuple):
     """What the command line of a trainer sets, in the order it is written."""
 
     settings: tuple[Setting, ...]
