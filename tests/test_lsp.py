@@ -342,7 +342,7 @@ def test_hover_explains_the_rule_and_the_runtime_it_names(
 
 #: Makes one rule raise, then runs the real command.
 BROKEN_RULE = """
-import dataclasses, sys
+import sys
 from trainlint.rule import Listed
 
 def broken(manifest, ctx):
@@ -351,7 +351,7 @@ def broken(manifest, ctx):
 
 def load(listed, loaded=Listed.load):
     rule = loaded(listed)
-    return dataclasses.replace(rule, check=broken) if rule.code == "TL202" else rule
+    return rule._replace(check=broken) if rule.code == "TL202" else rule
 
 Listed.load = load
 from trainlint.cli import run

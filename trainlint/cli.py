@@ -660,7 +660,7 @@ def _report(
         findings, files, color=_color(color, terminal), can_fix=can_fix, quotable=quotable,
         docs_url=docs_url, objects=objects,
     )
-    plain = replace(report, color=False)  # files never hold escape codes
+    plain = report._replace(color=False)  # files never hold escape codes
     for fmt, path in chosen or [(default, None)]:
         if path is not None:
             _write(renderer(fmt)(plain), Path(path))

@@ -5,7 +5,6 @@ from __future__ import annotations
 import importlib
 import re
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
@@ -34,8 +33,7 @@ Check = Callable[[Manifest, "Context"], Iterator[Problem]]
 AnyCheck = TypeVar("AnyCheck", bound=Callable[..., Iterator[Problem]])
 
 
-@dataclass(frozen=True, slots=True)
-class Rule:
+class Rule(NamedTuple):
     code: str
     name: str
     severity: Severity

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     from xml.etree import ElementTree as ET
@@ -51,8 +50,7 @@ def outputs(text: str) -> list[Output]:
     return chosen
 
 
-@dataclass(frozen=True)
-class Report:
+class Report(NamedTuple):
     """What a format renders: the findings, every file that was checked, and the terminal."""
 
     findings: Sequence[Finding]
@@ -60,12 +58,12 @@ class Report:
     files: Sequence[str] = ()
     color: bool = False
     #: Whether `--fix` (as configured) would apply a finding's fix; default: safe fixes.
-    can_fix: Callable[[Finding], bool] = field(default=lambda finding: bool(
+    can_fix: Callable[[Finding], bool] = lambda finding: bool(
         finding.fix is not None and finding.fix.safe
-    ))
+    )
     #: Whether a file's text may be quoted (code frames): not when it lies outside the
     #: folders checked, behind a symbolic link (see `trainlint.files.Tree`).
-    quotable: Callable[[str], bool] = field(default=lambda file: True)
+    quotable: Callable[[str], bool] = lambda file: True
     #: The documentation site rules link to (config `docs-url`; None: the default one).
     docs_url: str | None = None
     #: Every object checked, when known (`audit`): `policy-report` passes the clean ones.
