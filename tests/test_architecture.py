@@ -33,8 +33,8 @@ FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("rules", ("trainlint.rules",)),
     ("run", ("trainlint.run",)),
     ("front ends", (
-        "trainlint", "trainlint.report", "trainlint.fix", "trainlint.webhook", "trainlint.lsp",
-        "trainlint.cli", "trainlint.docs", "trainlint.audit",
+        "trainlint", "trainlint.__main__", "trainlint.report", "trainlint.fix",
+        "trainlint.webhook", "trainlint.lsp", "trainlint.cli", "trainlint.docs", "trainlint.audit",
     )),
 )
 

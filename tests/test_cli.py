@@ -237,6 +237,26 @@ def test_version_imports_neither_pydantic_nor_the_rules(tmp_path: Path) -> None:
     ]
 
 
+def test_the_command_imports_the_cli_with_the_collector_off(tmp_path: Path) -> None:
+    """`trainlint` (and `python -m trainlint`) collects no cycles while importing the CLI,
+    and runs its command with the collector on and what importing made frozen."""
+    code = (
+        "import gc, os, sys\nfrom trainlint.__main__ import main\nwhile_importing = []\n"
+        "gc.callbacks.append(lambda phase, info: hasattr(sys.modules.get('trainlint.cli'), 'run')"
+        " or while_importing.append(phase))\n"
+        "leave = os._exit\n"
+        "def end(code):\n"
+        "    print(len(while_importing), gc.isenabled(), gc.get_freeze_count() > 0, flush=True)\n"
+        "    leave(code)\n"
+        "os._exit = end\n"
+        "sys.argv = ['trainlint', '--version']\nmain()\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True
+    )
+    assert result.stdout.splitlines() == ["trainlint, version 0.1.0", "0 True True"]
+
+
 def test_check_without_configuration_imports_no_validation_library(tmp_path: Path) -> None:
     """Checking a TrainJob on the defaults needs neither pydantic (configuration, models:
     the schema trees ship compiled) nor the fixer's, the webhook's or the language
