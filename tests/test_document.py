@@ -94,6 +94,14 @@ def test_invalid_utf8_is_reported_at_its_byte_and_the_rest_is_read() -> None:
     assert load(text, "u.yaml", problems).manifests[0].kind == "ConfigMap"
 
 
+def test_invalid_utf8_after_a_bom_is_reported_at_its_byte() -> None:
+    """The codec counts from after the byte order mark, which is no part of the text."""
+    _, problems = decode(b"\xef\xbb\xbfapiVersion: v1\nmetadata: {name: caf\xe9}\n", "u.yaml")
+    assert [(p.code, p.span, p.message) for p in problems] == [
+        ("TL001", Span(2, 21, 2, 22), "invalid UTF-8 byte 0xe9: the file must be UTF-8")
+    ]
+
+
 def test_bom_is_accepted() -> None:
     text, problems = decode(b"\xef\xbb\xbfapiVersion: v1\nkind: ConfigMap\n", "b.yaml")
     assert problems == []

@@ -298,10 +298,12 @@ def decode(data: bytes, name: str) -> tuple[str, list[LoadProblem]]:
     try:
         return data.decode("utf-8-sig"), []
     except UnicodeDecodeError as error:
-        before = data[: error.start]
+        skipped = len(BOM) if data.startswith(BOM) else 0  # the codec counts after it
+        start = skipped + error.start
+        before = data[skipped:start]
         line = before.count(b"\n") + 1
         column = len(before) - (before.rfind(b"\n") + 1) + 1
-        message = f"invalid UTF-8 byte 0x{data[error.start]:02x}: the file must be UTF-8"
+        message = f"invalid UTF-8 byte 0x{data[start]:02x}: the file must be UTF-8"
         span = Span(line, column, line, column + 1)
         return data.decode("utf-8-sig", errors="replace"), [
             InvalidYaml(message, span)
