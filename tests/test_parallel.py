@@ -24,6 +24,7 @@ from trainlint.config.settings import Settings
 from trainlint.document import Loaded
 from trainlint.engine.run import Run
 from trainlint.finding import Finding
+from trainlint.loader import Spread
 from trainlint.run import parallel
 
 UNRELATED = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {a: b}\n"
@@ -64,7 +65,7 @@ def test_every_process_takes_chunks_and_results_keep_their_order() -> None:
     lands at its item's place."""
     items = [str(number) for number in range(parallel.MIN_INPUTS)]
 
-    def work(item: str) -> tuple[str, int]:
+    def work(item: str, _: Spread | None) -> tuple[str, int]:
         time.sleep(0.002)
         return item, os.getpid()
 
@@ -81,7 +82,7 @@ def test_a_slow_process_takes_fewer_chunks() -> None:
     items = [str(number) for number in range(parallel.MIN_INPUTS * 2)]
     parent = os.getpid()
 
-    def work(_: str) -> int:
+    def work(_: str, __: Spread | None) -> int:
         time.sleep(0.004 if os.getpid() == parent else 0.001)
         return os.getpid()
 
@@ -100,7 +101,7 @@ def test_without_a_temporary_file_one_process_does_it_all(
         raise OSError(30, "Read-only file system")
 
     monkeypatch.setattr(tempfile, "TemporaryFile", refuse)
-    loaded = parallel.read_all(names, lambda name: _read(name, "-"), jobs=2)
+    loaded = parallel.read_all(names, lambda name, spread: _read(name, spread, "-"), jobs=2)
     assert [item.source.name for item in loaded] == names
     run = Run(loaded, Settings())
     settled = parallel.settle_all(run, range(len(loaded)), jobs=2)
@@ -120,11 +121,11 @@ def test_an_error_in_a_worker_is_raised_in_the_parent(tmp_path: Path) -> None:
     names = _files(tmp_path, parallel.MIN_INPUTS)
     parent = os.getpid()
 
-    def read(name: str) -> Loaded:
+    def read(name: str, _: Spread | None) -> Loaded:
         if os.getpid() != parent:
             raise ValueError(f"cannot read {Path(name).name}")
         time.sleep(0.001)  # the parent cannot take every chunk before a worker starts
-        return _read(name, "-")
+        return _read(name, None, "-")
 
     with pytest.raises(ValueError, match=r"cannot read \d{3}\.yaml"):
         parallel.read_all(names, read, jobs=2)
@@ -138,12 +139,12 @@ def test_a_worker_that_dies_leaves_its_chunks_to_the_parent(tmp_path: Path) -> N
     parent = os.getpid()
     done = [0]  # in each process
 
-    def read(name: str) -> tuple[Loaded, int]:
+    def read(name: str, _: Spread | None) -> tuple[Loaded, int]:
         done[0] += 1
         if os.getpid() != parent and done[0] > first_chunk:  # within its second chunk
             os.kill(os.getpid(), signal.SIGKILL)
         time.sleep(0.001)
-        return _read(name, "-"), os.getpid()
+        return _read(name, None, "-"), os.getpid()
 
     results = parallel.read_all(names, read, jobs=2)
     assert [item.source.name for item, _ in results] == names
@@ -166,7 +167,7 @@ def test_a_record_cut_short_is_never_read(monkeypatch: pytest.MonkeyPatch) -> No
 
     monkeypatch.setattr(parallel._Outbox, "put", cut_short)
 
-    def work(item: str) -> str:
+    def work(item: str, _: Spread | None) -> str:
         time.sleep(0.001)
         return item.upper()
 
@@ -225,7 +226,7 @@ def test_a_long_file_is_checked_in_parts_on_every_process(
     """One file of many documents: its parts go to every process, and the file's findings
     (suppressions settled over the whole file) are those of one process."""
     stream = _stream(tmp_path / "stream.yaml", _copies(parallel.PART // 2))
-    loaded = [_read(str(stream), "-")]
+    loaded = [_read(str(stream), None, "-")]
     monkeypatch.setattr(parallel, "PART", 10)  # parts enough for the chunks of two processes
     def recording(run: Run, pids: Path) -> Callable[..., list[Finding]]:
         """`run.check`, noting each process that checks."""

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from trainlint.engine.run import Run
     from trainlint.finding import Finding, ObjectRef
     from trainlint.fix import Request as FixRequest
+    from trainlint.loader import Spread
     from trainlint.rule import Rule
     from trainlint.run.parallel import Amend
 
@@ -722,7 +723,7 @@ def render_command(
     overrides = {key: value for key, value in given.items() if value is not None}
     chosen = _select(paths, config_file, isolated, overrides, DEFAULT_STDIN_NAME)
     where = chosen.settings
-    inputs = [_read(name, DEFAULT_STDIN_NAME) for name in chosen.names]
+    inputs = [_read(name, None, DEFAULT_STDIN_NAME) for name in chosen.names]
     incomplete = False
     for item in inputs:
         for problem in item.problems:
@@ -732,7 +733,7 @@ def render_command(
     manifests = [manifest for item in inputs for manifest in item.manifests]
     context = [
         manifest for name in chosen.context
-        for manifest in _read(name, DEFAULT_STDIN_NAME).manifests
+        for manifest in _read(name, None, DEFAULT_STDIN_NAME).manifests
     ]
     index = Index(manifests, context)
     results = []
@@ -873,7 +874,8 @@ def _rule_entry(rule: Rule) -> dict[str, str | bool]:
     }
 
 
-def _read(name: str, stdin_filename: str) -> Loaded:
+def _read(name: str, spread: Spread | None, stdin_filename: str) -> Loaded:
+    """Read and parse a file (a long one in pieces on `spread`) or stdin."""
     from trainlint.files import read_bytes, read_stream
     from trainlint.loader import load_bytes, unreadable
 
@@ -882,7 +884,7 @@ def _read(name: str, stdin_filename: str) -> Loaded:
         data = read_stream(sys.stdin.buffer) if name == STDIN else read_bytes(name)
     except OSError as error:
         return unreadable(shown, error)
-    return load_bytes(data, shown)
+    return load_bytes(data, shown, spread)
 
 
 def run() -> None:

@@ -4,16 +4,22 @@ libyaml (PyYAML's C parser) composes each document in C, and the builder walks i
 once into data that records where every key and item was written. Text-level problems
 (syntax, duplicate keys, alias bombs, deep nesting, non-objects) become LoadProblems.
 Texts that could be too large or too deep are composed with the limits applied as nodes
-are composed (`_GuardedLoader`); the others, nearly all, without that cost.
+are composed (`_GuardedLoader`); the others, nearly all, without that cost. A long text
+may be cut into pieces of whole documents, parsed on several processes (`load`'s
+`spread`), to the same objects and problems as parsed whole.
 """
 
 from __future__ import annotations
 
+import itertools
 import operator
 import re
 import sys
 from array import array
-from typing import Any, ClassVar
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import partial
+from typing import Any, ClassVar, Protocol, TypeVar
 
 import yaml
 
@@ -23,6 +29,7 @@ from trainlint.document import (
     UNKNOWN_SPAN,
     DuplicateKey,
     InvalidYaml,
+    KeyPath,
     Loaded,
     LoadProblem,
     Manifest,
@@ -55,6 +62,9 @@ _GUARD_CHARACTERS = MAX_COMPOSED // 2
 _GUARD_INDICATORS = 1_000
 #: Most plain scalars whose tags are remembered (see `_Loader.resolve`).
 _TAGS_KEPT = 100_000
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 _STR = "tag:yaml.org,2002:str"
 _INT = "tag:yaml.org,2002:int"
@@ -151,12 +161,12 @@ class _GuardedLoader(_Resolver):
         self._depth -= 1
 
 
-def load_bytes(data: bytes, name: str) -> Loaded:
+def load_bytes(data: bytes, name: str, spread: Spread | None = None) -> Loaded:
     """Parse the bytes of a file: invalid UTF-8 is reported and replaced, then `load`."""
     text, problems = decode(data, name)
     bom = data.startswith(BOM)
     del data  # parsing copies the text once more: a long file must not be held three times
-    return load(text, name, problems, bom=bom)
+    return load(text, name, problems, bom=bom, spread=spread)
 
 
 def unreadable(name: str, error: OSError) -> Loaded:
@@ -173,36 +183,174 @@ def unreadable(name: str, error: OSError) -> Loaded:
 
 
 def load(
-    text: str, name: str, problems: list[LoadProblem] | None = None, *, bom: bool = False
+    text: str, name: str, problems: list[LoadProblem] | None = None, *, bom: bool = False,
+    spread: Spread | None = None,
 ) -> Loaded:
     """Parse every document of `text` into Manifests; text-level problems become LoadProblems.
-    `bom`: the bytes began with a byte order mark (see `Source.bom`)."""
-    source = Source(name, text, bom)
-    found = list(problems or [])
-    manifests: list[Manifest] = []
+    `bom`: the bytes began with a byte order mark (see `Source.bom`). With `spread`, a long
+    text is cut into pieces of whole documents (`_pieces`), parsed on several processes,
+    to the same Manifests and problems as parsed whole."""
+    # Decided on the whole text for every piece: a document nested too deep stops the
+    # file where another one is long (`_GuardedLoader`), and only there.
+    guarded = _needs_guards(text)
+    pieces = _pieces(text, 1 if spread is None else spread.pieces(len(text)))
+    if spread is None or len(pieces) == 1:
+        parts = [_part(text, pieces[0], guarded)]
+    else:
+        parts = spread(partial(_part, text, guarded=guarded), pieces)
+        if any(part.stopped for part in parts):
+            # Which documents libyaml composes before it stops depends on how far it read
+            # ahead (it decodes 16 KB at a time, refusing a control character as it
+            # decodes it), so only the whole text tells: it is parsed again, in one piece.
+            parts = [_part(text, (0, len(text), 0), guarded)]
+    return _joined(Source(name, text, bom), problems or [], parts)
+
+
+class Spread(Protocol):
+    """Runs work on several processes (`trainlint.run.parallel` has one)."""
+
+    def pieces(self, characters: int) -> int:
+        """How many pieces a text of this many characters is best parsed in (1: whole)."""
+        ...
+
+    def __call__(self, work: Callable[[T], R], items: Sequence[T]) -> list[R]:
+        """`work` over every item: the results, in order."""
+        ...
+
+
+#: A run of whole documents of a text: where it starts and ends, and how many lines come
+#: before it.
+Piece = tuple[int, int, int]
+#: An object read from a piece: its body, the number of its document in the piece, its key
+#: path in the document, the spans of the document, where its own entries start and
+#: whether it may hold nulls (see `Manifest`).
+_Object = tuple[dict[str, Any], int, KeyPath, "array[int]", int, bool]
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """What a piece of a text reads as, placed where it is in the whole text: sent back by
+    the process that parsed it, without the text, which the parent has."""
+
+    objects: list[_Object]
+    problems: list[LoadProblem]
+    fragments: list[Span]
+    documents: int
+    #: Whether an error or a refusal stopped libyaml before the piece's end.
+    stopped: bool
+
+
+def _part(text: str, piece: Piece, guarded: bool) -> Part:
+    """The documents of a piece of `text`, composed with the limits applied if `guarded`.
+
+    What stops libyaml is placed in the piece alone: a piece that stopped is used only
+    when it is the whole text (see `load`)."""
+    start, end, lines = piece
+    piece_text = text[start:end]  # the text itself, not a copy, when the piece is all of it
+    objects: list[_Object] = []
+    problems: list[LoadProblem] = []
     fragments: list[Span] = []
-    documents = yaml.compose_all(text, Loader=_GuardedLoader if _needs_guards(text) else _Loader)
     index = 0
     try:
-        for node in documents:
-            builder = _Builder(node)
+        for node in yaml.compose_all(piece_text, Loader=_GuardedLoader if guarded else _Loader):
+            builder = _Builder(node, lines)
             try:
                 body = builder.build(node)
             except _Refused as refused:
-                found.append(refused.problem)
+                problems.append(refused.problem)
             else:
-                found.extend(builder.problems)
+                problems.extend(builder.problems)
                 if _fragment(body):
-                    fragments.append(_span(node))
-                _collect(body, source, index, manifests, found, node, builder)
+                    fragments.append(_span(node, lines))
+                _collect(body, index, objects, problems, node, builder)
             index += 1
     except _Refused as refused:  # by the guarded composer
-        found.append(refused.problem)
+        problems.append(refused.problem)
     except yaml.MarkedYAMLError as error:
-        found.append(_nesting_refused(text, error) or _syntax_problem(error))
+        problems.append(_nesting_refused(piece_text, error) or _syntax_problem(error))
     except yaml.YAMLError as error:  # reader errors (control characters) carry no mark
-        found.append(InvalidYaml(f"invalid YAML: {error}", UNKNOWN_SPAN))
+        problems.append(InvalidYaml(f"invalid YAML: {error}", UNKNOWN_SPAN))
+    else:
+        return Part(objects, problems, fragments, index, stopped=False)
+    return Part(objects, problems, fragments, index, stopped=True)
+
+
+def _joined(source: Source, problems: list[LoadProblem], parts: list[Part]) -> Loaded:
+    """The parts of a text as one `Loaded`, their documents numbered in the whole text."""
+    manifests: list[Manifest] = []
+    found = list(problems)
+    fragments: list[Span] = []
+    before = 0
+    for part in parts:
+        manifests += [
+            Manifest(body, source, before + document, base, spans, first, nulls)
+            for body, document, base, spans, first, nulls in part.objects
+        ]
+        found += part.problems
+        fragments += part.fragments
+        before += part.documents
     return Loaded(source, manifests, found, tuple(fragments))
+
+
+def _pieces(text: str, count: int) -> list[Piece]:
+    """`text` cut into about `count` pieces of whole documents, of about equal length.
+
+    A cut is made only where parsing the whole text goes on as parsing a text that begins
+    there would: at a line `---` begins (`_DOCUMENT_START`). libyaml ends there whatever
+    it reads (block and plain scalars, block collections) or fails (inside a flow
+    collection or a quoted scalar, where the piece before fails too, at its end, and
+    the text is parsed whole: see `load`), and a new document keeps nothing of the ones
+    before: anchors and `%TAG` handles hold for one document. Not after a directive
+    (`%YAML`, `%TAG`), which belongs to the document the line starts; and not in a text
+    with line breaks other than LF and CRLF: libyaml counts CR, NEL, LS and PS as line
+    breaks too, and the pieces' first lines would be wrong."""
+    if count < 2 or not _plain_breaks(text):
+        return [(0, len(text), 0)]
+    step = max(1, len(text) // count)
+    cuts = [0]
+    while (cut := _next_cut(text, cuts[-1] + step)) is not None:
+        cuts.append(cut)
+    pieces = []
+    lines = 0
+    for start, end in itertools.pairwise([*cuts, len(text)]):
+        pieces.append((start, end, lines))
+        lines += text.count("\n", start, end)
+    return pieces
+
+
+def _next_cut(text: str, position: int) -> int | None:
+    """The start of the first line at or after `position` where `_pieces` may cut."""
+    for match in _DOCUMENT_START.finditer(text, position - 1):
+        cut = match.start() + 1
+        if not _after_directive(text, cut):
+            return cut
+    return None
+
+
+#: How many lines before a `---` are looked through for a directive (`_after_directive`).
+_LOOK_BACK = 100
+
+
+def _after_directive(text: str, cut: int) -> bool:
+    """Whether the line at `cut` may follow a directive: the last line before it that holds
+    more than blanks or a comment starts with `%` (or lies more than `_LOOK_BACK` up)."""
+    end = cut - 1  # the line break before the line
+    for _ in range(_LOOK_BACK):
+        start = text.rfind("\n", 0, end) + 1
+        line = text[start:end].strip(" \t\r")
+        if line and not line.startswith("#"):
+            return text.startswith("%", start)
+        if start == 0:
+            return False
+        end = start - 1
+    return True
+
+
+def _plain_breaks(text: str) -> bool:
+    """Whether every line break of `text` is LF or CRLF."""
+    if text.count("\r") != text.count("\r\n"):
+        return False
+    return text.isascii() or not any(char in text for char in "\x85\u2028\u2029")
 
 
 def _fragment(body: Any) -> bool:
@@ -217,29 +365,28 @@ def _fragment(body: Any) -> bool:
 
 def _collect(
     body: Any,
-    source: Source,
     index: int,
-    manifests: list[Manifest],
+    objects: list[_Object],
     problems: list[LoadProblem],
     node: yaml.Node,
     builder: _Builder,
 ) -> None:
     """Turn one document into objects: a mapping, a `kind: List` of them, or a finding."""
     spans, first = builder.spans, builder.first  # the body is the container built last
+    lines = builder.lines
     if body is None:
         return
     if isinstance(body, list):
-        objects = [item for item in body if isinstance(item, dict) and "kind" in item]
-        if objects:
+        if any(isinstance(item, dict) and "kind" in item for item in body):
             message = (
                 "document is a list of objects, not a Kubernetes object: kubectl rejects it; "
                 "separate the objects with `---` or wrap them in a `kind: List`"
             )
-            problems.append(NotAnObject(message, _span(node)))
+            problems.append(NotAnObject(message, _span(node, lines)))
         return  # a list of anything else is some other YAML file: not ours to judge
     if not isinstance(body, dict):
         message = "document is a scalar, not a Kubernetes object: nothing in it is checked"
-        problems.append(NotAnObject(message, _span(node)))
+        problems.append(NotAnObject(message, _span(node, lines)))
         return
     if "kind" not in body and "apiVersion" not in body:
         return  # some other YAML file (CI config, Helm values...): not ours to judge
@@ -250,8 +397,7 @@ def _collect(
                 if isinstance(item, dict):
                     base = ("items", position)
                     item_first = entries_at(body, spans, first, base)
-                    manifests.append(Manifest(item, source, index, base, spans, item_first,
-                                              builder.nulls))
+                    objects.append((item, index, base, spans, item_first, builder.nulls))
                 else:
                     span = locate(body, spans, first, ("items", position))
                     problems.append(
@@ -261,14 +407,14 @@ def _collect(
                         )
                     )
             return
-    manifests.append(Manifest(body, source, index, (), spans, first, builder.nulls))
+    objects.append((body, index, (), spans, first, builder.nulls))
     if not isinstance(body.get("kind"), str) or not isinstance(body.get("apiVersion"), str):
         missing = "kind" if not isinstance(body.get("kind"), str) else "apiVersion"
         problems.append(
             NotAnObject(
                 f"object has no `{missing}` string: the API server rejects it, "
                 "and no rule can tell what it is",
-                _span(node),
+                _span(node, lines),
             )
         )
 
@@ -330,18 +476,19 @@ def _nesting_refused(text: str, error: yaml.MarkedYAMLError) -> LoadProblem | No
     return None if too_deep is None else _too_deep(too_deep, rest=True)
 
 
-def _too_deep(mark: Any, *, rest: bool) -> LoadProblem:
+def _too_deep(mark: Any, *, rest: bool, lines: int = 0) -> LoadProblem:
     """`TooComplex` at the start of the first collection nested deeper than `MAX_DEPTH` (`rest`:
     the documents after it are not read either)."""
     scope = "it is not checked, nor is the rest of the file" if rest else "it is not checked"
     return TooComplex(
-        f"document nests deeper than {MAX_DEPTH} levels: {scope}", _point(mark)
+        f"document nests deeper than {MAX_DEPTH} levels: {scope}", _point(mark, lines)
     )
 
 
-def _point(mark: Any) -> Span:
-    """The first character at a libyaml mark."""
-    return Span(mark.line + 1, mark.column + 1, mark.line + 1, mark.column + 2)
+def _point(mark: Any, lines: int = 0) -> Span:
+    """The first character at a libyaml mark, in a piece that `lines` lines come before."""
+    line = mark.line + lines + 1
+    return Span(line, mark.column + 1, line, mark.column + 2)
 
 
 class _Refused(Exception):
@@ -357,8 +504,10 @@ class _Builder:
     for their layout).
     """
 
-    def __init__(self, root: yaml.Node) -> None:
+    def __init__(self, root: yaml.Node, lines: int) -> None:
         self.root = root
+        #: The lines before the piece of text the document is in.
+        self.lines = lines
         self.nodes = 1
         self.problems: list[LoadProblem] = []
         #: The spans of the whole document: each container appends its entries when built,
@@ -373,31 +522,33 @@ class _Builder:
         if type(node) is yaml.ScalarNode:
             return _scalar(node)
         if depth >= MAX_DEPTH:
-            raise _Refused(_too_deep(node.start_mark, rest=False))
+            raise _Refused(_too_deep(node.start_mark, rest=False, lines=self.lines))
         self.nodes += len(node.value)
         if self.nodes > MAX_NODES:
             raise _Refused(
                 TooComplex(
                     f"document expands to more than {MAX_NODES:,} nodes "
                     "(aliases of aliases?): it is not checked",
-                    _point(self.root.start_mark),
+                    _point(self.root.start_mark, self.lines),
                 )
             )
         if type(node) is yaml.MappingNode:
             return self._mapping(node, depth + 1)
         items: list[Any] = []
         spans: list[int] = []
+        lines = self.lines
         for item in node.value:
             start, end = item.start_mark, item.end_mark
             if type(item) is not yaml.ScalarNode:
                 items.append(self.build(item, depth + 1))
-                spans += (start.line, start.column, end.line, end.column, self.first)
+                spans += (start.line + lines, start.column, end.line + lines, end.column,
+                          self.first)
                 continue
             if item.tag is _STR:  # most scalars: a string, built here
                 items.append(sys.intern(item.value))
             else:
                 items.append(_scalar(item))
-            spans += (start.line, start.column, end.line, end.column, 0)
+            spans += (start.line + lines, start.column, end.line + lines, end.column, 0)
         self._add(spans)
         return items
 
@@ -405,6 +556,7 @@ class _Builder:
         result: dict[str, Any] = {}
         spans: list[int] = []
         merged: list[tuple[yaml.Node, yaml.Node]] = []
+        lines = self.lines
         for key_node, value_node in node.value:
             if key_node.tag == _MERGE:
                 merged.append((key_node, value_node))
@@ -413,7 +565,7 @@ class _Builder:
                 self.problems.append(
                     InvalidYaml(
                         "invalid YAML: a mapping key must be a scalar for Kubernetes",
-                        _span(key_node),
+                        _span(key_node, lines),
                     )
                 )
                 continue
@@ -427,13 +579,13 @@ class _Builder:
                 value, value_first = _scalar(value_node), 0
                 self.nulls = self.nulls or value is None
             start, end = key_node.start_mark, key_node.end_mark
-            entry = (start.line, start.column, end.line, end.column, value_first)
+            entry = (start.line + lines, start.column, end.line + lines, end.column, value_first)
             if key in result:
                 self.problems.append(
                     DuplicateKey(
                         f"duplicate key `{key}`: kubectl rejects the document "
                         "(other tools silently keep one value)",
-                        _span(key_node),
+                        _span(key_node, lines),
                     )
                 )
                 slot = ENTRY * list(result).index(key)
@@ -449,7 +601,7 @@ class _Builder:
                 for position, (key, value) in enumerate(mapping(extra).items()):
                     if key not in result:
                         value_first = self.spans[ENTRY * (extra_first + position) + 4]
-                        spans += (*_marks(key_node), value_first)
+                        spans += (*_marks(key_node, lines), value_first)
                         result[key] = value
         self._add(spans)
         return result
@@ -480,11 +632,13 @@ def _scalar(node: yaml.ScalarNode) -> Any:
     return node.value  # strings, timestamps (kept as written), custom tags
 
 
-def _span(node: yaml.Node) -> Span:
-    line, column, end_line, end_column = _marks(node)
+def _span(node: yaml.Node, lines: int) -> Span:
+    """Where a node is, in a piece that `lines` lines come before."""
+    line, column, end_line, end_column = _marks(node, lines)
     return Span(line + 1, column + 1, end_line + 1, end_column + 1)
 
 
-def _marks(node: yaml.Node) -> tuple[int, int, int, int]:
+def _marks(node: yaml.Node, lines: int) -> tuple[int, int, int, int]:
+    """libyaml's marks of a node (0-based), in a piece that `lines` lines come before."""
     start, end = node.start_mark, node.end_mark
-    return start.line, start.column, end.line, end.column
+    return start.line + lines, start.column, end.line + lines, end.column

@@ -32,7 +32,7 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from trainlint.config.settings import Settings
 from trainlint.digest import blake2b
@@ -44,6 +44,9 @@ from trainlint.finding import Finding, in_order
 from trainlint.kinds import LOOKED_UP_KINDS, object_kind
 from trainlint.run.packed import Packed, Texts, texts, unpack
 from trainlint.version import __version__
+
+if TYPE_CHECKING:
+    from trainlint.loader import Spread
 
 #: The kinds the index holds, whose changes other files' findings may depend on.
 INDEXED_KINDS = LOOKED_UP_KINDS | {"TrainJob"}
@@ -213,8 +216,9 @@ class Cache:
 
 #: A file parsed, and the digest of the bytes parsed (None when it cannot be read).
 Read = tuple[Loaded, str | None]
-#: Reads files in order, on however many processes the run has: (names, read) → results.
-ReadAll = Callable[[Sequence[str], Callable[[str], Read]], list[Read]]
+#: Reads files in order, on however many processes the run has: (names, read) → results
+#: (`read` parses a long file's pieces on the processes it is given).
+ReadAll = Callable[[Sequence[str], Callable[[str, "Spread | None"], Read]], list[Read]]
 
 
 class Encoded(NamedTuple):
@@ -355,14 +359,15 @@ def _served(
     return None
 
 
-def _read(name: str) -> Read:
+def _read(name: str, spread: Spread | None) -> Read:
+    """A file read and parsed (a long one in pieces on `spread`), and its digest."""
     from trainlint.loader import load_bytes, unreadable  # a warm run parses nothing
 
     try:
         data = read_bytes(name)
     except OSError as error:
         return unreadable(name, error), None
-    return load_bytes(data, name), _digest(data)
+    return load_bytes(data, name, spread), _digest(data)
 
 
 def _digest(data: bytes) -> str:

@@ -18,6 +18,10 @@ A file of many documents is checked in parts (`PART` objects each), which proces
 like files: the rules of an object need only the shared index, whichever part it is in.
 Suppressions are the whole file's, so the parent joins a file's parts (their raw findings,
 packed like settled ones, and what their rules looked up) and settles it.
+
+Reading is spread the same way: many files go to the processes whole; of a few, each long
+one is cut into pieces of whole documents (`trainlint.loader.Spread`), which the
+processes parse like files, and the parent joins them into the file's one `Loaded`.
 """
 
 from __future__ import annotations
@@ -26,12 +30,15 @@ import os
 import pickle
 import struct
 from collections.abc import Callable, Iterator, Sequence
-from typing import IO, Any, TypeVar
+from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 from trainlint.engine.run import Run
 from trainlint.finding import Finding, in_order
 from trainlint.rule import all_rules, listed_rules
 from trainlint.run.packed import Packed, numbers, pack, texts, unpack
+
+if TYPE_CHECKING:
+    from trainlint.loader import Spread
 
 #: Below this many inputs, starting workers costs more than it saves.
 MIN_INPUTS = 200
@@ -58,12 +65,46 @@ def worth_it(jobs: int, inputs: int) -> bool:
     return jobs > 1 and inputs >= MIN_INPUTS and hasattr(os, "fork")
 
 
-def read_all(names: Sequence[str], read: Callable[[str], R], jobs: int) -> list[R]:
+def read_all(
+    names: Sequence[str], read: Callable[[str, Spread | None], R], jobs: int
+) -> list[R]:
     """`read` every name, in order, on `jobs` processes (the parent imports the rules
-    while the workers start reading: checking needs them next)."""
+    while the workers start reading: checking needs them next). Too few names to spread,
+    they are read one after the other, and `read` parses each long one in pieces on every
+    process (its second argument, when there is more than one)."""
     if not worth_it(jobs, len(names)):
-        return [read(name) for name in names]
-    return _spread(names, jobs, read, read, lambda _, result: result, meanwhile=all_rules)
+        spread = _Pieces(jobs) if jobs > 1 and hasattr(os, "fork") else None
+        return [read(name, spread) for name in names]
+
+    def whole(name: str) -> R:
+        return read(name, None)
+
+    return _spread(names, jobs, whole, whole, _same, meanwhile=all_rules)
+
+
+#: A text shorter than this is parsed whole: forking and sending the pieces back would
+#: cost more than parsing it on one process (benchmarks/split.py).
+SPLIT_CHARACTERS = 256 * 1024
+#: The characters of a piece: each is one hand-off to libyaml (benchmarks/split.py).
+PIECE = 16 * 1024
+
+
+class _Pieces:
+    """Parses the pieces of a long text on `jobs` processes (a `trainlint.loader.Spread`)."""
+
+    def __init__(self, jobs: int) -> None:
+        self.jobs = jobs
+
+    def pieces(self, characters: int) -> int:
+        return 1 if characters < SPLIT_CHARACTERS else characters // PIECE
+
+    def __call__(self, work: Callable[[T], R], items: Sequence[T]) -> list[R]:
+        return _spread(items, self.jobs, work, work, _same, meanwhile=all_rules)
+
+
+def _same(_: object, result: R) -> R:
+    """A worker's result as the parent's: the same."""
+    return result
 
 
 #: Completes an input's settled findings where they were made (`fix.with_edits`).
