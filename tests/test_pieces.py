@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -18,6 +19,7 @@ from trainlint import loader
 from trainlint.cli import _read
 from trainlint.document import Loaded, Span
 from trainlint.loader import MAX_DEPTH, load, load_bytes
+from trainlint.rule import all_rules
 from trainlint.run import parallel
 
 T = TypeVar("T")
@@ -211,11 +213,13 @@ def test_the_trainer_manifests_joined_read_as_the_whole() -> None:
 
 
 def _long_file(path: Path) -> Path:
-    """A file long enough to be parsed in pieces, its objects findings of their own."""
+    """A file long enough to be parsed in pieces, of few objects (each 2 KB long), with
+    findings of their own."""
     documents = []
-    for number in range(parallel.SPLIT_CHARACTERS // len(CONFIG_MAP) + 1):
-        documents.append(CONFIG_MAP.replace("settings", f"settings-{number}"))
-        documents.append("just a scalar\n" if number % 50 == 0 else "a: 1\na: 2\n")
+    padding = "x" * 2_000
+    for number in range(parallel.SPLIT_CHARACTERS // len(padding) + 1):
+        documents.append(CONFIG_MAP.replace("a: b", f"a: {padding}, b: {number}"))
+        documents.append("just a scalar\n" if number % 10 == 0 else "a: 1\na: 2\n")
     path.write_text("---\n".join(documents))
     return path
 
@@ -232,9 +236,11 @@ def test_a_long_file_is_parsed_on_every_process(
     def noted(text: str, piece: loader.Piece, guarded: bool) -> loader.Part:
         with pids.open("a") as out:
             out.write(f"{os.getpid()}\n")
+        time.sleep(0.005)  # the parent cannot take every chunk before the worker starts
         return part(text, piece, guarded)
 
     monkeypatch.setattr(loader, "_part", noted)
+    all_rules()  # which the parent imports while the worker parses, or it may parse none
     [loaded] = parallel.read_all([str(path)], lambda name, spread: _read(name, spread, "-"), 2)
     assert len(set(pids.read_text().split())) == 2
     assert read(loaded) == read(load_bytes(path.read_bytes(), str(path)))
@@ -254,7 +260,7 @@ def test_a_long_file_gives_the_same_findings_in_pieces_cached_or_not(tmp_path: P
     path = _long_file(tmp_path / "long.yaml")
     cache = str(tmp_path / "cache")
     alone = _check("--no-cache", "--jobs", "1", str(path))
-    assert alone.count("TL002") > 100 and alone.count("TL004") > 2
+    assert alone.count("TL002") > 200 and alone.count("TL004") > 20
     assert _check("--no-cache", "--jobs", "2", str(path)) == alone
     assert _check("--cache-dir", cache, "--jobs", "2", str(path)) == alone  # cold
     assert _check("--cache-dir", cache, "--jobs", "2", str(path)) == alone  # warm

@@ -82,10 +82,13 @@ def read_all(
     return _spread(names, jobs, whole, whole, _same, meanwhile=all_rules)
 
 
-#: A text shorter than this is parsed whole: forking and sending the pieces back would
-#: cost more than parsing it on one process (benchmarks/split.py).
-SPLIT_CHARACTERS = 256 * 1024
-#: The characters of a piece: each is one hand-off to libyaml (benchmarks/split.py).
+#: A text shorter than this is parsed whole. On two processes, the parent's share of the
+#: work, which ends the reading, takes 0.86-1.19x the CPU of the whole up to 256 KB
+#: (forking, the worker's results to unpickle) and 0.64x from 512 KB (1.57-1.69x faster;
+#: benchmarks/split.py).
+SPLIT_CHARACTERS = 512 * 1024
+#: The characters of a piece. One costs 15 us to set libyaml up for, and the processes
+#: take at least four at a time (`MIN_CHUNK`): a file of 512 KB is eight chunks.
 PIECE = 16 * 1024
 
 
