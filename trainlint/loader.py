@@ -17,9 +17,8 @@ import re
 import sys
 from array import array
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from functools import partial
-from typing import Any, ClassVar, Protocol, TypeVar
+from typing import Any, ClassVar, NamedTuple, Protocol, TypeVar
 
 import yaml
 
@@ -193,16 +192,17 @@ def load(
     # Decided on the whole text for every piece: a document nested too deep stops the
     # file where another one is long (`_GuardedLoader`), and only there.
     guarded = _needs_guards(text)
-    pieces = _pieces(text, 1 if spread is None else spread.pieces(len(text)))
+    whole = (0, len(text), 0)
+    pieces = [whole] if spread is None else _pieces(text, spread.pieces(len(text)))
     if spread is None or len(pieces) == 1:
-        parts = [_part(text, pieces[0], guarded)]
+        parts = [_part(text, whole, guarded)]
     else:
         parts = spread(partial(_part, text, guarded=guarded), pieces)
         if any(part.stopped for part in parts):
             # Which documents libyaml composes before it stops depends on how far it read
             # ahead (it decodes 16 KB at a time, refusing a control character as it
             # decodes it), so only the whole text tells: it is parsed again, in one piece.
-            parts = [_part(text, (0, len(text), 0), guarded)]
+            parts = [_part(text, whole, guarded)]
     return _joined(Source(name, text, bom), problems or [], parts)
 
 
@@ -227,10 +227,10 @@ Piece = tuple[int, int, int]
 _Object = tuple[dict[str, Any], int, KeyPath, "array[int]", int, bool]
 
 
-@dataclass(frozen=True, slots=True)
-class Part:
+class Part(NamedTuple):
     """What a piece of a text reads as, placed where it is in the whole text: sent back by
-    the process that parsed it, without the text, which the parent has."""
+    the process that parsed it, without the text, which the parent has. (A named tuple:
+    a dataclass takes four times as long to make, at every start-up.)"""
 
     objects: list[_Object]
     problems: list[LoadProblem]
@@ -281,14 +281,14 @@ def _joined(source: Source, problems: list[LoadProblem], parts: list[Part]) -> L
     found = list(problems)
     fragments: list[Span] = []
     before = 0
-    for part in parts:
-        manifests += [
-            Manifest(body, source, before + document, base, spans, first, nulls)
-            for body, document, base, spans, first, nulls in part.objects
-        ]
-        found += part.problems
-        fragments += part.fragments
-        before += part.documents
+    for objects, part_problems, part_fragments, documents, _ in parts:
+        # A loop, not a comprehension, which makes a frame, for every file read.
+        for body, document, base, spans, first, nulls in objects:
+            manifests.append(
+                Manifest(body, source, before + document, base, spans, first, nulls))
+        found += part_problems
+        fragments += part_fragments
+        before += documents
     return Loaded(source, manifests, found, tuple(fragments))
 
 
