@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import compileall
 import os
 from pathlib import Path
 
@@ -17,6 +18,13 @@ ROOT = Path(__file__).resolve().parent.parent
 #: The upstream manifests and CRDs, beside the checkout (absent in a bare clone).
 SHARED = ROOT.parent / "shared"
 UPDATE = os.environ.get("TRAINLINT_UPDATE_FIXTURES") == "1"
+
+
+def pytest_sessionstart() -> None:
+    """The suite starts trainlint in a few hundred processes. An install compiles the
+    package to bytecode; an editable checkout may never have (PYTHONDONTWRITEBYTECODE), and
+    then each process would compile its 140 modules again (0.4 s): compile them once."""
+    compileall.compile_dir(ROOT / "trainlint", quiet=1)
 
 
 def lint_text(
