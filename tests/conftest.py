@@ -5,8 +5,10 @@ from __future__ import annotations
 import compileall
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 
 from trainlint.config.settings import Settings
 from trainlint.document import decode
@@ -39,6 +41,13 @@ def lint_files(*paths: Path, settings: Settings | None = None) -> list[Finding]:
         text, problems = decode(path.read_bytes(), str(path))
         loaded.append(load(text, str(path), problems))
     return lint(loaded, settings)
+
+
+def read_yaml(path: Path) -> Any:
+    """A YAML file, read with libyaml: about 9x faster than the pure-Python parser of
+    `yaml.safe_load`, which cost seconds on the rule cases and the upstream CRDs (a
+    megabyte each)."""
+    return yaml.load(path.read_text(encoding="utf-8"), Loader=yaml.CSafeLoader)
 
 
 def shared_or_skip(*parts: str) -> Path:
