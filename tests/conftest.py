@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import compileall
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 
 from trainlint.config.settings import Settings
 from trainlint.document import decode
@@ -17,6 +20,13 @@ ROOT = Path(__file__).resolve().parent.parent
 #: The upstream manifests and CRDs, beside the checkout (absent in a bare clone).
 SHARED = ROOT.parent / "shared"
 UPDATE = os.environ.get("TRAINLINT_UPDATE_FIXTURES") == "1"
+
+
+def pytest_sessionstart() -> None:
+    """The suite starts trainlint in a few hundred processes. An install compiles the
+    package to bytecode; an editable checkout may never have (PYTHONDONTWRITEBYTECODE), and
+    then each process would compile its 140 modules again (0.4 s): compile them once."""
+    compileall.compile_dir(ROOT / "trainlint", quiet=1)
 
 
 def lint_text(
@@ -31,6 +41,13 @@ def lint_files(*paths: Path, settings: Settings | None = None) -> list[Finding]:
         text, problems = decode(path.read_bytes(), str(path))
         loaded.append(load(text, str(path), problems))
     return lint(loaded, settings)
+
+
+def read_yaml(path: Path) -> Any:
+    """A YAML file, read with libyaml: about 9x faster than the pure-Python parser of
+    `yaml.safe_load`, which cost seconds on the rule cases and the upstream CRDs (a
+    megabyte each)."""
+    return yaml.load(path.read_text(encoding="utf-8"), Loader=yaml.CSafeLoader)
 
 
 def shared_or_skip(*parts: str) -> Path:

@@ -17,9 +17,8 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-import yaml
 
-from tests.conftest import ROOT, lint_text
+from tests.conftest import ROOT, lint_text, read_yaml
 from trainlint.config.settings import Settings
 from trainlint.finding import Finding, ObjectRef
 from trainlint.release import parse_version
@@ -62,7 +61,7 @@ def contradictions(findings: list[Finding]) -> list[str]:
 def _cases() -> list[Any]:
     params = []
     for path in sorted((ROOT / "rules").glob("TL*.yaml")):
-        for case in yaml.safe_load(path.read_text())["cases"]:
+        for case in read_yaml(path)["cases"]:
             text = case.get("fail") or case["pass"]
             if "kind: TrainJob" not in text:
                 continue

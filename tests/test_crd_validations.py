@@ -10,9 +10,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-import yaml
 
-from tests.conftest import shared_or_skip
+from tests.conftest import read_yaml, shared_or_skip
 from trainlint.model import cel, validations
 from trainlint.model.crd import FILES, SOURCES, compile_all, dump, schemas, shipped, trimmed_release
 from trainlint.model.crd_rules import Node, compiled
@@ -91,7 +90,7 @@ def test_shipped_crds_are_the_upstream_ones_trimmed(release: tuple[int, int]) ->
     assert data["license"] == "Apache-2.0"
     assert json.loads(json.dumps(trimmed_release(folder, release))) == data
     for kind, name in FILES.items():  # and no rule was lost in trimming
-        crd = yaml.safe_load((folder / name).read_text())
+        crd = read_yaml(folder / name)
         upstream = list(declared(crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]))
         assert upstream == list(declared(schemas(release)[kind][0]))
 

@@ -7,9 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-import yaml
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, read_yaml
 from tests.test_rule_cases import case_settings
 from trainlint.config.settings import Settings
 from trainlint.engine.run import lint
@@ -19,7 +18,7 @@ from trainlint.loader import load
 from trainlint.release import parse_version
 
 _CASES = {
-    case["name"]: case for case in yaml.safe_load((ROOT / "rules/TL007.yaml").read_text())["cases"]
+    case["name"]: case for case in read_yaml(ROOT / "rules/TL007.yaml")["cases"]
 }
 _BY_HAND = "; move the overrides to `{}` by hand"
 _JOB = """\

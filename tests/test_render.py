@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.conftest import ROOT, UPDATE
+from tests.conftest import ROOT, UPDATE, read_yaml
 from trainlint.engine.index import Index
 from trainlint.loader import load
 from trainlint.release import parse_version
@@ -37,7 +37,7 @@ ALIASES = {"pod": ("template", "spec", "template", "spec")}
 def _cases() -> list[Any]:
     params = []
     for path in sorted(FIXTURES.glob("*.yaml")):
-        for case in yaml.safe_load(path.read_text())["cases"]:
+        for case in read_yaml(path)["cases"]:
             for release in case["releases"]:
                 params.append(pytest.param(
                     case, str(release), id=f"{path.stem}:{case['name']}@v{release}"
@@ -132,7 +132,7 @@ def _steps(root: Any, path: str) -> tuple[str | int, ...]:
 def test_every_case_cites_its_upstream_test() -> None:
     count = 0
     for path in sorted(FIXTURES.glob("*.yaml")):
-        for case in yaml.safe_load(path.read_text())["cases"]:
+        for case in read_yaml(path)["cases"]:
             upstream = case["upstream"]
             assert re.fullmatch(r"v2\.[0-3]\.0", upstream["tag"]), case["name"]
             assert upstream["file"].endswith("_test.go") and upstream["test"].startswith("Test")

@@ -12,9 +12,8 @@ import re
 from typing import Any
 
 import pytest
-import yaml
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, read_yaml
 from trainlint.config import keys
 from trainlint.config.settings import Settings
 from trainlint.document import Manifest
@@ -32,7 +31,7 @@ _EXPECT = re.compile(r"#\s*expect:\s*([A-Z0-9, ]+)")
 def _cases() -> list[Any]:
     params = []
     for path in sorted(CASES_DIR.glob("TL*.yaml")):
-        document = yaml.safe_load(path.read_text())
+        document = read_yaml(path)
         for case in document["cases"]:
             params.append(pytest.param(document["rule"], case, id=f"{path.stem}:{case['name']}"))
     return params
@@ -120,12 +119,12 @@ def test_every_rule_has_cases() -> None:
     for code in all_rules():
         path = CASES_DIR / f"{code}.yaml"
         assert path.exists(), f"{code} has no rules/{code}.yaml"
-        cases = yaml.safe_load(path.read_text())["cases"]
+        cases = read_yaml(path)["cases"]
         assert any("fail" in case for case in cases), f"{code} has no fail case"
         assert any("pass" in case for case in cases), f"{code} has no pass case"
 
 
 def test_case_files_name_their_rule() -> None:
     for path in CASES_DIR.glob("*.yaml"):
-        assert yaml.safe_load(path.read_text())["rule"] == path.stem
+        assert read_yaml(path)["rule"] == path.stem
 

@@ -8,9 +8,8 @@ import pickle
 from typing import Any
 
 import pytest
-import yaml
 
-from tests.conftest import shared_or_skip
+from tests.conftest import read_yaml, shared_or_skip
 from trainlint.model.node import Node, compiled
 from trainlint.model.runtime import TrainingRuntime
 from trainlint.model.schema import Model, dump, tree
@@ -86,7 +85,7 @@ def _child_differences(schema: dict[str, Any], node: Node, path: str) -> list[st
 @pytest.mark.parametrize("tag", TAGS)
 @pytest.mark.parametrize("crd", sorted(CRDS))
 def test_model_matches_crd(tag: str, crd: str) -> None:
-    document = yaml.safe_load(shared_or_skip("corpus", "crds", tag, crd).read_text())
+    document = read_yaml(shared_or_skip("corpus", "crds", tag, crd))
     (version,) = document["spec"]["versions"]
     assert version["name"] == "v1alpha1"
     schema = version["schema"]["openAPIV3Schema"]
@@ -97,7 +96,7 @@ def test_model_matches_crd(tag: str, crd: str) -> None:
 def test_comparison_sees_a_difference() -> None:
     """The walk above is not vacuous: a model of another release differs from a CRD."""
     crd = shared_or_skip("corpus", "crds", "v2.2.0", "trainer.kubeflow.org_trainjobs.yaml")
-    schema = yaml.safe_load(crd.read_text())["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    schema = read_yaml(crd)["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
     found = differences(schema, tree(TrainJob, (2, 1)), "")
     assert ".spec.runtimePatches: in the CRD, not in the model" in found
     assert ".spec.podTemplateOverrides: in the model, not in the CRD" in found

@@ -92,7 +92,7 @@ def trimmed_release(folder: Path, release: TrainerVersion) -> dict[str, Any]:
     tag, commit = SOURCES[release]
     kinds: dict[str, Any] = {}
     for kind, name in FILES.items():
-        crd = yaml.safe_load((folder / name).read_text(encoding="utf-8"))
+        crd = yaml.load((folder / name).read_text(encoding="utf-8"), Loader=yaml.CSafeLoader)
         (version,) = crd["spec"]["versions"]  # v1alpha1, the only version served
         entry = {
             "path": f"{CRD_FOLDER}/{name}",
