@@ -82,10 +82,10 @@ def read_all(
     return _spread(names, jobs, whole, whole, _same, meanwhile=all_rules)
 
 
-#: A text shorter than this is parsed whole. On two processes, the parent's share of the
-#: work, which ends the reading, takes 0.86-1.19x the CPU of the whole up to 256 KB
-#: (forking, the worker's results to unpickle) and 0.64x from 512 KB (1.57-1.69x faster;
-#: benchmarks/split.py).
+#: A text shorter than this is parsed whole. In pieces on two processes, a file is parsed
+#: at 0.7x the speed up to 128 KB (forking, the worker's results to unpickle), 1.14x at
+#: 256 KB, 1.49x at 512 KB and 1.5-1.8x from 1 MB to 12 MB; with no second core free, at
+#: 0.6-0.9x up to 4 MB (benchmarks/split.py, a quiet round and a busy one).
 SPLIT_CHARACTERS = 512 * 1024
 #: The characters of a piece. One costs 15 us to set libyaml up for, and the processes
 #: take at least four at a time (`MIN_CHUNK`): a file of 512 KB is eight chunks.
