@@ -8,7 +8,7 @@ needs no parser (a run served from the cache imports none).
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import InitVar, dataclass, field
 from typing import Any, ClassVar, NamedTuple, TypeGuard, TypeVar
 
@@ -182,7 +182,7 @@ class Manifest:
         object.__setattr__(self, "memo", {})
         object.__setattr__(self, "written", self.body)
         if nulls:  # ObjectMeta is decoded as Go structs decode: no schema prunes it
-            object.__setattr__(self, "body", without_nulls(self.body, verbatim="metadata"))
+            object.__setattr__(self, "body", without_keys(self.body, _null, "metadata"))
         metadata = mapping(self.body.get("metadata"))
         object.__setattr__(self, "kind", string(self.body.get("kind")))
         object.__setattr__(self, "api_version", string(self.body.get("apiVersion")))
@@ -221,19 +221,25 @@ class Loaded:
         return Loaded, (self.source, self.manifests, self.problems, self.fragments)
 
 
-def without_nulls(value: Any, *, verbatim: str | None = None) -> Any:
-    """`value` without the keys of its mappings that are set to null, as the API server
-    prunes them before defaulting; `value` itself where it has none. List items stay (a
-    null item is the schema's to report), and so does the key `verbatim` of `value`."""
+def without_keys(value: Any, dropped: Callable[[Any, Any], bool], verbatim: str = "") -> Any:
+    """`value` without the keys of its mappings, at every depth, for which `dropped(key,
+    item)` holds; `value` itself where it has none. List items stay, and so does the key
+    `verbatim` of `value` itself, as written."""
     if isinstance(value, dict):
-        kept = {key: item if key == verbatim else without_nulls(item)
-                for key, item in value.items() if item is not None or key == verbatim}
+        kept = {key: item if key == verbatim else without_keys(item, dropped)
+                for key, item in value.items() if key == verbatim or not dropped(key, item)}
         same = len(kept) == len(value) and all(kept[key] is item for key, item in value.items())
         return value if same else kept
     if isinstance(value, list):
-        items = [without_nulls(item) for item in value]
+        items = [without_keys(item, dropped) for item in value]
         return value if all(new is old for new, old in zip(items, value, strict=True)) else items
     return value
+
+
+def _null(_: object, item: object) -> bool:
+    """A key set to null, which the API server prunes before defaulting (a null list
+    item is not pruned: it is the schema's to report)."""
+    return item is None
 
 
 # --- safe access to data of unknown shape: rules never assume a type ---

@@ -13,7 +13,16 @@ import weakref
 from collections.abc import Iterable
 from typing import Any
 
-from trainlint.document import KeyPath, Manifest, dig, is_count, mapping, mappings, string
+from trainlint.document import (
+    KeyPath,
+    Manifest,
+    dig,
+    is_count,
+    mapping,
+    mappings,
+    string,
+    without_keys,
+)
 from trainlint.render import (
     ANCESTOR_LABEL,
     INITIALIZERS,
@@ -59,31 +68,21 @@ def _job_template_patch(version: Version) -> dict[str, Any]:
 
 
 def pruned(value: Any, shape: Any) -> Any:
-    """`value` with only what `shape` keeps, without the keys it sets to null and without
-    patch directives (`$patch`, `$retainKeys`: no field of the schema): the API server
-    drops all three from a TrainJob. The keys that stay keep their key paths."""
+    """`value` with only what `shape` keeps, and without patch directives (`$patch`,
+    `$retainKeys`: no field of the schema), which the API server drops from a TrainJob (as
+    it drops nulls, which no `Manifest.body` holds). The keys that stay keep their key
+    paths."""
     if shape is None:
-        return _stored(value)
+        return without_keys(value, _directive)
     if isinstance(shape, list):
         return [pruned(item, shape[0]) for item in value] if isinstance(value, list) else value
     if not isinstance(value, dict):
         return value
-    return {key: pruned(item, shape[key]) for key, item in value.items()
-            if key in shape and item is not None}
+    return {key: pruned(item, shape[key]) for key, item in value.items() if key in shape}
 
 
-def _stored(value: Any) -> Any:
-    """`value` as the API server stores it in a TrainJob: without the keys of its mappings
-    that are null or patch directives; itself when it has none."""
-    if isinstance(value, dict):
-        kept = {key: _stored(item) for key, item in value.items()
-                if item is not None and not (isinstance(key, str) and key.startswith("$"))}
-        same = len(kept) == len(value) and all(kept[key] is value[key] for key in kept)
-        return value if same else kept
-    if isinstance(value, list):
-        items = [_stored(item) for item in value]
-        return value if all(new is old for new, old in zip(items, value, strict=True)) else items
-    return value
+def _directive(key: object, _: object) -> bool:
+    return isinstance(key, str) and key.startswith("$")
 
 
 #: The origin of a value nothing wrote.

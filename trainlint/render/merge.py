@@ -6,7 +6,7 @@ new items; any other list is atomic and the patch replaces it whole (`toleration
 `args`, the node-affinity terms); mappings merge key by key. The patches are the
 controller's own typed objects re-encoded, so they carry no `$patch` or `$retainKeys`
 directives and no nulls: the API server prunes both from a TrainJob (`build.pruned`
-leaves them out).
+leaves the directives out; no `Manifest.body` holds a null).
 """
 
 from __future__ import annotations
