@@ -47,8 +47,23 @@ class Loop:
         return self.run(start())
 
     def close(self) -> None:
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(5)
+        """Stop the loop once what still runs on it (a request a stand-in server is
+        still answering, a watch) is cancelled: a task left pending on a stopped loop is
+        destroyed at exit, with a warning for each."""
+
+        async def cancel_the_rest() -> None:
+            rest = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+            for task in rest:
+                task.cancel()
+            await asyncio.gather(*rest, return_exceptions=True)
+
+        try:
+            self.run(cancel_the_rest(), timeout=5)
+        finally:
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self.thread.join(5)
+            if not self.thread.is_alive():
+                self.loop.close()
 
     def serve_http(self, handler: Handler) -> tuple[web.AppRunner, str]:
         """Plain HTTP on a free loopback port, every request to `handler` (a stand-in
