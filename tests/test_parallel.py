@@ -60,13 +60,20 @@ def test_chunks_cover_every_input_once_in_order(count: int, jobs: int) -> None:
     assert all(size >= parallel.MIN_CHUNK for size in sizes[:-1])
 
 
-def test_every_process_takes_chunks_and_results_keep_their_order() -> None:
-    """Items that take time: the workers and the parent share them out, and each result
-    lands at its item's place."""
+def test_every_process_takes_chunks_and_results_keep_their_order(tmp_path: Path) -> None:
+    """Every process, the parent too, takes a share of the items, and each result lands
+    at its item's place. Each process's first item waits until all three have one, so a
+    process that forks late, or a parent busy importing the rules, still gets its share
+    instead of finding the queue already empty."""
     items = [str(number) for number in range(parallel.MIN_INPUTS)]
 
     def work(item: str, _: Spread | None) -> tuple[str, int]:
-        time.sleep(0.002)
+        here = tmp_path / str(os.getpid())
+        if not here.exists():
+            here.touch()
+            deadline = time.monotonic() + 30
+            while len(list(tmp_path.iterdir())) < 3 and time.monotonic() < deadline:
+                time.sleep(0.01)
         return item, os.getpid()
 
     results = parallel.read_all(items, work, jobs=3)
