@@ -205,7 +205,12 @@ def test_watch_checks_again_when_a_file_changes(runtime: Path) -> None:
         assert seen["err"].count("checking again") == 1
     finally:
         process.send_signal(signal.SIGINT)
-        status = process.wait(timeout=20)
+        try:
+            status = process.wait(timeout=20)
+        except subprocess.TimeoutExpired:  # never leave it watching after the test
+            process.kill()
+            process.wait()
+            raise
     assert status == 0
 
 
