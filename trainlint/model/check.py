@@ -244,13 +244,19 @@ class _Walker:
         for key in node.required:
             if value.get(key) is None:
                 self.missing(key, path)
-        if node.min_properties and sum(item is not None for item in value.values()) < (
-            node.min_properties
-        ):
+        # ... and unknown keys before validating: what is left is what the schema knows.
+        written = [key for key, item in value.items() if item is not None]
+        kept = [key for key in written if node.open or key in fields]
+        if node.min_properties and len(kept) < node.min_properties:
+            state, advice = (
+                ("holds only unknown fields: once they are pruned it is empty, and",
+                 "move them where the schema has them")
+                if written and not kept else ("is empty:", "fill it in or remove it")
+            )
             self.add(Flaw.INVALID_VALUE, path,
-                     f"`{self.where(path)}` is empty: the API server rejects the "
+                     f"`{self.where(path)}` {state} the API server rejects the "
                      f"{self.kind} (`should have at least {node.min_properties} properties`); "
-                     "fill it in or remove it")
+                     f"{advice}")
 
     # --- findings ---
 

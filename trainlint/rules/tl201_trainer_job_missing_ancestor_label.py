@@ -7,6 +7,7 @@ from trainlint import roundtrip
 from trainlint.document import KeyPath, Manifest, dig, is_count, mapping
 from trainlint.engine.context import Context
 from trainlint.kinds import TRAINER_KINDS
+from trainlint.model.check import Flaw, issues
 from trainlint.problem import Edit, Fix, Problem, Related, Severity
 from trainlint.render import INITIALIZERS
 from trainlint.render.trainer import (
@@ -51,9 +52,11 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     `mlPolicy.numNodes` reaches no job, or it carries the Kubeflow SDK's
     `trainer.kubeflow.org/framework` label (the SDK lists it, and its trainers set
     `spec.trainer`). A runtime used as a plain JobSet, whose TrainJobs only name it, loses
-    nothing. On a TrainJob, when its runtime is not among the checked files or the
-    TrainJob sets no `spec.trainer` field that would be dropped (for MPI, `numNodes` and
-    `numProcPerNode` are kept).
+    nothing. On a runtime the API server rejects because its `spec` or `template` is
+    missing or holds only fields it prunes (TL008, TL009 say so): it never exists, so no
+    TrainJob of it loses anything. On a TrainJob, when its runtime is not among the
+    checked files or is such a runtime, or when the TrainJob sets no `spec.trainer` field
+    that would be dropped (for MPI, `numNodes` and `numProcPerNode` are kept).
 
     ## Example
     ```yaml
@@ -109,7 +112,7 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
         yield from _check_trainjob(manifest, ctx)
         return
     jobs = replicated_jobs(manifest)
-    if any(ancestor(job) == TRAINER for _, job in jobs):
+    if any(ancestor(job) == TRAINER for _, job in jobs) or _never_created(manifest, ctx):
         return
     path, where, misplaced = _missing_label(manifest, jobs)
     if misplaced:  # the label was meant: whatever a TrainJob sets is lost
@@ -126,6 +129,21 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     yield Problem(
         path, f"{where}: {consequence}",
         fix=_label_fix(manifest, jobs, path if misplaced else None), related=related,
+    )
+
+
+#: Where a runtime left with nothing (or nothing the schema knows) is rejected.
+_EMPTY_AT = frozenset({("spec",), ("spec", "template")})
+
+
+def _never_created(runtime: Manifest, ctx: Context) -> bool:
+    """Whether the API server rejects the runtime for a `spec` or `template` that is missing
+    or holds only pruned fields (TL008, TL009): no TrainJob of it ever reaches the
+    controller, so nothing is dropped, whatever labels its jobs will have once written
+    where the schema has them."""
+    return any(
+        issue.flaw in (Flaw.INVALID_VALUE, Flaw.MISSING_REQUIRED) and issue.path in _EMPTY_AT
+        for issue in issues(runtime, ctx)
     )
 
 
@@ -282,7 +300,7 @@ def _dropped(job: Manifest, ctx: Context) -> list[str]:
     reaches the controller: TL006 names it."""
     runtime = ctx.runtime_for(job)
     trainer = mapping(dig(job.body, "spec", "trainer"))
-    if runtime is None or not trainer:
+    if runtime is None or not trainer or _never_created(runtime, ctx):
         return []
     if any(ancestor(runtime_job) == TRAINER for _, runtime_job in replicated_jobs(runtime)):
         return []

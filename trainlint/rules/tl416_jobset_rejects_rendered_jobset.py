@@ -27,18 +27,19 @@ Found = tuple[Origin, str, bool]
     "TL416", "jobset-rejects-rendered-jobset",
     kinds=TRAINER_KINDS, severity=Severity.ERROR,
     remediation=(
-        "Fix the `dependsOn`, `groupName`, `coordinator` or `volumeClaimPolicies` the JobSet "
-        "webhook refuses."
+        "Fix the `dependsOn`, job name, `groupName`, `coordinator` or `volumeClaimPolicies` "
+        "the JobSet webhook refuses."
     ),
 )
 def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does
     Renders the JobSet the controller creates (see `trainlint render`) and runs on it the
     JobSet webhook's checks that no Trainer webhook makes: a `dependsOn` on a job that does
-    not come before, a `groupName` that is no DNS label, a `coordinator` that names no pod
-    of the JobSet (or whose address is too long for a label), and `volumeClaimPolicies`
-    whose template names clash, are no DNS names, make too long a PVC name, are mounted by
-    no container, or are also the name of a pod volume.
+    not come before, a replicatedJob whose name makes Job names that are no DNS label (a
+    capital letter, `_` or `.`), a `groupName` that is no DNS label, a `coordinator` that
+    names no pod of the JobSet (or whose address is too long for a label), and
+    `volumeClaimPolicies` whose template names clash, are no DNS names, make too long a PVC
+    name, are mounted by no container, or are also the name of a pod volume.
 
     ## Why is this bad?
     The Trainer accepts the TrainJob; the JobSet webhook rejects the JobSet the controller
@@ -157,7 +158,7 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     if not render.complete:
         return
     is_job = manifest.kind == "TrainJob"
-    for at, detail, named in [*_depends_on(render), *_group_names(render),
+    for at, detail, named in [*_depends_on(render), *_job_names(render), *_group_names(render),
                               *_coordinator(render), *_claim_templates(render)]:
         if named and not is_job:
             continue  # what a TrainJob's name decides is reported on the TrainJob
@@ -183,6 +184,21 @@ def _depends_on(render: Render) -> Iterator[Found]:
                        f"replicatedJob `{job.name}` depends on `{name}`, which does not come "
                        "before it (\"replicatedJob: "
                        f"{job.name} cannot depend on replicatedJob: {name}\")", False)
+
+
+#: What a replicatedJob's name may hold for `<jobset>-<name>-<index>` to be a DNS-1035 label.
+_JOB_NAME = re.compile(r"[-a-z0-9]+")
+
+
+def _job_names(render: Render) -> Iterator[Found]:
+    """The Jobs of a replicatedJob are named `<jobset>-<name>-<index>`, which must be a
+    DNS-1035 label: a name with a capital, `_` or `.` fails it whatever the TrainJob's
+    name (whether it is too long depends on that name, and is left alone)."""
+    for job in render.jobs:
+        if isinstance(job.name, str) and job.name and not _JOB_NAME.fullmatch(job.name):
+            yield (job.origin("name"), f"replicatedJob `{job.name}` names its Jobs "
+                   f"`<trainjob>-{job.name}-0`, which is no DNS-1035 label (lower case "
+                   "letters, digits and `-`)", False)
 
 
 def _group_names(render: Render) -> Iterator[Found]:
