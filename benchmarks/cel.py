@@ -6,7 +6,8 @@ Prints, in the same rounds:
 - the in-process cost per object of `violations()` (every CRD rule of the release that
   applies) for a TrainJob as created, the same TrainJob on an update (transition rules
   too), and the v2.3 torch runtime (when `../shared` is present), against the cost of
-  loading the object from its text (the floor every check pays);
+  loading the object from its text (the floor every check pays); with no verdict shared,
+  also with every rule run by cel-python's interpreter instead of its closures;
 - the CPU time of `trainlint check` over the benchmark corpus with and without TL010 and
   TL012 (the rest of the rules alike);
 - the start-up of `trainlint check one.yaml` (one TrainJob, CPU time) with and without
@@ -83,6 +84,8 @@ def per_object(runs: int) -> None:
             violations("TrainJob", (2, 3), job, None, KUBERNETES) for job in jobs],
         "TrainJob, created, nothing shared": lambda: [
             unshared("TrainJob", job) for job in jobs],
+        "TrainJob, nothing shared, interpreted": lambda: [
+            interpreted("TrainJob", job) for job in jobs],
         "TrainJob, updated": lambda: [
             violations("TrainJob", (2, 3), new, old, KUBERNETES)
             for new, old in zip(changed, jobs, strict=True)],
@@ -97,6 +100,8 @@ def per_object(runs: int) -> None:
             "ClusterTrainingRuntime", (2, 3), runtime, None, KUBERNETES) for runtime in runtimes]
         actions["runtime, created, nothing shared"] = lambda: [
             unshared("ClusterTrainingRuntime", runtime) for runtime in runtimes]
+        actions["runtime, nothing shared, interpreted"] = lambda: [
+            interpreted("ClusterTrainingRuntime", runtime) for runtime in runtimes]
     violations("TrainJob", (2, 3), changed[0], jobs[0], KUBERNETES)  # cel-python imported once
     times = medians(actions, runs)
     print(f"per object (median of {runs} rounds of {REPEAT} objects, microseconds):")
@@ -110,6 +115,19 @@ def unshared(kind: str, body: dict[str, Any]) -> object:
 
     validations.VERDICTS.clear()
     return violations(kind, (2, 3), body, None, KUBERNETES)
+
+
+def interpreted(kind: str, body: dict[str, Any]) -> object:
+    """`unshared`, each rule run by cel-python's interpreter instead of its closures (what
+    `trainlint.model.cel` did before it made them)."""
+    from trainlint.model import cel
+
+    closures = cel.runner
+    cel.runner = cel.interpreter  # type: ignore[assignment]
+    try:
+        return unshared(kind, body)
+    finally:
+        cel.runner = closures
 
 
 def whole_check(runs: int, documents: int) -> None:

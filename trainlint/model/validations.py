@@ -147,12 +147,13 @@ _SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 def prepare() -> None:
-    """Load the compiled rules, cel-python and every program now: a server's first request
-    must not pay for them (about 50 ms, longer than its budget for one decision)."""
+    """Load the compiled rules, cel-python and every program, made into closures, now: a
+    server's first request must not pay for them (about 50 ms, longer than its budget for
+    one decision)."""
     from trainlint.model import cel
 
     for index in range(len(compiled().programs)):
-        cel.program(index)
+        cel.runner(index)
 
 
 def _declaring(

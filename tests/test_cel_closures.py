@@ -1,0 +1,141 @@
+"""The closures `trainlint.model.cel` runs the CRD rules with give cel-python's interpreter's
+results: for every rule of the v2.0–v2.3 CRDs, on values shaped by the rule's schema node
+and on values of any other type, the same verdict, the same value or the same kind of
+error."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import celpy
+import pytest
+from celpy.evaluation import CELEvalError
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from trainlint.model import cel
+from trainlint.model.crd_rules import CrdRule, Node, compiled
+
+#: Schema nodes deeper than this below a rule's node get values of any type, or none.
+DEPTH = 3
+#: Strings that the rules compare with or match, and some that they do not.
+WORDS = ("", "auto", "cpu", "gpu", "node", "InOrder", "AnyOrder", "a", "run-1", "Run_1",
+         "-a", "hf://org/data", "org/data", "s3://b/k", "trainer.kubeflow.org/trainjob-controller",
+         "kueue.x-k8s.io/multikueue", "x" * 64, "ns", "1")
+
+
+def _nodes(node: Node) -> Iterator[Node]:
+    yield node
+    for child in (*(node.properties or {}).values(), node.items, node.additional):
+        if child is not None:
+            yield from _nodes(child)
+
+
+#: The schema nodes that declare rules, each once (kinds and releases share nodes).
+DECLARING = {id(node): node for root, _ in compiled().roots.values() for node in _nodes(root)
+             if node.rules}
+#: Each rule at each node that declares it.
+SITES = [(rule, node) for node in DECLARING.values() for rule in node.rules]
+
+scalars = st.one_of(st.none(), st.booleans(), st.integers(-3, 70), st.floats(-2, 2),
+                    st.sampled_from(WORDS), st.text(max_size=4))
+#: Plain data of any type: what a value of the wrong type gives the rule.
+anything = st.recursive(scalars, lambda inner: st.one_of(
+    st.lists(inner, max_size=3),
+    st.dictionaries(st.sampled_from(("name", "metadata", "torch", "x", "namespace")), inner,
+                    max_size=3)), max_leaves=6)
+
+
+def shaped(node: Node, depth: int = 0) -> st.SearchStrategy[Any]:
+    """Values as the schema node types them, now and then of another type."""
+    if depth > DEPTH:
+        return anything
+    if node.properties is not None or node.additional is not None:
+        fields = {key: shaped(child, depth + 1)
+                  for key, child in (node.properties or {}).items()}
+        typed: st.SearchStrategy[Any]
+        known: st.SearchStrategy[dict[str, Any]] = (
+            st.fixed_dictionaries({}, optional=fields) if fields else st.just({}))
+        if node.additional is not None:
+            extra = st.dictionaries(st.sampled_from(WORDS), shaped(node.additional, depth + 1),
+                                    max_size=2)
+            known = st.builds(lambda a, b: {**b, **a}, known, extra)
+        typed = known
+    elif node.items is not None:
+        typed = st.lists(shaped(node.items, depth + 1), max_size=3)
+    elif node.int_or_string:
+        typed = st.one_of(st.integers(-2, 8), st.sampled_from(WORDS))
+    else:
+        typed = {
+            "string": st.one_of(st.sampled_from(WORDS), st.text(max_size=6)),
+            "integer": st.integers(-3, 70),
+            "number": st.one_of(st.integers(-3, 5), st.floats(-2, 5)),
+            "boolean": st.booleans(),
+        }.get(node.type, anything)
+    return st.one_of(typed, anything) if depth else typed
+
+
+def outcome(run: cel.Run, variables: dict[str, Any]) -> tuple[Any, ...]:
+    """What a run gives: a value (its type and text), an error value's kind, or what it
+    raised."""
+    try:
+        result = run(variables)
+    except CELEvalError as error:
+        return "error", error.args[1] if len(error.args) > 1 else None
+    except Exception as error:  # the interpreter lets some escape; the closures must too
+        return "raised", type(error)
+    if isinstance(result, CELEvalError):
+        return "error", result.args[1] if len(result.args) > 1 else None
+    return "value", type(result), repr(result)
+
+
+def test_every_program_of_the_shipped_crds_runs_as_closures() -> None:
+    """None of the rules falls back to the interpreter (a new release's rule might)."""
+    assert len(compiled().programs) == 17
+    for index in range(len(compiled().programs)):
+        cel.closures(cel.program(index))  # raises Unsupported for a construct they lack
+
+
+def test_a_construct_the_closures_lack_is_unsupported() -> None:
+    """`+`, `map` and `?:` appear in no CRD rule yet: `runner` leaves such a program to the
+    interpreter."""
+    environment = celpy.Environment()
+    for expression in ("self + 1 > 2", "self.map(x, x).size() > 0", "self ? 1 : 2"):
+        with pytest.raises(cel.Unsupported):
+            cel.closures(environment.compile(expression))
+    assert cel.closures(environment.compile("size(self) > 2"))({"self": cel.to_cel(None, "abc")})
+
+
+@pytest.mark.parametrize(("rule", "node"), SITES, ids=[
+    f"{index}-{rule.expression[:40]}" for index, (rule, _) in enumerate(SITES)])
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_closures_give_the_interpreters_verdict(rule: CrdRule, node: Node,
+                                                data: st.DataObject) -> None:
+    value = data.draw(shaped(node), label="self")
+    old = data.draw(st.one_of(st.just(value), shaped(node)), label="oldSelf")
+    closures, interpreter = cel.runner(rule.program), cel.interpreter(rule.program)
+    assert (cel.verdict(rule, closures, node, value, old)
+            == cel.verdict(rule, interpreter, node, value, old))
+    variables = {"self": cel.to_cel(node, value)}
+    if rule.transition:
+        variables["oldSelf"] = cel.to_cel(node, old)
+    assert outcome(closures, variables) == outcome(interpreter, variables)
+
+
+def test_the_closures_give_each_kind_of_verdict() -> None:
+    """A rule that holds, a broken rule with its message, and a value of a type the rule
+    cannot take (no such overload), as the API server reports them."""
+    name = next((rule, node) for rule, node in SITES if "matches('^[a-z]" in rule.expression)
+    procs = next((rule, node) for rule, node in SITES if "'auto'" in rule.expression)
+    assert cel.runner(name[0].program) is cel.runner(name[0].program)  # made once
+    assert cel.failure(*name, {"metadata": {"name": "run-1"}}, None) is None
+    assert cel.failure(*name, {"metadata": {"name": "Run_1"}}, None) == (
+        "metadata.name must match RFC 1035 DNS label format")
+    assert cel.failure(*name, {"metadata": {}}, None) is None  # no name: unknown
+    assert cel.failure(*procs, 0, None) == (
+        "NumProcPerNode must be equal to auto, cpu, gpu, or int value")
+    assert cel.failure(*procs, "gpu", None) is None
+    assert cel.failure(*procs, [1], None) == (
+        f"the rule `{procs[0].expression}` cannot be evaluated on this value (no such overload)")
