@@ -54,15 +54,17 @@ FIXED = CHECKPOINTED.replace(
 )
 
 
+@pytest.mark.parametrize("labelled", [True, False])
 @pytest.mark.parametrize("jobs", [1, RECENT * 2])
 def test_each_trainjob_is_rendered_once_on_its_runtime(
-    jobs: int, monkeypatch: pytest.MonkeyPatch
+    jobs: int, labelled: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """One file per object, the runtime's first: TL308 on the runtime asks where each of
     its TrainJobs checkpoints (the last keeps the runtime's directory, so it asks them
-    all), TL307 on each TrainJob where the ones before it do, and every TrainJob's own
-    rules read its render. Each TrainJob is still rendered once on its runtime, and no
-    more renders are alive at once than the run keeps as recent."""
+    all), TL307 on each TrainJob where the ones before it do, TL201 on a runtime with no
+    trainer label what the controller drops of a TrainJob's settings, and every
+    TrainJob's own rules read its render. Each TrainJob is still rendered once on its
+    runtime, and no more renders are alive at once than the run keeps as recent."""
     built: Counter[str] = Counter()
     alive: list[weakref.ref[Render]] = []
     most = 0
@@ -79,12 +81,21 @@ def test_each_trainjob_is_rendered_once_on_its_runtime(
         return made
 
     monkeypatch.setattr("trainlint.render.trainer.render", counted)
-    texts = [FIXED] + [checkpointing(f"run-{n}", f"/mnt/ckpt/{n}") for n in range(jobs - 1)]
+    runtime = FIXED if labelled else FIXED.replace(
+        "trainer.kubeflow.org/trainjob-ancestor-step: trainer", "app: train")
+    texts = [runtime] + [checkpointing(f"run-{n}", f"/mnt/ckpt/{n}") for n in range(jobs - 1)]
     texts.append(TRAINJOB)  # `sft`, on the runtime's directory
     findings = lint([load(text, f"{number:04d}.yaml") for number, text in enumerate(texts)],
-                    Settings(select=("TL3",)))
-    assert [(f.file, f.code) for f in findings if f.code in ("TL307", "TL308")] == [
-        ("0000.yaml", "TL308")
-    ]
+                    Settings(select=("TL201", "TL3")))
+    if labelled:
+        assert [(f.file, f.code) for f in findings] == [
+            ("0000.yaml", "TL308")
+        ]
+    else:  # the TrainJobs' directories are dropped: they all share the runtime's
+        assert sorted((f.file, f.code) for f in findings if f.code in ("TL201", "TL307")) == [
+            ("0000.yaml", "TL201"),
+            *((f"{number:04d}.yaml", code) for number in range(1, jobs + 1)
+              for code in ("TL201", "TL307")[:1 + (number > 1)]),
+        ]
     assert built == Counter({"(runtime)": 1, "sft": 1, **{f"run-{n}": 1 for n in range(jobs - 1)}})
     assert most <= RECENT + 1
