@@ -7,7 +7,7 @@ how they render the findings.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
 from trainlint.config.settings import Settings
 from trainlint.document import Loaded, LoadProblem, Manifest, Source
@@ -15,7 +15,7 @@ from trainlint.engine.context import Context
 from trainlint.engine.index import FILES, Index, identify
 from trainlint.engine.settle import settle
 from trainlint.finding import Finding, ObjectRef, in_order
-from trainlint.kinds import object_kind
+from trainlint.kinds import RUNTIME_KINDS, object_kind
 from trainlint.options import RuleOptions
 from trainlint.problem import Problem
 from trainlint.rule import Rule
@@ -71,7 +71,9 @@ def lint(
         inputs, settings, settings_for, context=context, where=where,
         on_rule_error=on_rule_error, previous=previous,
     )
-    return run.settle(run.check(position) for position in range(len(run.inputs)))
+    positions = range(len(run.inputs))
+    checked = {position: run.check(position) for position in run.order(positions)}
+    return run.settle(checked[position] for position in positions)
 
 
 class Run:
@@ -133,6 +135,27 @@ class Run:
         if id(chosen) not in self._plans:
             self._plans[id(chosen)] = _Plan(chosen, self.index, self._on_rule_error)
         return self._plans[id(chosen)]
+
+    def order(self, positions: Sequence[int]) -> list[int]:
+        """`positions` in the order to check them: an input that holds a runtime after the
+        last of them that holds a TrainJob using it, the others as they come. A runtime's
+        rules ask where each of its TrainJobs checkpoints, which takes the TrainJob's
+        render; asked after the TrainJob's own rules, the answer is found worked out with
+        the render they used, not rendered a second time (a render is kept only while it
+        is recent). With 2,000 TrainJobs on one runtime, that is 2,001 renders, not 4,001."""
+        holding = {id(manifest): position for position in positions
+                   for manifest in self.inputs[position].manifests}
+        after: dict[int, int] = {}
+        for position in positions:
+            for manifest in self.inputs[position].manifests:
+                if object_kind(manifest) not in RUNTIME_KINDS:
+                    continue
+                last = max((holding.get(id(job), -1)
+                            for job in self.index.trainjobs_using(manifest)), default=-1)
+                if last > after.get(position, position):
+                    after[position] = last
+        return sorted(positions, key=lambda position: (
+            after.get(position, position), position in after, position))
 
     def check(self, position: int, documents: range | None = None) -> list[Finding]:
         """The raw findings of one input's rules; with `documents`, those of the objects at

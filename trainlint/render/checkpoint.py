@@ -320,9 +320,9 @@ _PLACES: PerRun[list[Place]] = PerRun("checkpoint-places")
 
 def places(job: Manifest, ctx: Lookups, options: CheckpointOptions) -> list[Place]:
     """Every place the containers of a TrainJob's JobSet write checkpoints, worked out
-    once per run and kept (it is small): the rules of its runtime and of its namespace
-    ask for many TrainJobs before each TrainJob's own rules do, and a render is kept only
-    while it is recent."""
+    once per run and kept (it is small): the rules of its runtime, and of the TrainJobs
+    after it in its namespace, ask for it once its own rules are done, and a render is
+    kept only while it is recent."""
     return ctx.remember(_PLACES, job, lambda: _places(job, ctx, options),
                         ctx.trainer_version, ctx.bundled, options)
 

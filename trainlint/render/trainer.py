@@ -205,7 +205,7 @@ def trainer_container(runtime: Manifest) -> tuple[KeyPath, dict[str, Any]] | Non
 
 
 #: A TrainJob's render while it is checked; worked out once per run, and kept for a
-#: while after (its runtime's rules, checked just before it, may have asked).
+#: while after (its runtime's rules, checked just after it, may ask).
 _RENDER: PerObject[Render] = PerObject("render")
 _RENDERED: PerRun[Render] = PerRun("render", recent=True)
 #: A runtime's render on its own, asked for by its rules and those of its TrainJobs.
@@ -217,8 +217,8 @@ def rendered(manifest: Manifest, ctx: Lookups) -> Render:
     """The render a rule judges: a TrainJob's on its runtime, or a runtime's on its own.
 
     A TrainJob's is worked out once while the object is checked and shared by all its
-    rules, and kept for a while after (the rules of its runtime, checked just before it,
-    may have asked); a runtime's once per run (the runtime's rules, and those of every
+    rules, and kept for a while after (the rules of its runtime, checked after its
+    TrainJobs, may ask); a runtime's once per run (the runtime's rules, and those of every
     TrainJob that compares with what the runtime gives by itself, ask for it). Renders are
     shared: read only.
     """

@@ -7,6 +7,7 @@ from trainlint import roundtrip
 from trainlint.document import KeyPath, Manifest, dig, is_count, mapping
 from trainlint.engine.context import Context
 from trainlint.kinds import TRAINER_KINDS
+from trainlint.memo import PerRun
 from trainlint.model.check import Flaw, issues
 from trainlint.problem import Edit, Fix, Problem, Related, Severity
 from trainlint.render import INITIALIZERS
@@ -304,12 +305,21 @@ def _dropped(job: Manifest, ctx: Context) -> list[str]:
         return []
     if any(ancestor(runtime_job) == TRAINER for _, runtime_job in replicated_jobs(runtime)):
         return []
-    kept = {
+    kept = ctx.remember(_KEPT, job, lambda: _kept(job, ctx), ctx.trainer_version, ctx.bundled)
+    return [key for key in trainer if key in TRAINER_FIELDS and key not in kept]
+
+
+#: The `spec.trainer` keys of each TrainJob its render took, kept for the run (it is
+#: small): the runtime's rules ask after the TrainJob's own, when its render is gone.
+_KEPT: PerRun[frozenset[str | int]] = PerRun("trainer-keys-rendered")
+
+
+def _kept(job: Manifest, ctx: Context) -> frozenset[str | int]:
+    return frozenset(
         origin.path[2] for origin in rendered(job, ctx).tree.sources()
         if origin.manifest is job and origin.path[:2] == ("spec", "trainer")
         and len(origin.path) > 2
-    }
-    return [key for key in trainer if key in TRAINER_FIELDS and key not in kept]
+    )
 
 
 def _check_trainjob(job: Manifest, ctx: Context) -> Iterator[Problem]:

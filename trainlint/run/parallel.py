@@ -124,15 +124,16 @@ def settle_all(
     run: Run, positions: Sequence[int], jobs: int,
     keep: Callable[[int, list[Packed]], K] | None = None, amend: Amend | None = None,
 ) -> dict[int, tuple[list[Finding], K | None]]:
-    """The findings of the inputs at `positions` (in that order), checked and settled on
-    `jobs` processes, each with what `keep` makes of them packed (the cache's entry),
-    made in the process that checked the input, as is what `amend` adds to them.
+    """The findings of the inputs at `positions` (in that order), checked (in `Run.order`)
+    and settled on `jobs` processes, each with what `keep` makes of them packed (the
+    cache's entry), made in the process that checked the input, as is what `amend` adds
+    to them.
 
     A file of more than `PART` objects is checked in parts of `PART`, which any process
     takes like a file; the parent joins their raw findings and settles them (suppressions
     are the whole file's). Not when `amend` works out fixes' edits: a fix's edit works only
     where its finding was made."""
-    units = _units(run, positions, split=amend is None)
+    units = _units(run, run.order(positions), split=amend is None)
     spread = worth_it(jobs, sum(1 if part is None else len(part) for _, part in units))
     anything_packed = keep is not None or spread
     places = numbers(run.inputs) if anything_packed else {}
@@ -186,7 +187,9 @@ def settle_all(
             looked_up
 
     if not spread:
-        return {position: whole(position, run.check(position)) for position in positions}
+        checked = {position: whole(position, run.check(position))
+                   for position in run.order(positions)}
+        return {position: checked[position] for position in positions}
     results: dict[int, tuple[list[Finding], K | None]] = {}
     parts: dict[int, list[tuple[list[Finding], _LookedUp]]] = {}
     spread_out = _spread(units, jobs, here, there, receive)
