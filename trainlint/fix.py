@@ -357,12 +357,36 @@ def _round_trip(text: str) -> Any:
     from ruamel.yaml import YAML
 
     parser = YAML(typ="rt")
+    parser.Representer = _representer()
     parser.preserve_quotes = True
     parser.allow_duplicate_keys = True
     parser.width = 1 << 16  # never fold a long line the file did not fold
     mapping, offset = indentation(text)
     parser.indent(mapping=mapping, sequence=offset + 2, offset=offset)
     return parser
+
+
+@functools.cache
+def _representer() -> type:
+    """ruamel's round-trip representer, giving the nodes of a tag one shared `Tag`.
+
+    ruamel makes a `Tag` per scalar it dumps, and each works out its name again, a
+    character at a time, when the serializer compares it. A shared `Tag` works it out
+    once (`Tag` caches it, and nothing changes a tag once made): `with_edits`, which
+    dumps each document with a fix twice or more, runs 7 % fewer instructions
+    (callgrind, 100 documents of the benchmark corpus)."""
+    from ruamel.yaml.representer import RoundTripRepresenter
+    from ruamel.yaml.tag import Tag
+
+    shared = functools.cache(lambda name: Tag(suffix=name))
+
+    class Representer(RoundTripRepresenter):
+        def represent_scalar(self, tag: Any, value: Any, style: Any = None,
+                             anchor: Any = None) -> Any:
+            return super().represent_scalar(
+                shared(tag) if isinstance(tag, str) else tag, value, style, anchor)
+
+    return Representer
 
 
 def _dump(parser: Any, documents: list[Any]) -> str:
