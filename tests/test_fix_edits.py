@@ -5,15 +5,22 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from hypothesis import given
+import pytest
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import ROOT, lint_files
+from tests.conftest import ROOT, lint_files, read_yaml
 from tests.test_cli import trainlint
+from tests.test_rule_cases import CASES_DIR, case_settings, previous
 from trainlint import fix
+from trainlint.engine.run import lint
+from trainlint.finding import Finding
+from trainlint.loader import load
+from trainlint.problem import TextEdit
 from trainlint.run import parallel
 
 UNRELATED = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {a: b}\n"
@@ -139,3 +146,120 @@ def test_each_fix_of_a_file_of_many_documents_has_the_edits_fix_makes(tmp_path: 
             assert applied(text, edits) == fix.apply(text, [finding])[0], finding.code
             rows.add(finding.fix.edits[0].row)
         assert max(rows) > text.count("\n") - documents[-1].count("\n")  # the last document's
+
+
+def one_at_a_time(text: str, findings: list[Finding]) -> list[tuple[TextEdit, ...]]:
+    """What each fix alone changes, by definition: `--fix` of that finding on its
+    document alone (its lines, up to the next document), a round trip per fix, turned
+    into edits of the file; () where it cannot be applied."""
+    every = fix.lines(text)
+    found = []
+    for finding in findings:
+        alone, cut = finding, None
+        if finding.manifest is not None and finding.fix and finding.fix.edit:
+            number = finding.manifest.document
+            cut = fix._document_lines(text, [number])
+            alone = replace(finding, manifest=replace(finding.manifest, document=0))
+        start, end = cut[number] if cut else (0, None)
+        piece = "".join(every[start:end])
+        try:
+            fixed, applied = fix.apply(piece, [alone])
+        except fix.Unfixable:
+            applied = []
+        found.append(tuple(replace(edit, row=edit.row + start, end_row=edit.end_row + start)
+                           for edit in fix.text_edits(piece, fixed)) if applied else ())
+    return found
+
+
+def _with_fixes(findings: list[Finding]) -> list[Finding]:
+    return [finding for finding in findings if finding.fix and finding.fix.edits is None
+            and (finding.fix.edit or finding.fix.rewrite)]
+
+
+def _fixed_cases() -> list[tuple[str, dict[str, Any]]]:
+    return [(path.stem, case) for path in sorted(CASES_DIR.glob("TL*.yaml"))
+            for case in read_yaml(path)["cases"] if "fixed" in case]
+
+
+FIXED_CASES = _fixed_cases()
+
+
+@pytest.mark.parametrize(("code", "case"), FIXED_CASES,
+                         ids=[f"{code}:{case['name']}" for code, case in FIXED_CASES])
+def test_edits_of_each_rule_case_are_those_of_its_fix_alone(code: str,
+                                                            case: dict[str, Any]) -> None:
+    text = case["fail"]
+    findings = _with_fixes(lint([load(text, "case.yaml")], case_settings(code, case),
+                                previous=previous(case)))
+    assert findings
+    edits = [finding.fix.edits for finding in fix.with_edits(findings) if finding.fix]
+    assert edits == one_at_a_time(text, findings)
+
+
+@pytest.mark.parametrize("name", ["finetune.yaml", "finetune.fixed.yaml"])
+def test_edits_of_the_fix_fixtures_are_those_of_each_fix_alone(name: str) -> None:
+    path = ROOT / "fixtures" / "fix" / name
+    findings = _with_fixes(lint_files(path))
+    assert bool(findings) == (name == "finetune.yaml")
+    edits = [finding.fix.edits for finding in fix.with_edits(findings) if finding.fix]
+    assert edits == one_at_a_time(path.read_text(), findings)
+
+
+#: Cases made of the objects alone (no stored objects to compare with), to be put together.
+_ALONE = [case for _, case in FIXED_CASES if "before" not in case and "options" not in case]
+_SEPARATORS = ["---\n", "...\n---\n", "# next\n---\n", "---\n# empty\n---\n"]
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.sampled_from(_ALONE), min_size=2, max_size=4),
+       st.lists(st.sampled_from(_SEPARATORS), min_size=3, max_size=3), st.booleans())
+def test_edits_in_files_of_many_documents_are_those_of_each_fix_alone(
+    cases: list[dict[str, Any]], separators: list[str], crlf: bool
+) -> None:
+    text = cases[0]["fail"]
+    for separator, case in zip(separators, cases[1:], strict=False):
+        text += separator + case["fail"]
+    if crlf:
+        text = text.replace("\n", "\r\n")
+    findings = _with_fixes(lint([load(text, "many.yaml")], case_settings("TL201", cases[0])))
+    edits = [finding.fix.edits for finding in fix.with_edits(findings) if finding.fix]
+    assert edits == one_at_a_time(text, findings)
+
+
+EVERY_FEATURE = """\
+# a comment above the first key
+base: &base {x: 1, y: [1, 2]}
+other:
+  # above a mapping's first key
+  <<: *base
+  tagged: !custom 3
+  when: 2001-12-14t21:59:43.10-05:00
+  day: 2002-12-14
+  bytes: !!binary aGVsbG8=
+  set: !!set {a, b}
+  ordered: !!omap [a: 1, b: 2]
+  numbers: [.inf, -.inf, .nan, 1.5e3, 0x1F, 0o17, 1_000]
+  literal: |2
+      indented
+  folded: >-
+    folded
+    text
+  quoted: ['single', "double"]
+  none: ~
+  yes: yes
+  complex: {? key : 1}
+items: !tagged
+  - &item item
+  - *item  # the same
+"""
+
+
+def test_each_fix_edits_a_copy_of_the_tree_that_dumps_as_it_does() -> None:
+    """A fix but the last of a document edits a copy: a copy that lost a comment, an
+    anchor or a timestamp's layout gave that fix edits that delete or rewrite them."""
+    parser, documents = fix._load_tree(EVERY_FEATURE)
+    dumped = fix._dump(parser, documents)
+    copies = fix._copies(documents, 2)
+    assert [fix._dump(parser, tree) for tree in copies] == [dumped, dumped]
+    copies[0][0]["other"]["tagged"] = 4
+    assert fix._dump(parser, copies[1]) == fix._dump(parser, documents) == dumped

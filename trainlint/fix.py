@@ -15,13 +15,13 @@ nothing changes (or `MAX_PASSES`), so fixes that depend on each other converge.
 from __future__ import annotations
 
 import contextlib
-import copy
 import difflib
 import errno
 import functools
 import io
 import itertools
 import os
+import pickle
 import re
 import stat
 import tempfile
@@ -357,12 +357,36 @@ def _round_trip(text: str) -> Any:
     from ruamel.yaml import YAML
 
     parser = YAML(typ="rt")
+    parser.Representer = _representer()
     parser.preserve_quotes = True
     parser.allow_duplicate_keys = True
     parser.width = 1 << 16  # never fold a long line the file did not fold
     mapping, offset = indentation(text)
     parser.indent(mapping=mapping, sequence=offset + 2, offset=offset)
     return parser
+
+
+@functools.cache
+def _representer() -> type:
+    """ruamel's round-trip representer, giving the nodes of a tag one shared `Tag`.
+
+    ruamel makes a `Tag` per scalar it dumps, and each works out its name again, a
+    character at a time, when the serializer compares it. A shared `Tag` works it out
+    once (`Tag` caches it, and nothing changes a tag once made): `with_edits`, which
+    dumps each document with a fix twice or more, runs 7 % fewer instructions
+    (callgrind, 100 documents of the benchmark corpus)."""
+    from ruamel.yaml.representer import RoundTripRepresenter
+    from ruamel.yaml.tag import Tag
+
+    shared = functools.cache(lambda name: Tag(suffix=name))
+
+    class Representer(RoundTripRepresenter):
+        def represent_scalar(self, tag: Any, value: Any, style: Any = None,
+                             anchor: Any = None) -> Any:
+            return super().represent_scalar(
+                shared(tag) if isinstance(tag, str) else tag, value, style, anchor)
+
+    return Representer
 
 
 def _dump(parser: Any, documents: list[Any]) -> str:
@@ -611,20 +635,51 @@ def _document_edits(
     text: str, number: int, findings: Sequence[Finding]
 ) -> dict[int, list[TextEdit]]:
     """The edits of each finding's fix alone (by the finding's id), on `text`, which holds
-    document `number` of their file (and maybe others after it)."""
+    document `number` of their file (and maybe others after it).
+
+    Each fix but the last edits a copy of the tree (`_copies`)."""
     try:
         parser, documents = _load_tree(text)
     except Unfixable:
         return {}
     before = _dump(parser, documents)
-    copies = [copy.deepcopy(documents) for _ in findings[1:]]
     edits = {}
-    for finding, tree in zip(findings, [*copies, documents], strict=True):
+    for finding, tree in zip(findings, [*_copies(documents, len(findings) - 1), documents],
+                             strict=True):
         with contextlib.suppress(Unfixable):
             fixed, applied = _spliced(text, parser, tree, before, [finding], first=number)
             if applied:
                 edits[id(finding)] = text_edits(text, fixed)
     return edits
+
+
+def _copies(documents: list[Any], count: int) -> list[list[Any]]:
+    """`count` copies of a round-trip tree, which dump as it does.
+
+    The tree is pickled once and each copy unpickled. ruamel's `deepcopy` loses what
+    the dump shows: the comments above a mapping's first key, anchors and merge keys
+    (expanded), a timestamp's layout; its edits then deleted those comments, or
+    rewrote the lines. Pickling keeps every attribute of the nodes and the objects they
+    share, but for the layout of a timestamp (`TimeStamp` is a `datetime`, which pickles
+    its value alone), which `_with_layout` adds. It costs less, too: `with_edits` runs
+    4 % fewer instructions than with `deepcopy` (callgrind, 100 documents of the
+    benchmark corpus)."""
+    if not count:
+        return []
+    from ruamel.yaml.timestamp import TimeStamp
+
+    buffer = io.BytesIO()
+    pickler = pickle.Pickler(buffer, pickle.HIGHEST_PROTOCOL)
+    pickler.dispatch_table = {TimeStamp: _with_layout}
+    pickler.dump(documents)
+    pickled = buffer.getvalue()
+    return [pickle.loads(pickled) for _ in range(count)]
+
+
+def _with_layout(stamp: Any) -> tuple[Any, ...]:
+    """How to pickle a timestamp with its attributes (its layout)."""
+    kind, value = stamp.__reduce__()[:2]
+    return kind, value, vars(stamp)
 
 
 #: Line breaks of YAML 1.1 (libyaml's) that YAML 1.2 (ruamel's) reads as characters: a
