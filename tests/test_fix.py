@@ -194,6 +194,23 @@ def test_crlf_and_unparsable_input() -> None:
         fix.apply("a: [\n", findings)
 
 
+def test_a_fix_at_a_documents_end_keeps_the_next_document(tmp_path: Path) -> None:
+    """A fix that rewrites the last lines of one document leaves the next one as written:
+    each document is round-tripped alone (dumped with the whole file, the comment-only
+    document after it became `--- null`)."""
+    head = ("apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: sft}\n"
+            "spec:\n  runtimeRef: {name: torch-distributed}\n")
+    rest = "---\n# kept as written\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n"
+    path = tmp_path / "job.yaml"
+    path.write_text(head + "  podTemplateOverrides:\n    - targetJobs: [{name: node}]\n" + rest)
+    result = run("--fix", "--unsafe-fixes", "--trainer-version", "2.2", path.name, cwd=tmp_path)
+    assert "Fixed 1 problem." in result.stderr, result.stderr
+    assert path.read_text() == head + (
+        "  runtimePatches:\n    - manager: trainlint.dev/migrated\n      trainingRuntimeSpec:\n"
+        "        template:\n          spec:\n            replicatedJobs:\n"
+        "              - name: node\n") + rest
+
+
 # --- what `--fix` must never do: lose an edit, change a file's owner, mode, links or
 # line endings, write outside the tree, or take unbounded time ---
 

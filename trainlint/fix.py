@@ -184,9 +184,30 @@ def apply(text: str, findings: Sequence[Finding]) -> tuple[str, list[Finding]]:
 
 
 def _edit_tree(text: str, findings: Sequence[Finding]) -> tuple[str, list[Finding]]:
-    """`text` with the tree edits of `findings` spliced in (see the module's docstring)."""
-    parser, documents = _load_tree(text)
-    return _spliced(text, parser, documents, _dump(parser, documents), findings)
+    """`text` with the tree edits of `findings` spliced in (see the module's docstring),
+    each document that has some round-tripped alone: in a dump of the whole file, an edit
+    at the end of one document took the layout of the next one (a comment-only document
+    became `--- null`). The whole file at once where it cannot be cut."""
+    by_document: dict[int, list[Finding]] = {}
+    for finding in findings:
+        assert finding.manifest is not None
+        by_document.setdefault(finding.manifest.document, []).append(finding)
+    pieces = _document_lines(text, sorted(by_document))
+    if pieces is None:
+        parser, documents = _load_tree(text)
+        return _spliced(text, parser, documents, _dump(parser, documents), findings)
+    every = lines(text)
+    newline = most_common_ending(every)
+    applied: dict[int, list[Finding]] = {}
+    for number in sorted(pieces, reverse=True):  # the last first: the lines before stay put
+        start, end = pieces[number]
+        piece = "".join(every[start:end])
+        parser, documents = _load_tree(piece)
+        fixed, applied[number] = _spliced(
+            piece, parser, documents, _dump(parser, documents), by_document[number],
+            first=number, newline=newline)
+        every[start:end] = lines(fixed)
+    return "".join(every), [finding for number in sorted(applied) for finding in applied[number]]
 
 
 def _load_tree(text: str) -> tuple[Any, list[Any]]:
@@ -201,7 +222,7 @@ def _load_tree(text: str) -> tuple[Any, list[Any]]:
 
 def _spliced(
     text: str, parser: Any, documents: list[Any], before: str, findings: Sequence[Finding],
-    first: int = 0,
+    first: int = 0, newline: str | None = None,
 ) -> tuple[str, list[Finding]]:
     """`text` with the edits of `findings` made on `documents` (which `before` dumps, and
     which they change) spliced in; `text` holds the file's documents from number `first`."""
@@ -219,7 +240,7 @@ def _spliced(
     after = _dump(parser, documents)
     if after == before:
         return text, []
-    merged = "".join(merge(lines(text), lines(before), lines(after)))
+    merged = "".join(merge(lines(text), lines(before), lines(after), newline))
     expected = _data(after)
     # A node takes a character at the least: both texts' length never cuts a file short.
     if expected is None or not same_data(_data(merged), expected, len(merged) + len(after)):
@@ -227,19 +248,21 @@ def _spliced(
     return merged, applied
 
 
-def merge(original: list[str], before: list[str], after: list[str]) -> list[str]:
+def merge(
+    original: list[str], before: list[str], after: list[str], newline: str | None = None
+) -> list[str]:
     """`original` with the changes from `before` to `after` spliced in.
 
     `before` is `original` as a dump lays it out: lines equal in both are anchors. Each
     edit replaces the original lines between its anchors; an edit with no anchor at an
     end grows over its unanchored neighbours, so only lines of (or right beside) edited
     nodes take the dump's layout. Original lines are kept as written, line ending
-    included; the dump's lines (which end in `\n`) take the ending most of the file has.
+    included; the dump's lines (which end in `\n`) take `newline`, by default the ending
+    most of `original` has (a document of a file: the file's, `most_common_ending`).
     """
     if original == before:
         return after
-    endings = Counter(line[len(line.rstrip("\r\n")) :] for line in original)
-    newline = max(("\n", "\r\n", "\r"), key=lambda ending: endings[ending])
+    newline = newline or most_common_ending(original)
     anchors = _equal_lines(before, [_LINE_BREAK.sub("\n", line) for line in original])
     hunks: list[list[int]] = []
     for tag, low, high, new_low, new_high in difflib.SequenceMatcher(
@@ -276,6 +299,11 @@ def merge(original: list[str], before: list[str], after: list[str]) -> list[str]
                    for line in after[new_low:new_high]]
         done = last
     return result + original[done:]
+
+
+def most_common_ending(original: list[str]) -> str:
+    endings = Counter(line[len(line.rstrip("\r\n")) :] for line in original)
+    return max(("\n", "\r\n", "\r"), key=lambda ending: endings[ending])
 
 
 def _start(anchors: dict[int, int], low: int, high: int) -> int | None:
@@ -622,9 +650,10 @@ def _file_edits(text: str, findings: Sequence[Finding]) -> list[tuple[TextEdit, 
         pieces = {0: (0, None)}
         on_tree = {0: [finding for group in on_tree.values() for finding in group]}
     every = lines(text) if any(cut != (0, None) for cut in pieces.values()) else []
+    newline = most_common_ending(every) if every else None
     for number, (start, end) in pieces.items():
         piece = text if (start, end) == (0, None) else "".join(every[start:end])
-        for key, found in _document_edits(piece, number, on_tree[number]).items():
+        for key, found in _document_edits(piece, number, on_tree[number], newline).items():
             edits[key] = tuple(
                 replace(edit, row=edit.row + start, end_row=edit.end_row + start)
                 for edit in found)
@@ -632,10 +661,11 @@ def _file_edits(text: str, findings: Sequence[Finding]) -> list[tuple[TextEdit, 
 
 
 def _document_edits(
-    text: str, number: int, findings: Sequence[Finding]
+    text: str, number: int, findings: Sequence[Finding], newline: str | None = None
 ) -> dict[int, list[TextEdit]]:
     """The edits of each finding's fix alone (by the finding's id), on `text`, which holds
-    document `number` of their file (and maybe others after it).
+    document `number` of their file (and maybe others after it); new lines end in
+    `newline`, the file's most common ending.
 
     Each fix but the last edits a copy of the tree (`_copies`)."""
     try:
@@ -647,7 +677,8 @@ def _document_edits(
     for finding, tree in zip(findings, [*_copies(documents, len(findings) - 1), documents],
                              strict=True):
         with contextlib.suppress(Unfixable):
-            fixed, applied = _spliced(text, parser, tree, before, [finding], first=number)
+            fixed, applied = _spliced(text, parser, tree, before, [finding], first=number,
+                                      newline=newline)
             if applied:
                 edits[id(finding)] = text_edits(text, fixed)
     return edits
