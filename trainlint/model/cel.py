@@ -40,6 +40,7 @@ from celpy.evaluation import Activation, CELEvalError, Evaluator, celstr, eval_e
 
 from trainlint.document import is_count
 from trainlint.model.crd_rules import CompiledProgram, CrdRule, Node, compiled
+from trainlint.model.plain import broken, no_overload
 
 NUMBERS = (celtypes.IntType, celtypes.UintType, celtypes.DoubleType)
 
@@ -172,13 +173,12 @@ def verdict(rule: CrdRule, run: Run, node: Node, value: Any, old: Any) -> str | 
             raise result
     except CELEvalError as error:
         if len(error.args) > 1 and error.args[1] is TypeError:  # no such overload
-            return (f"the rule `{rule.expression}` cannot be evaluated on this value "
-                    "(no such overload)")
+            return no_overload(rule)
         return None  # a missing key...: not a verdict trainlint can stand behind
     except Exception:  # the engine failing is an unknown verdict, never a finding
         return None
     if isinstance(result, celtypes.BoolType) and not result:
-        return rule.message or f"failed rule: {rule.expression}"
+        return broken(rule)
     return None
 
 

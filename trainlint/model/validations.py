@@ -102,9 +102,14 @@ LEARNED: set[str] = set()
 def _verdict(key: str | None, rule: CrdRule, node: Node, seen: Any, before: Any) -> str | None:
     if key is not None and key in VERDICTS:
         return VERDICTS[key]
-    from trainlint.model import cel
+    from trainlint.model import plain
 
-    detail = cel.failure(rule, node, seen, before)
+    try:
+        detail = plain.failure(rule, node, seen, before)
+    except plain.Unsupported:
+        from trainlint.model import cel
+
+        detail = cel.failure(rule, node, seen, before)
     if key is not None:
         if len(VERDICTS) >= MAXVERDICTS:
             VERDICTS.clear()
@@ -150,9 +155,10 @@ def prepare() -> None:
     """Load the compiled rules, cel-python and every program, made into closures, now: a
     server's first request must not pay for them (about 50 ms, longer than its budget for
     one decision)."""
-    from trainlint.model import cel
+    from trainlint.model import cel, plain
 
     for index in range(len(compiled().programs)):
+        plain.runner(index)
         cel.runner(index)
 
 
