@@ -14,7 +14,8 @@ follows the API server:
   other evaluation error (a missing key...) says nothing trainlint can stand behind.
 
 Importing this module imports cel-python (40–60 ms): `trainlint.model.validations`
-imports it only when a rule's verdict is not known already.
+imports it only for what the closures over plain values (`trainlint.model.plain`, which
+mirror the ones here) do not cover.
 
 cel-python's interpreter walks the parse tree on every evaluation, through lark's visitor,
 and builds an activation, and a nested evaluator for each macro's item: 105 µs (CPU) for

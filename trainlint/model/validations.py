@@ -16,8 +16,9 @@ Each release's rules come from its CRDs (`crds/<release>.json`, compiled into `C
   server drops it on create and keeps the stored one on update;
 - at the root, `self.metadata` holds only `name` and `generateName`.
 
-The CEL side (`trainlint.model.cel`, which imports cel-python: 40–60 ms, half the start-up
-of `trainlint check one.yaml`) is imported only when a rule's verdict is not known. Verdicts
+A rule whose verdict is not known runs on the plain values (`trainlint.model.plain`); only
+what those closures do not cover is left to `trainlint.model.cel`, which imports cel-python
+(40–60 ms, half the start-up of `trainlint check one.yaml`). Verdicts
 are remembered by what decides them (`verdict_key`): many objects of a run share them (a
 defaulted `managedBy`, a runtime's policy), and the cache (`trainlint.cache`) keeps them
 between runs, so a pre-commit run on an edited file evaluates only the values that changed.
@@ -152,9 +153,9 @@ _SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 def prepare() -> None:
-    """Load the compiled rules, cel-python and every program, made into closures, now: a
-    server's first request must not pay for them (about 50 ms, longer than its budget for
-    one decision)."""
+    """Load the compiled rules, cel-python and every program, made into both kinds of
+    closures, now: a server's first request must not pay for them (about 50 ms, longer
+    than its budget for one decision)."""
     from trainlint.model import cel, plain
 
     for index in range(len(compiled().programs)):
