@@ -41,7 +41,7 @@ from celpy.evaluation import Activation, CELEvalError, Evaluator, celstr, eval_e
 
 from trainlint.document import is_count
 from trainlint.model.crd_rules import CompiledProgram, CrdRule, Node, compiled
-from trainlint.model.plain import broken, no_overload
+from trainlint.model.plain import broken, no_overload, propagating, same_items
 
 NUMBERS = (celtypes.IntType, celtypes.UintType, celtypes.DoubleType)
 
@@ -57,7 +57,7 @@ def equal(first: Any, second: Any) -> bool:
         return bool(first.real == second.real)
     if isinstance(first, celtypes.ListType) and isinstance(second, celtypes.ListType):
         if isinstance(first, UnorderedList) or isinstance(second, UnorderedList):
-            return len(first) == len(second) and _same_items(first, second)
+            return len(first) == len(second) and same_items(first, second, equal)
         return len(first) == len(second) and all(map(equal, first, second))
     if isinstance(first, celtypes.MapType) and isinstance(second, celtypes.MapType):
         return first.keys() == second.keys() and all(
@@ -65,29 +65,6 @@ def equal(first: Any, second: Any) -> bool:
     if isinstance(first, celtypes.NullType) or isinstance(second, celtypes.NullType):
         return isinstance(first, celtypes.NullType) and isinstance(second, celtypes.NullType)
     return type(first) is type(second) and bool(first == second)
-
-
-def _same_items(first: list[Any], second: list[Any]) -> bool:
-    unmatched = list(second)
-    for item in first:
-        position = next((index for index, other in enumerate(unmatched) if equal(item, other)),
-                        None)
-        if position is None:
-            return False
-        del unmatched[position]
-    return True
-
-
-def _propagating(function: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
-    """An operator that passes an error operand on, as every CEL operator does."""
-
-    def operator(first: Any, second: Any) -> Any:
-        for operand in (first, second):
-            if isinstance(operand, CELEvalError):
-                return operand
-        return function(first, second)
-
-    return operator
 
 
 def _contains(item: Any, container: Any) -> Any:
@@ -100,9 +77,9 @@ def _contains(item: Any, container: Any) -> Any:
 
 #: The operators whose semantics the API server's CEL environment defines differently.
 KUBERNETES_OPERATORS = {
-    "_==_": _propagating(lambda a, b: celtypes.BoolType(equal(a, b))),
-    "_!=_": _propagating(lambda a, b: celtypes.BoolType(not equal(a, b))),
-    "_in_": _propagating(_contains),
+    "_==_": propagating(CELEvalError, lambda a, b: celtypes.BoolType(equal(a, b))),
+    "_!=_": propagating(CELEvalError, lambda a, b: celtypes.BoolType(not equal(a, b))),
+    "_in_": propagating(CELEvalError, _contains),
 }
 
 

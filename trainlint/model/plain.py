@@ -98,7 +98,7 @@ def equal(first: Any, second: Any) -> bool:
         return bool(first == second)
     if isinstance(first, list) and isinstance(second, list):
         if isinstance(first, Unordered) or isinstance(second, Unordered):
-            return len(first) == len(second) and _same_items(first, second)
+            return len(first) == len(second) and same_items(first, second, equal)
         return len(first) == len(second) and all(map(equal, first, second))
     if isinstance(first, dict) and isinstance(second, dict):
         return first.keys() == second.keys() and all(
@@ -108,7 +108,8 @@ def equal(first: Any, second: Any) -> bool:
     return type(first) is type(second) and bool(first == second)
 
 
-def _same_items(first: list[Any], second: list[Any]) -> bool:
+def same_items(first: list[Any], second: list[Any], equal: Callable[[Any, Any], bool]) -> bool:
+    """Whether the lists hold the same items by `equal`, in any order."""
     unmatched = list(second)
     for item in first:
         position = next((index for index, other in enumerate(unmatched) if equal(item, other)),
@@ -119,10 +120,12 @@ def _same_items(first: list[Any], second: list[Any]) -> bool:
     return True
 
 
-def _propagating(function: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+def propagating(error: type, function: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    """An operator that passes an error operand (of type `error`) on, as every CEL
+    operator does."""
     def run(first: Any, second: Any) -> Any:
         for operand in (first, second):
-            if isinstance(operand, Error):
+            if isinstance(operand, error):
                 return operand
         return function(first, second)
 
@@ -171,9 +174,9 @@ def _logical(decided: bool) -> Callable[[Any, Any], Any]:
 
 
 OPERATORS: dict[str, Callable[[Any, Any], Any]] = {
-    "relation_eq": _propagating(equal), "relation_ne": _propagating(
-        lambda first, second: not equal(first, second)),
-    "relation_in": _propagating(_contains), "relation_lt": _ordering(operator.lt),
+    "relation_eq": propagating(Error, equal), "relation_ne": propagating(
+        Error, lambda first, second: not equal(first, second)),
+    "relation_in": propagating(Error, _contains), "relation_lt": _ordering(operator.lt),
     "relation_le": _ordering(operator.le), "relation_gt": _ordering(operator.gt),
     "relation_ge": _ordering(operator.ge), "conditionalor": _logical(True),
     "conditionaland": _logical(False),
