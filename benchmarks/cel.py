@@ -84,7 +84,7 @@ def per_object(runs: int) -> None:
             violations("TrainJob", (2, 3), job, None, KUBERNETES) for job in jobs],
         "TrainJob, created, nothing shared": lambda: [
             unshared("TrainJob", job) for job in jobs],
-        "TrainJob, nothing shared, celpy closures": lambda: [
+        "TrainJob, nothing shared, celpy": lambda: [
             through_cel("TrainJob", job) for job in jobs],
         "TrainJob, nothing shared, interpreted": lambda: [
             interpreted("TrainJob", job) for job in jobs],
@@ -102,7 +102,7 @@ def per_object(runs: int) -> None:
             "ClusterTrainingRuntime", (2, 3), runtime, None, KUBERNETES) for runtime in runtimes]
         actions["runtime, created, nothing shared"] = lambda: [
             unshared("ClusterTrainingRuntime", runtime) for runtime in runtimes]
-        actions["runtime, nothing shared, celpy closures"] = lambda: [
+        actions["runtime, nothing shared, celpy"] = lambda: [
             through_cel("ClusterTrainingRuntime", runtime) for runtime in runtimes]
         actions["runtime, nothing shared, interpreted"] = lambda: [
             interpreted("ClusterTrainingRuntime", runtime) for runtime in runtimes]
