@@ -14,7 +14,8 @@ follows the API server:
   other evaluation error (a missing key...) says nothing trainlint can stand behind.
 
 Importing this module imports cel-python (40–60 ms): `trainlint.model.validations`
-imports it only when a rule's verdict is not known already.
+imports it only for what the closures over plain values (`trainlint.model.plain`, which
+mirror the ones here) do not cover.
 
 cel-python's interpreter walks the parse tree on every evaluation, through lark's visitor,
 and builds an activation, and a nested evaluator for each macro's item: 105 µs (CPU) for
@@ -40,6 +41,7 @@ from celpy.evaluation import Activation, CELEvalError, Evaluator, celstr, eval_e
 
 from trainlint.document import is_count
 from trainlint.model.crd_rules import CompiledProgram, CrdRule, Node, compiled
+from trainlint.model.plain import broken, no_overload, propagating, same_items
 
 NUMBERS = (celtypes.IntType, celtypes.UintType, celtypes.DoubleType)
 
@@ -55,7 +57,7 @@ def equal(first: Any, second: Any) -> bool:
         return bool(first.real == second.real)
     if isinstance(first, celtypes.ListType) and isinstance(second, celtypes.ListType):
         if isinstance(first, UnorderedList) or isinstance(second, UnorderedList):
-            return len(first) == len(second) and _same_items(first, second)
+            return len(first) == len(second) and same_items(first, second, equal)
         return len(first) == len(second) and all(map(equal, first, second))
     if isinstance(first, celtypes.MapType) and isinstance(second, celtypes.MapType):
         return first.keys() == second.keys() and all(
@@ -63,29 +65,6 @@ def equal(first: Any, second: Any) -> bool:
     if isinstance(first, celtypes.NullType) or isinstance(second, celtypes.NullType):
         return isinstance(first, celtypes.NullType) and isinstance(second, celtypes.NullType)
     return type(first) is type(second) and bool(first == second)
-
-
-def _same_items(first: list[Any], second: list[Any]) -> bool:
-    unmatched = list(second)
-    for item in first:
-        position = next((index for index, other in enumerate(unmatched) if equal(item, other)),
-                        None)
-        if position is None:
-            return False
-        del unmatched[position]
-    return True
-
-
-def _propagating(function: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
-    """An operator that passes an error operand on, as every CEL operator does."""
-
-    def operator(first: Any, second: Any) -> Any:
-        for operand in (first, second):
-            if isinstance(operand, CELEvalError):
-                return operand
-        return function(first, second)
-
-    return operator
 
 
 def _contains(item: Any, container: Any) -> Any:
@@ -98,9 +77,9 @@ def _contains(item: Any, container: Any) -> Any:
 
 #: The operators whose semantics the API server's CEL environment defines differently.
 KUBERNETES_OPERATORS = {
-    "_==_": _propagating(lambda a, b: celtypes.BoolType(equal(a, b))),
-    "_!=_": _propagating(lambda a, b: celtypes.BoolType(not equal(a, b))),
-    "_in_": _propagating(_contains),
+    "_==_": propagating(CELEvalError, lambda a, b: celtypes.BoolType(equal(a, b))),
+    "_!=_": propagating(CELEvalError, lambda a, b: celtypes.BoolType(not equal(a, b))),
+    "_in_": propagating(CELEvalError, _contains),
 }
 
 
@@ -172,13 +151,12 @@ def verdict(rule: CrdRule, run: Run, node: Node, value: Any, old: Any) -> str | 
             raise result
     except CELEvalError as error:
         if len(error.args) > 1 and error.args[1] is TypeError:  # no such overload
-            return (f"the rule `{rule.expression}` cannot be evaluated on this value "
-                    "(no such overload)")
+            return no_overload(rule)
         return None  # a missing key...: not a verdict trainlint can stand behind
     except Exception:  # the engine failing is an unknown verdict, never a finding
         return None
     if isinstance(result, celtypes.BoolType) and not result:
-        return rule.message or f"failed rule: {rule.expression}"
+        return broken(rule)
     return None
 
 

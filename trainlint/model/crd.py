@@ -22,7 +22,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from trainlint.model.crd_rules import COMPILED, CRDS, ITEMS, Compiled, CrdRule, Node, Reads
+from trainlint.model.crd_rules import (
+    COMPILED,
+    CRDS,
+    ITEMS,
+    Compiled,
+    CrdRule,
+    Form,
+    Node,
+    Reads,
+)
 from trainlint.release import RELEASES, TrainerVersion, format_version
 
 REPOSITORY = "kubeflow/trainer"
@@ -138,6 +147,7 @@ class _Compiler:
         self._environment = celpy.Environment()
         sys.setrecursionlimit(limit)  # celpy raises it for itself: the loader counts on ours
         self.programs: list[bytes] = []
+        self.forms: list[Form] = []
         self._rules: dict[tuple[str, str, bool], CrdRule] = {}
         self._nodes: dict[str, Node] = {}
 
@@ -177,11 +187,22 @@ class _Compiler:
         key = (expression, message, transition)
         if key not in self._rules:
             self.programs.append(pickle.dumps(ast, protocol=pickle.HIGHEST_PROTOCOL))
+            self.forms.append(form(ast))
             found = reads(ast)
             self._rules[key] = CrdRule(
                 expression, message, transition, len(self.programs) - 1, found, anchor(found),
             )
         return self._rules[key]
+
+
+def form(tree: Any) -> Form:
+    """A parsed program (or one node of it) as plain tuples: `trainlint.model.plain` reads
+    them without importing lark (40 ms) or cel-python."""
+    import lark
+
+    if isinstance(tree, lark.Token):
+        return tree.type, str(tree.value)
+    return str(tree.data), tuple(form(child) for child in tree.children)
 
 
 def _identifiers(ast: Any) -> set[str]:
@@ -301,7 +322,7 @@ def compile_all() -> Compiled:
         for release in RELEASES
         for kind, (schema, status) in schemas(release).items()
     }
-    return Compiled(roots, tuple(compiler.programs))
+    return Compiled(roots, tuple(compiler.programs), tuple(compiler.forms))
 
 
 def dump(compiled: Compiled) -> bytes:

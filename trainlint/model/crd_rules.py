@@ -16,6 +16,9 @@ CRDS = Path(__file__).with_name("crds")
 COMPILED = Path(__file__).with_name("validations.pickle")
 #: A rule's parsed program: a cel-python AST (a `lark.Tree`), opaque here.
 CompiledProgram = Any
+#: The same program as plain tuples, readable without lark: a node is `(name, children)`
+#: (children a tuple), a token `(type, text)` (text a str).
+Form = tuple[str, Any]
 #: What a rule reads of a value: field → what it reads of that field (None: all of it);
 #: `ITEMS` stands for every item of a list (or value of a map).
 Reads = dict[str, "Reads | None"]
@@ -100,6 +103,8 @@ class Compiled:
     roots: dict[tuple[str, TrainerVersion], tuple[Node, bool]]
     #: Each distinct rule's parsed CEL program (a pickled cel-python AST).
     programs: tuple[bytes, ...]
+    #: Each program as a `Form`, in the same order.
+    forms: tuple[Form, ...]
 
 
 @cache

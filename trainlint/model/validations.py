@@ -16,8 +16,9 @@ Each release's rules come from its CRDs (`crds/<release>.json`, compiled into `C
   server drops it on create and keeps the stored one on update;
 - at the root, `self.metadata` holds only `name` and `generateName`.
 
-The CEL side (`trainlint.model.cel`, which imports cel-python: 40–60 ms, half the start-up
-of `trainlint check one.yaml`) is imported only when a rule's verdict is not known. Verdicts
+A rule whose verdict is not known runs on the plain values (`trainlint.model.plain`); only
+what those closures do not cover is left to `trainlint.model.cel`, which imports cel-python
+(40–60 ms, half the start-up of `trainlint check one.yaml`). Verdicts
 are remembered by what decides them (`verdict_key`): many objects of a run share them (a
 defaulted `managedBy`, a runtime's policy), and the cache (`trainlint.cache`) keeps them
 between runs, so a pre-commit run on an edited file evaluates only the values that changed.
@@ -102,9 +103,14 @@ LEARNED: set[str] = set()
 def _verdict(key: str | None, rule: CrdRule, node: Node, seen: Any, before: Any) -> str | None:
     if key is not None and key in VERDICTS:
         return VERDICTS[key]
-    from trainlint.model import cel
+    from trainlint.model import plain
 
-    detail = cel.failure(rule, node, seen, before)
+    try:
+        detail = plain.failure(rule, node, seen, before)
+    except plain.Unsupported:
+        from trainlint.model import cel
+
+        detail = cel.failure(rule, node, seen, before)
     if key is not None:
         if len(VERDICTS) >= MAXVERDICTS:
             VERDICTS.clear()
@@ -147,12 +153,13 @@ _SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 def prepare() -> None:
-    """Load the compiled rules, cel-python and every program, made into closures, now: a
-    server's first request must not pay for them (about 50 ms, longer than its budget for
-    one decision)."""
-    from trainlint.model import cel
+    """Load the compiled rules, cel-python and every program, made into both kinds of
+    closures, now: a server's first request must not pay for them (about 50 ms, longer
+    than its budget for one decision)."""
+    from trainlint.model import cel, plain
 
     for index in range(len(compiled().programs)):
+        plain.runner(index)
         cel.runner(index)
 
 
