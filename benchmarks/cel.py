@@ -7,7 +7,7 @@ Prints, in the same rounds:
   applies) for a TrainJob as created, the same TrainJob on an update (transition rules
   too), and the v2.3 torch runtime (when `../shared` is present), against the cost of
   loading the object from its text (the floor every check pays); with no verdict shared,
-  also with every rule run on cel-python's types (its closures, and its interpreter);
+  also with every rule run by cel-python's interpreter;
 - the CPU time of `trainlint check` over the benchmark corpus with and without TL010 and
   TL012 (the rest of the rules alike);
 - the start-up of `trainlint check one.yaml` (one TrainJob, CPU time) with and without
@@ -84,8 +84,6 @@ def per_object(runs: int) -> None:
             violations("TrainJob", (2, 3), job, None, KUBERNETES) for job in jobs],
         "TrainJob, created, nothing shared": lambda: [
             unshared("TrainJob", job) for job in jobs],
-        "TrainJob, nothing shared, celpy": lambda: [
-            through_cel("TrainJob", job) for job in jobs],
         "TrainJob, nothing shared, interpreted": lambda: [
             interpreted("TrainJob", job) for job in jobs],
         "TrainJob, updated": lambda: [
@@ -102,12 +100,10 @@ def per_object(runs: int) -> None:
             "ClusterTrainingRuntime", (2, 3), runtime, None, KUBERNETES) for runtime in runtimes]
         actions["runtime, created, nothing shared"] = lambda: [
             unshared("ClusterTrainingRuntime", runtime) for runtime in runtimes]
-        actions["runtime, nothing shared, celpy"] = lambda: [
-            through_cel("ClusterTrainingRuntime", runtime) for runtime in runtimes]
         actions["runtime, nothing shared, interpreted"] = lambda: [
             interpreted("ClusterTrainingRuntime", runtime) for runtime in runtimes]
     violations("TrainJob", (2, 3), changed[0], jobs[0], KUBERNETES)  # closures made once
-    through_cel("TrainJob", jobs[0])  # cel-python imported once
+    interpreted("TrainJob", jobs[0])  # cel-python imported once
     times = medians(actions, runs)
     print(f"per object (median of {runs} rounds of {REPEAT} objects, microseconds):")
     for name, seconds in times.items():
@@ -122,9 +118,9 @@ def unshared(kind: str, body: dict[str, Any]) -> object:
     return violations(kind, (2, 3), body, None, KUBERNETES)
 
 
-def through_cel(kind: str, body: dict[str, Any]) -> object:
-    """`unshared`, each rule left to `trainlint.model.cel` (closures over cel-python's
-    types) instead of the closures over plain values."""
+def interpreted(kind: str, body: dict[str, Any]) -> object:
+    """`unshared`, each rule left to `trainlint.model.cel` (cel-python's interpreter)
+    instead of the closures over plain values."""
     from trainlint.model import plain
 
     closures = plain.runner
@@ -133,19 +129,6 @@ def through_cel(kind: str, body: dict[str, Any]) -> object:
         return unshared(kind, body)
     finally:
         plain.runner = closures
-
-
-def interpreted(kind: str, body: dict[str, Any]) -> object:
-    """`through_cel`, each rule run by cel-python's interpreter instead of its closures
-    (what `trainlint.model.cel` did before it made them)."""
-    from trainlint.model import cel
-
-    closures = cel.runner
-    cel.runner = cel.interpreter  # type: ignore[assignment]
-    try:
-        return through_cel(kind, body)
-    finally:
-        cel.runner = closures
 
 
 def whole_check(runs: int, documents: int) -> None:

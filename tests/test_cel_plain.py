@@ -14,7 +14,7 @@ from celpy.evaluation import CELEvalError, function_matches
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.test_cel_closures import SITES, WORDS, shaped
+from tests.test_cel import SITES, WORDS, shaped
 from trainlint.model import cel, plain
 from trainlint.model.crd_rules import CrdRule, Node, compiled
 
@@ -104,10 +104,15 @@ SAMPLES: tuple[Any, ...] = (0, 1, 2, -1, 1.0, 0.5, True, False, "", "a", "b", No
                             {"a": 1})
 
 
-@pytest.mark.parametrize("name", ["relation_lt", "relation_le", "relation_gt", "relation_ge",
-                                  "relation_eq", "relation_ne", "relation_in"])
+#: cel-python's function of each relation of its grammar.
+RELATIONS = {"relation_lt": "_<_", "relation_le": "_<=_", "relation_ge": "_>=_",
+             "relation_gt": "_>_", "relation_eq": "_==_", "relation_ne": "_!=_",
+             "relation_in": "_in_"}
+
+
+@pytest.mark.parametrize("name", list(RELATIONS))
 def test_each_relation_on_each_pair_of_types_is_cel_pythons(name: str) -> None:
-    function = cel._activation().resolve_function(cel.RELATIONS[name])
+    function = cel._activation().resolve_function(RELATIONS[name])
     for first, second in itertools.product(SAMPLES, repeat=2):
         try:
             expected: Any = repr(function(cel.to_cel(None, first), cel.to_cel(None, second)))

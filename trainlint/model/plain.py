@@ -6,7 +6,7 @@ TrainJob's name). The closures here run a program's `Form` (plain tuples in `COM
 neither lark nor cel-python is imported) on what the loader gives (dict, list, str, int,
 float, bool, None), typed by the schema node as `cel.to_cel` types them: `type: number`
 integers as floats, lists of `x-kubernetes-list-type: set` or `map` as `Unordered`. Each
-mirrors the closure of `cel` it stands for, with cel-python's answers: heterogeneous
+does what cel-python's interpreter does for its node of the program, with its answers: heterogeneous
 equality, numbers by value across int and double, the orderings cel-python's types allow
 (`ORDERED`), the kind of each error (a TypeError is the API server's "no such overload"),
 64-bit integers (a value beyond them is an unknown verdict, as `to_cel` makes it).

@@ -153,14 +153,15 @@ _SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 def prepare() -> None:
-    """Load the compiled rules, cel-python and every program, made into both kinds of
-    closures, now: a server's first request must not pay for them (about 50 ms, longer
-    than its budget for one decision)."""
+    """Load the compiled rules, every program made into its plain closures, and
+    cel-python with the parsed programs (for what the closures do not cover), now: a
+    server's first request must not pay for them (about 50 ms, longer than its budget for
+    one decision)."""
     from trainlint.model import cel, plain
 
     for index in range(len(compiled().programs)):
         plain.runner(index)
-        cel.runner(index)
+        cel.program(index)
 
 
 def _declaring(

@@ -1,21 +1,16 @@
-"""The closures `trainlint.model.cel` runs the CRD rules with give cel-python's interpreter's
-results: for every rule of the v2.0–v2.3 CRDs, on values shaped by the rule's schema node
-and on values of any other type, the same verdict, the same value or the same kind of
-error."""
+"""What the CRD rules' tests share: values shaped by each rule's schema node (and values of
+any other type), and the verdicts cel-python's interpreter gives as the API server reports
+them, the reference `tests/test_cel_plain.py` holds the plain closures to."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Any
 
-import celpy
-import pytest
-from celpy.evaluation import CELEvalError
-from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from trainlint.model import cel
-from trainlint.model.crd_rules import CrdRule, Node, compiled
+from trainlint.model.crd_rules import Node, compiled
 
 #: Schema nodes deeper than this below a rule's node get values of any type, or none.
 DEPTH = 3
@@ -76,60 +71,11 @@ def shaped(node: Node, depth: int = 0) -> st.SearchStrategy[Any]:
     return st.one_of(typed, anything) if depth else typed
 
 
-def outcome(run: cel.Run, variables: dict[str, Any]) -> tuple[Any, ...]:
-    """What a run gives: a value (its type and text), an error value's kind, or what it
-    raised."""
-    try:
-        result = run(variables)
-    except CELEvalError as error:
-        return "error", error.args[1] if len(error.args) > 1 else None
-    except Exception as error:  # the interpreter lets some escape; the closures must too
-        return "raised", type(error)
-    if isinstance(result, CELEvalError):
-        return "error", result.args[1] if len(result.args) > 1 else None
-    return "value", type(result), repr(result)
-
-
-def test_every_program_of_the_shipped_crds_runs_as_closures() -> None:
-    """None of the rules falls back to the interpreter (a new release's rule might)."""
-    assert len(compiled().programs) == 17
-    for index in range(len(compiled().programs)):
-        cel.closures(cel.program(index))  # raises Unsupported for a construct they lack
-
-
-def test_a_construct_the_closures_lack_is_unsupported() -> None:
-    """`+`, `map` and `?:` appear in no CRD rule yet: `runner` leaves such a program to the
-    interpreter."""
-    environment = celpy.Environment()
-    for expression in ("self + 1 > 2", "self.map(x, x).size() > 0", "self ? 1 : 2"):
-        with pytest.raises(cel.Unsupported):
-            cel.closures(environment.compile(expression))
-    assert cel.closures(environment.compile("size(self) > 2"))({"self": cel.to_cel(None, "abc")})
-
-
-@pytest.mark.parametrize(("rule", "node"), SITES, ids=[
-    f"{index}-{rule.expression[:40]}" for index, (rule, _) in enumerate(SITES)])
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(data=st.data())
-def test_closures_give_the_interpreters_verdict(rule: CrdRule, node: Node,
-                                                data: st.DataObject) -> None:
-    value = data.draw(shaped(node), label="self")
-    old = data.draw(st.one_of(st.just(value), shaped(node)), label="oldSelf")
-    closures, interpreter = cel.runner(rule.program), cel.interpreter(rule.program)
-    assert (cel.verdict(rule, closures, node, value, old)
-            == cel.verdict(rule, interpreter, node, value, old))
-    variables = {"self": cel.to_cel(node, value)}
-    if rule.transition:
-        variables["oldSelf"] = cel.to_cel(node, old)
-    assert outcome(closures, variables) == outcome(interpreter, variables)
-
-
-def test_the_closures_give_each_kind_of_verdict() -> None:
+def test_the_interpreter_gives_each_kind_of_verdict() -> None:
     """A rule that holds, a broken rule with its message, and a value of a type the rule
     cannot take (no such overload), as the API server reports them."""
     name = next((rule, node) for rule, node in SITES if "matches('^[a-z]" in rule.expression)
     procs = next((rule, node) for rule, node in SITES if "'auto'" in rule.expression)
-    assert cel.runner(name[0].program) is cel.runner(name[0].program)  # made once
     assert cel.failure(*name, {"metadata": {"name": "run-1"}}, None) is None
     assert cel.failure(*name, {"metadata": {"name": "Run_1"}}, None) == (
         "metadata.name must match RFC 1035 DNS label format")
