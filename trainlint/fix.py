@@ -188,14 +188,7 @@ def _edit_tree(text: str, findings: Sequence[Finding]) -> tuple[str, list[Findin
     each document that has some round-tripped alone: in a dump of the whole file, an edit
     at the end of one document took the layout of the next one (a comment-only document
     became `--- null`). The whole file at once where it cannot be cut."""
-    by_document: dict[int, list[Finding]] = {}
-    for finding in findings:
-        assert finding.manifest is not None
-        by_document.setdefault(finding.manifest.document, []).append(finding)
-    pieces = _document_lines(text, sorted(by_document))
-    if pieces is None:
-        parser, documents = _load_tree(text)
-        return _spliced(text, parser, documents, _dump(parser, documents), findings)
+    pieces, by_document = _cut(text, findings)
     every = lines(text)
     newline = most_common_ending(every)
     applied: dict[int, list[Finding]] = {}
@@ -208,6 +201,22 @@ def _edit_tree(text: str, findings: Sequence[Finding]) -> tuple[str, list[Findin
             first=number, newline=newline)
         every[start:end] = lines(fixed)
     return "".join(every), [finding for number in sorted(applied) for finding in applied[number]]
+
+
+def _cut(
+    text: str, findings: Sequence[Finding]
+) -> tuple[dict[int, tuple[int, int | None]], dict[int, list[Finding]]]:
+    """The lines of each document of `text` that `findings` (tree edits) land on
+    (`_document_lines`), and its findings; where the file cannot be cut, one piece of all
+    of it, holding every finding, as document 0."""
+    by_document: dict[int, list[Finding]] = {}
+    for finding in findings:
+        assert finding.manifest is not None
+        by_document.setdefault(finding.manifest.document, []).append(finding)
+    pieces = _document_lines(text, sorted(by_document))
+    if pieces is None:
+        return {0: (0, None)}, {0: list(findings)}
+    return pieces, by_document
 
 
 def _load_tree(text: str) -> tuple[Any, list[Any]]:
@@ -637,23 +646,20 @@ def _file_edits(text: str, findings: Sequence[Finding]) -> list[tuple[TextEdit, 
     if TEMPLATE in text:
         return [() for _ in findings]
     edits: dict[int, tuple[TextEdit, ...]] = {}
-    on_tree: dict[int, list[Finding]] = {}
+    on_tree: list[Finding] = []
     for finding in findings:
         assert finding.fix is not None
         if finding.fix.rewrite is not None:
             with contextlib.suppress(LookupError):
                 edits[id(finding)] = tuple(text_edits(text, finding.fix.rewrite(text)))
         elif finding.fix.edit is not None and finding.manifest is not None:
-            on_tree.setdefault(finding.manifest.document, []).append(finding)
-    pieces = _document_lines(text, sorted(on_tree)) if on_tree else {}
-    if pieces is None:  # the file cannot be cut: all its documents at once
-        pieces = {0: (0, None)}
-        on_tree = {0: [finding for group in on_tree.values() for finding in group]}
-    every = lines(text) if any(cut != (0, None) for cut in pieces.values()) else []
-    newline = most_common_ending(every) if every else None
+            on_tree.append(finding)
+    pieces, by_document = _cut(text, on_tree) if on_tree else ({}, {})
+    every = lines(text)
+    newline = most_common_ending(every)
     for number, (start, end) in pieces.items():
-        piece = text if (start, end) == (0, None) else "".join(every[start:end])
-        for key, found in _document_edits(piece, number, on_tree[number], newline).items():
+        piece = "".join(every[start:end])
+        for key, found in _document_edits(piece, number, by_document[number], newline).items():
             edits[key] = tuple(
                 replace(edit, row=edit.row + start, end_row=edit.end_row + start)
                 for edit in found)
