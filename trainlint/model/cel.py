@@ -126,16 +126,11 @@ Run = Callable[[Mapping[str, Any]], Any]
 def failure(rule: CrdRule, node: Node, value: Any, old: Any) -> str | None:
     """What the API server says when `value` (and `old`, the stored value, for a transition
     rule) breaks the rule; None when it holds or when its verdict is unknown."""
-    return verdict(rule, interpreter(rule.program), node, value, old)
-
-
-def verdict(rule: CrdRule, run: Run, node: Node, value: Any, old: Any) -> str | None:
-    """`failure`, with the program run by `run`."""
     try:
         variables = {"self": to_cel(node, value)}
         if rule.transition:
             variables["oldSelf"] = to_cel(node, old)
-        result = run(variables)
+        result = interpreter(rule.program)(variables)
         if isinstance(result, CELEvalError):
             raise result
     except CELEvalError as error:

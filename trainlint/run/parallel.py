@@ -133,7 +133,8 @@ def settle_all(
     takes like a file; the parent joins their raw findings and settles them (suppressions
     are the whole file's). Not when `amend` works out fixes' edits: a fix's edit works only
     where its finding was made."""
-    units = _units(run, run.order(positions), split=amend is None)
+    order = run.order(positions)
+    units = _units(run, order, split=amend is None)
     spread = worth_it(jobs, sum(1 if part is None else len(part) for _, part in units))
     anything_packed = keep is not None or spread
     places = numbers(run.inputs) if anything_packed else {}
@@ -187,8 +188,7 @@ def settle_all(
             looked_up
 
     if not spread:
-        checked = {position: whole(position, run.check(position))
-                   for position in run.order(positions)}
+        checked = {position: whole(position, run.check(position)) for position in order}
         return {position: checked[position] for position in positions}
     results: dict[int, tuple[list[Finding], K | None]] = {}
     parts: dict[int, list[tuple[list[Finding], _LookedUp]]] = {}
