@@ -49,6 +49,10 @@ class _Named:
         return name if isinstance(name, str) else ""
 
 
+#: The two lists of a pod's containers, each with what messages call one of its items.
+CONTAINER_NOUNS = {"containers": "container", "initContainers": "init container"}
+
+
 @dataclass(eq=False)
 class Container(_Named):
     """A container of a rendered pod template."""

@@ -6,11 +6,9 @@ from trainlint.document import Manifest, mapping
 from trainlint.engine.context import Context
 from trainlint.kinds import TRAINER_KINDS
 from trainlint.problem import Problem, Severity
-from trainlint.render import TRAINER, Container
+from trainlint.render import CONTAINER_NOUNS, TRAINER, Container
 from trainlint.render.trainer import rendered, trainer_of
 from trainlint.rule import rule
-
-NOUNS = {"containers": "container", "initContainers": "init container"}
 
 
 @rule(
@@ -96,7 +94,7 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     render = rendered(manifest, ctx)
     if not render.complete:
         return
-    for kind in NOUNS:
+    for kind in CONTAINER_NOUNS:
         for container in render.containers(kind):
             image = container.body.get("image")
             if isinstance(image, str) and image.strip():
@@ -124,7 +122,7 @@ def _filled_by_trainjob(container: Container) -> bool:
 
 
 def _message(container: Container, whose: str) -> str:
-    noun = NOUNS[container.kind]
+    noun = CONTAINER_NOUNS[container.kind]
     return (
         f"{noun} `{container.name}` of job `{container.job.name}` has no image: the pods of "
         f"{whose} are rejected when the Job is created (`image: Required value`), so the "

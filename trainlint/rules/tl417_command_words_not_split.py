@@ -1,0 +1,129 @@
+from __future__ import annotations
+
+import shlex
+from collections.abc import Iterator
+from typing import Any
+
+from trainlint import roundtrip
+from trainlint.document import KeyPath, Manifest
+from trainlint.engine.context import Context
+from trainlint.kinds import TRAINER_KINDS
+from trainlint.problem import Edit, Fix, Problem, Severity
+from trainlint.render import CONTAINER_NOUNS
+from trainlint.render.trainer import rendered
+from trainlint.rule import rule
+
+
+@rule(
+    "TL417", "command-words-not-split",
+    kinds=TRAINER_KINDS, severity=Severity.ERROR,
+    remediation=(
+        "Write each word of the command as an item of its own: `command: [torchrun, "
+        "train.py]`, or run a shell: `command: [sh, -c, \"torchrun train.py\"]`."
+    ),
+)
+def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
+    """## What it does
+    Renders the JobSet the controller builds (see `trainlint render`) and flags every
+    container whose `command` starts with an item holding a space, such as
+    `command: ["torchrun train.py"]` or `spec.trainer.command: [tune run]`.
+
+    ## Why is this bad?
+    Kubernetes runs `command` without a shell: its first item is the executable's name,
+    spaces and all. No image has an executable named `torchrun train.py`, so the
+    container fails to start (`exec: "torchrun train.py": executable file not found in
+    $PATH`), and the Job retries the pod until its `backoffLimit` is spent. Nothing
+    rejects the manifest: the TrainJob is accepted and fails minutes later.
+
+    ## When it stays silent
+    On a first item whose first word is a path (`/opt/my tools/run`: folders may have
+    spaces in their names), on spaces in any later item or in `args` (arguments may hold
+    spaces), on a TrainJob when the command is the runtime's (reported there), and when
+    the TrainJob's runtime is not among the checked files.
+
+    ## Example
+    ```yaml
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: TrainJob
+    metadata:
+      name: sft
+    spec:
+      runtimeRef:
+        name: torch-distributed
+      trainer:
+        image: ghcr.io/acme/sft:1.4
+        command: [torchrun train.py, --epochs, "3"]
+    ```
+
+    Use instead:
+    ```yaml
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: TrainJob
+    metadata:
+      name: sft
+    spec:
+      runtimeRef:
+        name: torch-distributed
+      trainer:
+        image: ghcr.io/acme/sft:1.4
+        command: [torchrun, train.py, --epochs, "3"]
+    ```
+    """
+    render = rendered(manifest, ctx)
+    if not render.complete:
+        return
+    for kind, noun in CONTAINER_NOUNS.items():
+        for container in render.containers(kind):
+            command = container.body.get("command")
+            if not isinstance(command, list) or not command:
+                continue
+            first = command[0]
+            if not isinstance(first, str) or not _one_word_too_many(first):
+                continue
+            origin = container.origin("command", 0)
+            if origin.manifest is not manifest or origin.note is not None:
+                continue  # the runtime's, reported there; or the controller's
+            yield Problem(
+                origin.path,
+                f"the command of {noun} `{container.name}` of job `{container.job.name}` "
+                f"starts with `{first.strip()}` as one item: Kubernetes runs no shell, so it "
+                f"looks for an executable named `{first.strip()}`, finds none, and the "
+                "container fails to start while the Job retries it until its backoffLimit",
+                fix=_split(origin.path, first),
+            )
+
+
+def _one_word_too_many(item: str) -> bool:
+    """Whether an executable's name holds a space that no path explains: a first word
+    with a `/` or `\\` is a path, whose folders may have spaces in their names."""
+    words = item.split()
+    return len(words) > 1 and not any(mark in words[0] for mark in "/\\")
+
+
+def _split(path: KeyPath, item: str) -> Fix | None:
+    """The item split into words as a shell would; none when it does not parse as one
+    (an unclosed quote), or would change what a word says (a `$`, a glob, a pipe)."""
+    try:
+        words = shlex.split(item)
+    except ValueError:
+        return None
+    if not words or any(character in item for character in "$`*?[|&;<>()\\"):
+        return None
+    shown = ", ".join(f"`{word}`" for word in words)
+    # Unsafe: the container runs something it never ran before, however clearly meant.
+    return Fix(f"split the command into {shown}", _replace(path, item, words), safe=False)
+
+
+def _replace(path: KeyPath, item: str, words: list[str]) -> Edit:
+    def edit(document: Any) -> None:
+        sequence = roundtrip.at(document, path[:-1])
+        index = int(path[-1])
+        if not isinstance(sequence, list) or sequence[index] != item:
+            raise roundtrip.Stale(path)
+        # As a list's: the round-trip list would keep the item's quotes on the first word.
+        # Its comment stays with its index, and `insert` moves the comments after it.
+        list.__setitem__(sequence, index, words[0])
+        for offset, word in enumerate(words[1:], start=1):
+            sequence.insert(index + offset, word)
+
+    return edit
