@@ -336,15 +336,21 @@ def flag(found: Script, *names: str) -> Setting | None:
     )
 
 
+def torchrun(found: Script) -> tuple[str, Origin] | None:
+    """The word by which the command starts torch's launcher (`torchrun`, or the module
+    of `python -m torch.distributed.run`), with where it was written."""
+    words = found.words
+    for index, (word, at) in enumerate(words):
+        if _TORCHRUN.fullmatch(word):
+            return word, at
+        if word == "-m" and index + 1 < len(words) and words[index + 1][0] in _TORCH_LAUNCHERS:
+            return words[index + 1]
+    return None
+
+
 def runs_torchrun(found: Script) -> bool:
-    """Whether the command starts torch's launcher (`torchrun`, `python -m
-    torch.distributed.run`)."""
-    words = [word for word, _ in found.words]
-    return any(
-        _TORCHRUN.fullmatch(word)
-        or (word == "-m" and index + 1 < len(words) and words[index + 1] in _TORCH_LAUNCHERS)
-        for index, word in enumerate(words)
-    )
+    """Whether the command starts torch's launcher (`torchrun`)."""
+    return torchrun(found) is not None
 
 
 def own_rendezvous(found: Script) -> Setting | None:

@@ -4,42 +4,39 @@ from collections.abc import Iterator
 
 from trainlint.document import Manifest
 from trainlint.engine.context import Context
-from trainlint.kinds import RUNTIME_KINDS
+from trainlint.kinds import TRAINER_KINDS
 from trainlint.problem import Problem, Severity
-from trainlint.render import script
-from trainlint.render.trainer import (
-    JOBS,
-    RENDEZVOUS_FRAMEWORKS,
-    TRAINER,
-    ancestor,
-    framework,
-    rendered,
-    replicated_jobs,
-    trainer_container_of,
-)
+from trainlint.render import rendezvous
+from trainlint.render.trainer import JOBS, TRAINER, ancestor, replicated_jobs
 from trainlint.rule import rule
 
 
 @rule(
     "TL250", "trainer-job-not-named-node",
-    kinds=RUNTIME_KINDS, severity=Severity.ERROR,
+    kinds=TRAINER_KINDS, severity=Severity.ERROR,
     remediation="Name the trainer replicatedJob `node`.",
 )
-def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
+def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does
     Flags a torch, JAX or XGBoost runtime whose job labelled
-    `trainer.kubeflow.org/trainjob-ancestor-step: trainer` is not named `node`.
+    `trainer.kubeflow.org/trainjob-ancestor-step: trainer` is not named `node`, when its
+    trainer looks for a master: it runs torchrun, or more than one node. On a TrainJob,
+    when its own command or `numNodes` is what does.
 
     ## Why is this bad?
     These plugins hard-code the rendezvous host as `<trainjob>-node-0-0.<trainjob>`
     (`PET_MASTER_ADDR`, `JAX_COORDINATOR_ADDRESS`, `DMLC_TRACKER_URI`). JobSet names pods
     after their replicatedJob, so with any other job name that host never exists: every
     node waits for a master that cannot be resolved until the rendezvous times out.
+    torchrun resolves the host even on one node.
 
     ## When it stays silent
-    On trainer jobs named `node`, on MPI and Flux runtimes, and on a torch runtime whose
-    command gives torchrun its own master (`--master_addr`, `--rdzv_endpoint`): the
-    injected `PET_MASTER_ADDR` is then unused.
+    On trainer jobs named `node`, on MPI and Flux runtimes; on a single node that starts
+    no torchrun (`python train.py`, `llamafactory-cli train` on one GPU: nothing asks for
+    the host), or no command at all (the TrainJobs bring it: reported on those that run
+    torchrun or several nodes); on a torch trainer whose command gives torchrun its own
+    master (`--master_addr`, `--rdzv_endpoint`): the injected `PET_MASTER_ADDR` is then
+    unused; and on a TrainJob whose runtime is not among the checked files.
 
     ## Example
     ```yaml
@@ -64,6 +61,7 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
                       containers:
                         - name: node
                           image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
+                          command: [torchrun, /workspace/train.py]
     ```
 
     Use instead:
@@ -89,22 +87,30 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
                       containers:
                         - name: node
                           image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
+                          command: [torchrun, /workspace/train.py]
     ```
     """
-    plugin = framework(runtime)
-    if plugin not in RENDEZVOUS_FRAMEWORKS:
+    site = rendezvous.runtime_of(manifest, ctx)
+    if site is None:
         return
-    container = trainer_container_of(rendered(runtime, ctx))
-    if plugin == "torch" and container is not None and script.own_rendezvous(
-        script.read(container)
-    ):
-        return  # torchrun is given its own master: the injected PET_MASTER_ADDR is unused
-    for index, job in replicated_jobs(runtime):
-        name = job.get("name")
-        if ancestor(job) == TRAINER and isinstance(name, str) and name != "node":
-            yield Problem(
-                (*JOBS, index, "name"),
-                f"the {plugin} trainer job is named `{name}`, but the rendezvous host is always "
-                "`<trainjob>-node-0-0.<trainjob>`: no pod has that name, so the nodes cannot "
-                "reach the master and hang until the rendezvous times out",
-            )
+    runtime, plugin = site
+    misnamed = next((
+        (index, name) for index, job in replicated_jobs(runtime)
+        if ancestor(job) == TRAINER and isinstance(name := job.get("name"), str)
+        and name != "node"
+    ), None)
+    found = rendezvous.seeker_in(manifest, runtime, plugin, ctx) if misnamed else None
+    if misnamed is None or found is None:
+        return
+    index, name = misnamed
+    consequence = (
+        f"the rendezvous host is always `<trainjob>-node-0-0.<trainjob>` and {found.why}: "
+        "no pod has that name, so the nodes cannot reach the master and hang until the "
+        "rendezvous times out"
+    )
+    if manifest is runtime:
+        yield Problem((*JOBS, index, "name"),
+                      f"the {plugin} trainer job is named `{name}`, but {consequence}")
+    else:
+        yield Problem(found.at.path, f"{runtime.kind} `{runtime.name}` names its {plugin} "
+                      f"trainer job `{name}`, but {consequence}")

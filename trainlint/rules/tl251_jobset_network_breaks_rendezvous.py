@@ -4,23 +4,25 @@ from collections.abc import Iterator
 
 from trainlint.document import Manifest
 from trainlint.engine.context import Context
-from trainlint.kinds import RUNTIME_KINDS
+from trainlint.kinds import TRAINER_KINDS
 from trainlint.problem import Problem, Severity
-from trainlint.render.trainer import JOBSET, RENDEZVOUS_FRAMEWORKS, framework, jobset
+from trainlint.render import rendezvous
+from trainlint.render.trainer import JOBSET, jobset
 from trainlint.rule import rule
 
 
 @rule(
     "TL251", "jobset-network-breaks-rendezvous",
-    kinds=RUNTIME_KINDS, severity=Severity.ERROR,
+    kinds=TRAINER_KINDS, severity=Severity.ERROR,
     remediation=(
         "Remove `network.subdomain` and `network.enableDNSHostnames: false` from the runtime."
     ),
 )
-def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
+def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does
     Flags a torch, JAX or XGBoost runtime whose JobSet `network` sets `subdomain` or
-    `enableDNSHostnames: false`.
+    `enableDNSHostnames: false`, when its trainer looks for a master: it runs torchrun,
+    or more than one node. On a TrainJob, when its own command or `numNodes` is what does.
 
     ## Why is this bad?
     The nodes find their master at `<trainjob>-node-0-0.<trainjob>`: a pod hostname under a
@@ -29,8 +31,11 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     rendezvous host never resolves and the job hangs until the rendezvous times out.
 
     ## When it stays silent
-    On runtimes without a `network` block, on `enableDNSHostnames: true`, and on MPI and
-    Flux runtimes.
+    On runtimes without a `network` block, on `enableDNSHostnames: true`, on MPI and
+    Flux runtimes; on a single node that starts no torchrun, or no command at all (the
+    TrainJobs bring it: reported on those that run torchrun or several nodes); on a torch
+    trainer that gives torchrun its own master (`--master_addr`, `--rdzv_endpoint`); and
+    on a TrainJob whose runtime is not among the checked files.
 
     ## Example
     ```yaml
@@ -57,6 +62,7 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
                       containers:
                         - name: node
                           image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
+                          command: [torchrun, /workspace/train.py]
     ```
 
     Use instead:
@@ -84,24 +90,33 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
                       containers:
                         - name: node
                           image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
+                          command: [torchrun, /workspace/train.py]
     ```
     """
-    plugin = framework(runtime)
-    network = jobset(runtime).get("network")
-    if plugin not in RENDEZVOUS_FRAMEWORKS or not isinstance(network, dict):
+    site = rendezvous.runtime_of(manifest, ctx)
+    network = jobset(site[0]).get("network") if site is not None else None
+    if site is None or not isinstance(network, dict):
         return
+    runtime, plugin = site
     path = (*JOBSET, "network")
+    breaks = []  # where, what is set, what it does
     if network.get("subdomain"):
-        yield Problem(
-            (*path, "subdomain"),
-            f"`network.subdomain: {network['subdomain']}` puts the pods under another DNS name, "
-            f"but the {plugin} nodes look for the master at `<trainjob>-node-0-0.<trainjob>`: "
-            "it never resolves, so the job hangs until the rendezvous times out",
-        )
+        breaks.append(((*path, "subdomain"), f"`network.subdomain: {network['subdomain']}`",
+                       "puts the pods under another DNS name"))
     if network.get("enableDNSHostnames") is False:
-        yield Problem(
-            (*path, "enableDNSHostnames"),
-            "`network.enableDNSHostnames: false` gives the pods no DNS records, but the "
-            f"{plugin} nodes look for the master at `<trainjob>-node-0-0.<trainjob>`: it "
-            "never resolves, so the job hangs until the rendezvous times out",
+        breaks.append(((*path, "enableDNSHostnames"), "`network.enableDNSHostnames: false`",
+                       "gives the pods no DNS records"))
+    found = rendezvous.seeker_in(manifest, runtime, plugin, ctx) if breaks else None
+    if found is None:
+        return
+    for at, what, effect in breaks:
+        consequence = (
+            f"the {plugin} trainer looks for the master at `<trainjob>-node-0-0.<trainjob>` "
+            f"and {found.why}: it never resolves, so the job hangs until the rendezvous "
+            "times out"
         )
+        if manifest is runtime:
+            yield Problem(at, f"{what} {effect}, but {consequence}")
+        else:
+            yield Problem(found.at.path, f"{runtime.kind} `{runtime.name}` sets {what}, which "
+                          f"{effect}, but {consequence}")
