@@ -356,8 +356,8 @@ def test_an_edited_file_takes_the_kubernetes_definitions_it_needs_from_the_cache
     tmp_path: Path,
 ) -> None:
     """The cache keeps the Kubernetes definitions a run needed: checking the file again
-    once edited finds the same, without parsing kubernetes-validate's whole file (unless
-    that file is not the one they were read from)."""
+    once edited finds the same, without reading kubernetes-validate's file (unless that
+    file is not the one they were read from); a run reads only those it needs of it."""
     job = tmp_path / "job.yaml"
     text = ("apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata:\n"
             "  name: a\nspec:\n  runtimeRef:\n    name: torch-distributed\n  trainer:\n"
@@ -367,7 +367,7 @@ def test_an_edited_file_takes_the_kubernetes_definitions_it_needs_from_the_cache
         "from trainlint.cli import main\nfrom trainlint.model import k8s\n"
         "try:\n    main(['check', '--cache-dir', 'cache', 'job.yaml'])\n"
         "except SystemExit as end:\n    print(end.code)\n"
-        "print(k8s._definitions.cache_info().currsize)\n"
+        "print(k8s._starts.cache_info().currsize, k8s._definitions.cache_info().currsize)\n"
     )
 
     def run() -> list[str]:
@@ -375,17 +375,17 @@ def test_an_edited_file_takes_the_kubernetes_definitions_it_needs_from_the_cache
                               text=True, check=True).stdout.splitlines()
 
     *first, parsed = run()
-    assert parsed == "1" and first[-1] == "1"
+    assert parsed == "1 0" and first[-1] == "1"
     assert any("TL008" in line for line in first)  # the quantity, checked by its definition
     job.write_text(text + "# edited\n")
-    assert run() == [*first, "0"]
+    assert run() == [*first, "0 0"]
     [saved] = (tmp_path / "cache").glob("definitions-*.json")
     stored = json.loads(saved.read_text())
     for entry in stored["versions"].values():
         entry["source"] += "-another"
     saved.write_text(json.dumps(stored))
     job.write_text(text + "# edited again\n")
-    assert run() == [*first, "1"]
+    assert run() == [*first, "1 0"]
 
 
 def test_kubernetes_version_option(project: Path) -> None:
