@@ -42,12 +42,16 @@ class PerValue(NamedTuple, Generic[T]):
     name: str
 
     def get(self, value: Holder, build: Callable[[], T], *what: Hashable) -> T:
-        key = (self.name, *what)
+        key = (self.name, what)
         memo = value.memo
-        if key not in memo:
-            memo[key] = build()
-        found: T = memo[key]
+        found: T = memo.get(key, _UNSET)
+        if found is _UNSET:  # one look-up for an answer kept: most asks find one
+            found = memo[key] = build()
         return found
+
+
+#: No entry yet (None is an answer a memo may keep).
+_UNSET: Any = object()
 
 
 def per_value(helper: Callable[[V], T]) -> Callable[[V], T]:
