@@ -221,3 +221,31 @@ def test_verdicts_are_kept_by_what_decides_them() -> None:
     assert [violation.detail for violation in found] == ["planted"] * len(evaluated)
     assert not validations.LEARNED
     validations.VERDICTS.clear()
+
+
+def _every_node(node: Node) -> Iterator[Node]:
+    seen: dict[int, Node] = {}
+    todo = [node]
+    while todo:
+        current = todo.pop()
+        if id(current) in seen:
+            continue
+        seen[id(current)] = current
+        todo.extend(child for child in (*(current.properties or {}).values(), current.items,
+                                        current.additional) if child is not None)
+    return iter(seen.values())
+
+
+def test_the_tables_to_the_rules_agree_with_the_schema() -> None:
+    """The walk to the rules reads each node's tables (`ruled_properties`,
+    `ruled_additional`): for every node of every release, each key finds there the child
+    `child(key)` finds when rules are declared at or below it, else None."""
+    checked = 0
+    for root, _ in compiled().roots.values():
+        for node in _every_node(root):
+            for key in [*(node.properties or {}), "not-a-property"]:
+                child = node.child(key)
+                expected = child if child is not None and child.ruled else None
+                assert node.ruled_properties.get(key, node.ruled_additional) is expected
+                checked += 1
+    assert checked > 1000

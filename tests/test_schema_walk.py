@@ -117,3 +117,31 @@ def test_tl201_names_as_dropped_exactly_the_fields_of_the_trainer_api() -> None:
         for name in Trainer.model_fields
     }
     assert camel == TRAINER_FIELDS
+
+
+#: A runtime with no trainer label, and three TrainJobs of it that set `spec.trainer`.
+RUNTIME_AND_JOBS = "\n---\n".join([
+    "{apiVersion: trainer.kubeflow.org/v1alpha1, kind: ClusterTrainingRuntime,"
+    " metadata: {name: plain}, spec: {template: {spec: {replicatedJobs: [{name: node,"
+    " template: {spec: {template: {spec: {containers: [{name: node, image: busybox}]}}}}}]}}}}",
+    *(f"{{apiVersion: trainer.kubeflow.org/v1alpha1, kind: TrainJob, metadata: {{name: j{index}}},"
+      " spec: {runtimeRef: {name: plain}, trainer: {image: busybox}}}" for index in range(3)),
+])
+
+
+def test_each_object_is_walked_once_per_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The TrainJobs of a runtime ask for the runtime's schema issues too (TL201): they
+    are kept with the runtime, not walked again for each TrainJob."""
+    from trainlint.model import check
+
+    walked: list[str] = []
+    real = check.root
+
+    def root(kind: str, *rest: Any) -> Any:
+        walked.append(kind)
+        return real(kind, *rest)
+
+    monkeypatch.setattr(check, "root", root)
+    findings = lint_text(RUNTIME_AND_JOBS)
+    assert "TL201" in {finding.code for finding in findings}
+    assert sorted(walked) == ["ClusterTrainingRuntime", "TrainJob", "TrainJob", "TrainJob"]

@@ -1,11 +1,12 @@
 """Memos: what checks work out once and keep, each named by a key whose type is how long.
 
 - `PerValue`: kept as long as the value it is worked out from (a Manifest, a Render),
-  for what is a function of that value alone: the value holds the entries (its `memo`),
-  and never changes (what is kept is shared: read it, never change it).
+  for what is a function of that value alone (a Manifest's schema issues): the value
+  holds the entries (its `memo`), and never changes (what is kept is shared: read it,
+  never change it).
 - `PerObject`: kept while one object is checked, shared by all its rules (its render,
-  its schema issues), and dropped before the next object: it can never hide another
-  input's look-ups, and a long file does not hold it all.
+  its CRD rules' violations), and dropped before the next object: it can never hide
+  another input's look-ups, and a long file does not hold it all.
 - `PerRun`: kept for the whole run, worked out once however many objects ask (a runtime
   that many TrainJobs use is rendered once). Its build starts from an empty per-object
   memo, and what it looks up is recorded again for every object that asks, so a cached
@@ -41,12 +42,16 @@ class PerValue(NamedTuple, Generic[T]):
     name: str
 
     def get(self, value: Holder, build: Callable[[], T], *what: Hashable) -> T:
-        key = (self.name, *what)
+        key = (self.name, what)
         memo = value.memo
-        if key not in memo:
-            memo[key] = build()
-        found: T = memo[key]
+        found: T = memo.get(key, _UNSET)
+        if found is _UNSET:  # one look-up for an answer kept: most asks find one
+            found = memo[key] = build()
         return found
+
+
+#: No entry yet (None is an answer a memo may keep).
+_UNSET: Any = object()
 
 
 def per_value(helper: Callable[[V], T]) -> Callable[[V], T]:

@@ -44,7 +44,7 @@ class Context:
         """What `build` derives from `of` (and `what`), worked out once and kept as long
         as `memo` says (`trainlint.memo`)."""
         if isinstance(memo, PerObject):
-            return self._index.per_object((memo.name, *what), of, build)
+            return self._index.per_object(memo.name, what, of, build)
         summary = memo.reads(of) if memo.reads is not None else None
         return self._index.per_run(of, (memo.name, *what), build, summary, recent=memo.recent)
 

@@ -108,11 +108,13 @@ class Index:
             kind = f"unsupported:{kind}.{group}"
         return self._key(str(kind), job.namespace, str(name))
 
-    def per_object(self, what: tuple[Any, ...], of: Manifest, build: Callable[[], T]) -> T:
-        """What `build` derives from `of` (named `what`), kept while `of` is checked (the
-        engine empties `memo` before each object). The entry holds `of`, so an id reused
-        after it is freed never finds it."""
-        key = (id(of), *what)
+    def per_object(
+        self, name: str, what: tuple[Any, ...], of: Manifest, build: Callable[[], T]
+    ) -> T:
+        """What `build` derives from `of` (the memo `name`, and `what`), kept while `of` is
+        checked (the engine empties `memo` before each object). The entry holds `of`, so an
+        id reused after it is freed never finds it."""
+        key = (id(of), name, what)
         kept: tuple[Manifest, T] | None = self.memo.get(key)
         if kept is None or kept[0] is not of:
             kept = self.memo[key] = (of, build())

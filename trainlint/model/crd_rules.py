@@ -48,7 +48,8 @@ class Node:
 
     __slots__ = (
         "additional", "default", "embedded", "int_or_string", "items", "list_type", "map_keys",
-        "nullable", "preserve_unknown", "properties", "ruled", "rules", "type",
+        "nullable", "preserve_unknown", "properties", "ruled", "ruled_additional",
+        "ruled_defaults", "ruled_properties", "rules", "type",
     )
 
     def __init__(
@@ -74,6 +75,18 @@ class Node:
         children = [*(properties or {}).values(), items, additional]
         #: Whether a rule is declared here or below.
         self.ruled: bool = bool(rules) or any(child.ruled for child in children if child)
+        # The way to the rules below, worked out once per schema node rather than for each
+        # key of each value walked (`trainlint.model.validations`): the child of each
+        # property, None where no rule is declared at or below it; the child of other keys
+        # if rules are declared there; the properties with rules and a default.
+        self.ruled_properties = {
+            key: child if child.ruled else None for key, child in (properties or {}).items()
+        }
+        self.ruled_additional = additional if additional is not None and additional.ruled else None
+        self.ruled_defaults = tuple(
+            (key, child) for key, child in (properties or {}).items()
+            if child.ruled and child.default
+        )
 
     def __reduce__(self) -> tuple[Any, ...]:
         return _node, (self.properties, self.items, self.additional, self.type,

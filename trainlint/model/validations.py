@@ -68,9 +68,10 @@ def violations(
         body = {key: value for key, value in body.items() if key != "status"}
         old = None if old is None else {k: v for k, v in old.items() if k != "status"}
     ratchet = kubernetes >= RATCHETING_SINCE
+    declaring: list[Declaring] = []
+    _declaring(root, body, _ABSENT if old is None else old, (), declaring)
     found = []
-    for path, node, new_value, old_value in _declaring(root, body, _ABSENT if old is None else old,
-                                                       ()):
+    for path, node, new_value, old_value in declaring:
         resource = path == () or node.embedded
         unchanged = old_value is not _ABSENT and _identical(
             normalize(node, new_value, resource), normalize(node, old_value, resource))
@@ -164,36 +165,40 @@ def prepare() -> None:
         cel.program(index)
 
 
-def _declaring(
-    node: Node, new: Any, old: Any, path: KeyPath,
-) -> Iterator[tuple[KeyPath, Node, Any, Any]]:
-    """(path, node, value, old value or _ABSENT) for every node with rules whose value is
-    there (as written: each rule normalizes what it reads)."""
+#: A node with rules whose value is there: (path, node, value, old value or _ABSENT).
+Declaring = tuple[KeyPath, Node, Any, Any]
+
+
+def _declaring(node: Node, new: Any, old: Any, path: KeyPath, found: list[Declaring]) -> None:
+    """Add to `found` every node with rules whose value is there (as written: each rule
+    normalizes what it reads). Into one list: as a generator, each node passed up through
+    every generator above it."""
     if new is None:
         return
     if node.rules:
-        yield path, node, new, old
+        found.append((path, node, new, old))
     if isinstance(new, dict):
         for key, child, value in _children(node, new):
             previous = _ABSENT
             if isinstance(old, dict):
                 previous = next((item for name, _, item in _children(node, old) if name == key),
                                 _ABSENT)
-            yield from _declaring(child, value, previous, (*path, key))
+            _declaring(child, value, previous, (*path, key), found)
     elif isinstance(new, list) and node.items is not None and node.items.ruled:
         for index, item in enumerate(new):
-            yield from _declaring(node.items, item, _correlated(node, item, old), (*path, index))
+            _declaring(node.items, item, _correlated(node, item, old), (*path, index), found)
 
 
 def _children(node: Node, value: dict[str, Any]) -> Iterator[tuple[str, Node, Any]]:
     """The (key, schema node, value) of the fields under which a rule is declared, with
     the defaults the API server applies."""
+    ruled, other = node.ruled_properties, node.ruled_additional
     for key, item in value.items():
-        child = node.child(key)
-        if child is not None and child.ruled:
+        child = ruled.get(key, other)
+        if child is not None:
             yield key, child, item
-    for key, child in (node.properties or {}).items():
-        if child.ruled and child.default and value.get(key) is None:
+    for key, child in node.ruled_defaults:
+        if value.get(key) is None:
             yield key, child, copy.deepcopy(child.default[0])
 
 
