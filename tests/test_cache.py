@@ -192,7 +192,7 @@ def test_what_a_run_derives_once_is_recorded_for_every_object_that_asks() -> Non
 
 def test_what_is_derived_for_a_while_is_recorded_for_every_object_and_then_dropped() -> None:
     """`per_run(recent=True)` (a TrainJob's render) records its look-ups for each caller as
-    `per_run` does, and keeps only the last `RECENT` results."""
+    `per_run` does, and keeps only the last `RECENT` results asked for."""
     from trainlint.engine.index import RECENT
 
     text = f"{CHECKPOINTED}---\n{checkpointing('a', '/mnt/ckpt/a')}"
@@ -209,8 +209,13 @@ def test_what_is_derived_for_a_while_is_recorded_for_every_object_and_then_dropp
     assert again is runtime
     assert index.looked_up == first
     assert len(first) == 1
-    for count in range(RECENT):
+    for count in range(RECENT + 8):  # asked again on the way: the most recent again
         index.per_run(job, ("other", count), lambda: None, recent=True)
+        if count == RECENT - 2:
+            index.per_run(job, ("runtime",), lambda: pytest.fail("built twice"), recent=True)
+    index.per_run(job, ("runtime",), lambda: pytest.fail("built twice"), recent=True)
+    for count in range(RECENT):
+        index.per_run(job, ("more", count), lambda: None, recent=True)
     built = []
     index.per_run(job, ("runtime",), lambda: built.append(1), recent=True)
     assert built == [1]  # dropped, so built again

@@ -77,8 +77,8 @@ class PerRun(NamedTuple, Generic[T]):
     """A memo kept for the run (see the module)."""
 
     name: str
-    #: Kept only while it is one of the last few such results (a large value a few objects
-    #: checked close together ask for, such as a TrainJob's render).
+    #: Kept only while it is one of the last few such results asked for (a large value
+    #: the objects checked close together ask for, such as a render).
     recent: bool = False
     #: What the build reads, when it reads for many objects (all TrainJobs of a namespace):
     #: these look-ups of `of` are recorded for every object that asks, instead of the

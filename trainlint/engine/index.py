@@ -50,8 +50,9 @@ class Index:
         self.memo: dict[tuple[Any, ...], Any] = {}
         #: What `per_run` worked out for the whole run: (object, value, look-ups made).
         self._per_run: dict[tuple[Any, ...], tuple[Manifest, Any, dict[str, str] | None]] = {}
-        #: What `per_run(recent=True)` worked out lately, the oldest first (dicts keep
-        #: their order): kept only while it is one of the last `RECENT`.
+        #: What `per_run(recent=True)` worked out or was asked for lately, the least
+        #: recently asked first (dicts keep their order): kept only while it is one of the
+        #: last `RECENT`.
         self._recent: dict[tuple[Any, ...], tuple[Manifest, Any, dict[str, str] | None]] = {}
         #: While not None, every look-up is recorded here as dependency → digest of the
         #: answer, so a cached result can later be checked against the objects it read.
@@ -134,9 +135,9 @@ class Index:
         tie each of its objects to every look-up made for every other one); a look-up they
         do not cover is still recorded, so a summary can make the record coarser, never
         miss what was read (`_summarised`). With `recent`, what is built is kept only while
-        it is one of the last `RECENT` such results (a large result that a few objects
-        checked close together ask for, such as a TrainJob's render: its own rules, and
-        its runtime's)."""
+        it is one of the last `RECENT` such results asked for (a large result that the
+        objects checked close together ask for, such as a TrainJob's render: its own
+        rules, and its runtime's; or a runtime's, which each of its TrainJobs asks)."""
         key = (id(of), *what)  # the entry holds `of`: its id is not reused during the run
         kept = self._recent if recent else self._per_run
         entry = kept.get(key)
@@ -152,6 +153,8 @@ class Index:
             entry = kept[key] = (of, built, recorded)
             if recent and len(kept) > RECENT:
                 del kept[next(iter(kept))]
+        elif recent:  # asked again: now the most recent
+            kept[key] = kept.pop(key)
         if self.looked_up is not None and entry[2] is not None:
             self.looked_up.update(entry[2])
         value: T = entry[1]

@@ -208,9 +208,11 @@ def trainer_container(runtime: Manifest) -> tuple[KeyPath, dict[str, Any]] | Non
 #: while after (its runtime's rules, checked just after it, may ask).
 _RENDER: PerObject[Render] = PerObject("render")
 _RENDERED: PerRun[Render] = PerRun("render", recent=True)
-#: A runtime's render on its own, asked for by its rules and those of its TrainJobs.
+#: A runtime's render on its own, asked for by its rules and those of its TrainJobs: kept
+#: while it is recently asked for, not for the whole run (a run of 3,333 runtimes kept
+#: every one: files-10000 peaked at 186 MB, now 141 MB, with the same renders made).
 _RUNTIME_RENDER: PerObject[Render] = PerObject("runtime-render")
-_RUNTIME_RENDERED: PerRun[Render] = PerRun("runtime-render")
+_RUNTIME_RENDERED: PerRun[Render] = PerRun("runtime-render", recent=True)
 
 
 def rendered(manifest: Manifest, ctx: Lookups) -> Render:
