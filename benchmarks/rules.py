@@ -36,6 +36,7 @@ from corpus import DEFAULT_DIR, write_files
 
 from trainlint import loader, memo
 from trainlint.engine import index, run
+from trainlint.engine.context import Context
 from trainlint.rule import Rule
 from trainlint.run import parallel
 
@@ -83,10 +84,10 @@ def instrument(clock: Clock) -> None:
     """Every rule's check, memo build, finding and settling timed by `clock`."""
     rules_for = run._Plan.rules_for
 
-    def timed_rules(plan: run._Plan, kind: str) -> list[Any]:
+    def timed_rules(plan: run._Plan, kind: str) -> list[tuple[Rule, Context]]:
         return [(_timed_rule(clock, rule), context) for rule, context in rules_for(plan, kind)]
 
-    run._Plan.rules_for = timed_rules  # type: ignore[method-assign]
+    run._Plan.rules_for = timed_rules  # type: ignore[method-assign,assignment]
 
     value_get = memo.PerValue.get
 
@@ -111,7 +112,7 @@ def instrument(clock: Clock) -> None:
 
     index.Index.per_run = timed_run  # type: ignore[method-assign]
     from_problem = run._from_problem
-    run._from_problem = lambda *args: clock.time(  # type: ignore[assignment]
+    run._from_problem = lambda *args: clock.time(
         "engine: findings", lambda: from_problem(*args))
     settle_input = run.Run.settle_input
     run.Run.settle_input = lambda self, *args: clock.time(  # type: ignore[method-assign]
