@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import compileall
 import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 import yaml
@@ -15,6 +16,9 @@ from trainlint.document import decode
 from trainlint.engine.run import lint
 from trainlint.finding import Finding
 from trainlint.loader import load
+
+if TYPE_CHECKING:
+    from trainlint.model.crd_rules import Node
 
 ROOT = Path(__file__).resolve().parent.parent
 #: The upstream manifests and CRDs, beside the checkout (absent in a bare clone).
@@ -55,3 +59,17 @@ def shared_or_skip(*parts: str) -> Path:
     if not path.exists():
         pytest.skip(f"{path} is absent: the upstream corpus lives beside the checkout in CI")
     return path
+
+
+def schema_nodes(root: Node) -> Iterator[Node]:
+    """Every node of a CRD-rule schema tree, each once (releases and kinds share nodes)."""
+    seen: set[int] = set()
+    todo = [root]
+    while todo:
+        node = todo.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        yield node
+        todo.extend(child for child in (*(node.properties or {}).values(), node.items,
+                                        node.additional) if child is not None)

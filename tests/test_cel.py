@@ -4,11 +4,11 @@ them, the reference `tests/test_cel_plain.py` holds the plain closures to."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 from hypothesis import strategies as st
 
+from tests.conftest import schema_nodes
 from trainlint.model import cel
 from trainlint.model.crd_rules import Node, compiled
 
@@ -20,16 +20,9 @@ WORDS = ("", "auto", "cpu", "gpu", "node", "InOrder", "AnyOrder", "a", "run-1", 
          "kueue.x-k8s.io/multikueue", "x" * 64, "ns", "1")
 
 
-def _nodes(node: Node) -> Iterator[Node]:
-    yield node
-    for child in (*(node.properties or {}).values(), node.items, node.additional):
-        if child is not None:
-            yield from _nodes(child)
-
-
 #: The schema nodes that declare rules, each once (kinds and releases share nodes).
-DECLARING = {id(node): node for root, _ in compiled().roots.values() for node in _nodes(root)
-             if node.rules}
+DECLARING = {id(node): node for root, _ in compiled().roots.values()
+             for node in schema_nodes(root) if node.rules}
 #: Each rule at each node that declares it.
 SITES = [(rule, node) for node in DECLARING.values() for rule in node.rules]
 

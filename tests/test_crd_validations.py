@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import read_yaml, shared_or_skip
+from tests.conftest import read_yaml, schema_nodes, shared_or_skip
 from trainlint.model import cel, validations
 from trainlint.model.crd import FILES, SOURCES, compile_all, dump, schemas, shipped, trimmed_release
 from trainlint.model.crd_rules import Node, compiled
@@ -223,26 +223,13 @@ def test_verdicts_are_kept_by_what_decides_them() -> None:
     validations.VERDICTS.clear()
 
 
-def _every_node(node: Node) -> Iterator[Node]:
-    seen: dict[int, Node] = {}
-    todo = [node]
-    while todo:
-        current = todo.pop()
-        if id(current) in seen:
-            continue
-        seen[id(current)] = current
-        todo.extend(child for child in (*(current.properties or {}).values(), current.items,
-                                        current.additional) if child is not None)
-    return iter(seen.values())
-
-
 def test_the_tables_to_the_rules_agree_with_the_schema() -> None:
     """The walk to the rules reads each node's tables (`ruled_properties`,
     `ruled_additional`): for every node of every release, each key finds there the child
     `child(key)` finds when rules are declared at or below it, else None."""
     checked = 0
     for root, _ in compiled().roots.values():
-        for node in _every_node(root):
+        for node in schema_nodes(root):
             for key in [*(node.properties or {}), "not-a-property"]:
                 child = node.child(key)
                 expected = child if child is not None and child.ruled else None
