@@ -121,8 +121,7 @@ def _read_texts(
     settings: list[tuple[int, Found]] = []
     words: list[tuple[int, str]] = []
     for position, text in enumerate(texts):
-        previous = texts[position - 2 : position] if position >= 2 else ()
-        if previous[-1:] == ("-c",) and PYTHONS.fullmatch(previous[0]):
+        if position >= 2 and texts[position - 1] == "-c" and PYTHONS.fullmatch(texts[position - 2]):
             found: tuple[Found, ...] = tuple(_python(text, None))
             words.append((position, text))
         elif any(space in text for space in " \n\t"):
