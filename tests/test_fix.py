@@ -344,7 +344,12 @@ while not created:
         size = struct.unpack_from("iIII", events)[3]
         created |= events[16 : 16 + size].rstrip(b"\\0").decode().startswith("." + name + ".")
         events = events[16 + size :]
-os.kill(fixing, signal.SIGSTOP)
+def signal_fix(number):
+    try:
+        os.kill(fixing, number)
+    except ProcessLookupError:  # the fix ended before this woke up: the edit comes after it
+        pass
+signal_fix(signal.SIGSTOP)
 try:
     edit = b"# edited by someone else while it was being fixed\\n"
     if how == "in-place":
@@ -355,7 +360,7 @@ try:
             file.write(edit)
         os.replace(os.path.join(folder, "saved.tmp"), os.path.join(folder, name))
 finally:
-    os.kill(fixing, signal.SIGCONT)
+    signal_fix(signal.SIGCONT)
 """
 
 
