@@ -105,10 +105,10 @@ def instrument(clock: Clock) -> None:
     index.Index.per_object = timed_object  # type: ignore[method-assign]
     per_run = index.Index.per_run
 
-    def timed_run(self: index.Index, of: Any, what: Any, build: Callable[[], Any],
-                  summary: Any = None, *, recent: bool = False) -> Any:
+    def timed_run(self: index.Index, of: Any, what: Any, build: Callable[[], Any], *,
+                  recent: bool = False) -> Any:
         return per_run(self, of, what, lambda: clock.time(f"memo {what[0]} (run)", build),
-                       summary, recent=recent)
+                       recent=recent)
 
     index.Index.per_run = timed_run  # type: ignore[method-assign]
     from_problem = run._from_problem

@@ -15,7 +15,6 @@ import pytest
 
 import trainlint
 from trainlint.config.settings import Settings
-from trainlint.engine.index import DEPENDENCY_SEPARATOR
 from trainlint.engine.run import Run
 from trainlint.loader import load
 from trainlint.run import parallel
@@ -120,10 +119,10 @@ def checkpointing(name: str, directory: str) -> str:
     )
 
 
-def test_what_is_worked_out_once_per_run_still_names_what_it_read(tmp_path: Path) -> None:
-    """TL307 works out where the TrainJobs of a runtime checkpoint once per run, while
-    checking the first of them (`a`). `b` reuses it, and must still depend on every TrainJob
-    it read: when `a` moves to `b`'s directory, `b` is checked again and told."""
+def test_a_finding_across_trainjobs_follows_the_one_that_changed(tmp_path: Path) -> None:
+    """TL307 compares where the TrainJobs of a namespace checkpoint from their notes,
+    kept in the cache: when `a` moves to `b`'s directory, only `a` is checked again, and
+    `b`, served from the cache, is told it clashes with `a`."""
     folder = tmp_path / "manifests"
     folder.mkdir()
     (folder / "runtime.yaml").write_text(CHECKPOINTED)
@@ -132,16 +131,17 @@ def test_what_is_worked_out_once_per_run_still_names_what_it_read(tmp_path: Path
     assert "TL307" not in {code for _, code in codes(run_cached(folder, tmp_path / "cache"))}
     (folder / "a.yaml").write_text(checkpointing("a", "/mnt/ckpt/b"))
     after = run_cached(folder, tmp_path / "cache")
-    assert after.checked == 2  # a, and b, which compared itself with a
+    assert after.checked == 1
     assert [name for name, code in codes(after) if code == "TL307"] == ["b.yaml"]
+    assert codes(after) == codes(run_cached(folder, tmp_path / "fresh-cache"))
 
 
 def test_a_namespace_wide_result_depends_on_the_runtimes_its_trainjobs_find(
     tmp_path: Path,
 ) -> None:
-    """TL307 compares the TrainJobs of a namespace whatever their runtimes, and records
-    that as two look-ups: the namespace's TrainJobs and the runtimes they find. When only
-    `a`'s runtime changes, to mount the claim `b` writes on, `b` is checked again and told."""
+    """TL307 compares the TrainJobs of a namespace whatever their runtimes. When only
+    `a`'s runtime changes, to mount the claim `b` writes on, the runtime and `a` (which
+    looked it up) are checked again, and `b`, served from the cache, is told."""
 
     def runtime(name: str, claim: str) -> str:
         return CHECKPOINTED.replace("name: torch-ckpt", f"name: {name}").replace(
@@ -162,7 +162,7 @@ def test_a_namespace_wide_result_depends_on_the_runtimes_its_trainjobs_find(
     assert "TL307" not in {code for _, code in codes(run_cached(folder, tmp_path / "cache"))}
     (folder / "first-runtime.yaml").write_text(runtime("first", "ckpt"))
     after = run_cached(folder, tmp_path / "cache")
-    assert after.checked == 3  # the runtime, a that uses it, and b that compared itself with a
+    assert after.checked == 2  # the runtime, and a that uses it
     assert [name for name, code in codes(after) if code == "TL307"] == ["b.yaml"]
     assert codes(after) == codes(run_cached(folder, tmp_path / "fresh-cache"))
 
@@ -221,38 +221,6 @@ def test_what_is_derived_for_a_while_is_recorded_for_every_object_and_then_dropp
     assert built == [1]  # dropped, so built again
 
 
-def test_a_summary_is_recorded_in_place_of_the_look_ups_it_stands_for() -> None:
-    text = f"{CHECKPOINTED}---\n{checkpointing('a', '/mnt/ckpt/a')}"
-    run = Run([load(text, "run.yaml")], contents={"run.yaml": "digest"})
-    index = run.index
-    runtime = run.inputs[0].manifests[0]
-    index.looked_up = {}
-    users = index.per_run(
-        runtime, ("users",), lambda: index.trainjobs_using(runtime),
-        summary=[("trainjobs-in", "ml")],
-    )
-    assert [user.name for user in users] == ["a"]
-    assert list(index.looked_up) == [DEPENDENCY_SEPARATOR.join(("trainjobs-in", "ml"))]
-
-
-def test_a_summary_cannot_hide_a_look_up_it_does_not_cover() -> None:
-    """What a build looks up beyond its summary is recorded all the same: a summary that
-    forgets the claims the build read makes a cached finding depend on them anyway, so an
-    edit of the claim checks it again instead of serving it stale."""
-    text = f"{CHECKPOINTED}---\n{checkpointing('a', '/mnt/ckpt/a')}"
-    run = Run([load(text, "run.yaml")], contents={"run.yaml": "digest"})
-    index = run.index
-    runtime, job = run.inputs[0].manifests
-    index.looked_up = {}
-    index.per_run(
-        runtime, ("claim",), lambda: (index.runtime_for(job), index.claim("ml", "ckpt")),
-        summary=[("trainjobs-in", "ml"), ("runtimes-in", "ml")],
-    )
-    assert sorted(index.looked_up) == sorted(DEPENDENCY_SEPARATOR.join(part) for part in (
-        ("trainjobs-in", "ml"), ("runtimes-in", "ml"), ("PersistentVolumeClaim", "ml", "ckpt"),
-    ))
-
-
 def test_a_file_that_is_not_yaml_is_cached_with_its_finding(tmp_path: Path) -> None:
     folder = tmp_path / "manifests"
     folder.mkdir()
@@ -290,7 +258,9 @@ def test_findings_without_their_rule_texts_are_checked_again(
     stored = json.loads(cache_file.read_text())
     cache_file.write_text(json.dumps({**stored, "rules": table}))
     again = run_cached(project, tmp_path / "cache")
-    assert again.checked == 2  # the two with findings; unrelated.yaml has none to read
+    # The TrainJob, whose own findings need them; the runtime's TL201 is made again from
+    # the notes of both (which name no rule text), and unrelated.yaml has none to read.
+    assert again.checked == 1
     assert [(f.code, f.name, f.remediation) for f in again.findings] == [
         (f.code, f.name, f.remediation) for f in cold.findings
     ]

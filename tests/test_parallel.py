@@ -111,7 +111,8 @@ def test_without_a_temporary_file_one_process_does_it_all(
     loaded = parallel.read_all(names, lambda name, spread: _read(name, spread, "-"), jobs=2)
     assert [item.source.name for item in loaded] == names
     run = Run(loaded, Settings())
-    settled = parallel.settle_all(run, range(len(loaded)), jobs=2)
+    settled: dict[int, parallel.Settled[None]] = parallel.settle_all(
+        run, range(len(loaded)), jobs=2)
     assert list(settled) == list(range(len(loaded)))
 
 

@@ -18,12 +18,11 @@ from trainlint.report import FORMATS, Output
 if TYPE_CHECKING:
     from trainlint.config.settings import Settings
     from trainlint.document import Loaded, Manifest, Source, Span
-    from trainlint.engine.run import Run
+    from trainlint.engine.run import Amend, Run
     from trainlint.finding import Finding, ObjectRef
     from trainlint.fix import Request as FixRequest
     from trainlint.loader import Spread
     from trainlint.rule import Rule
-    from trainlint.run.parallel import Amend
 
 STDIN = "-"
 
@@ -325,7 +324,7 @@ def check(
             names, read_all, where.__getitem__,
             lambda run, positions, keep: parallel.settle_all(
                 run, positions, processes, keep, amend),
-            Cache(cache_dir or chosen.cache_dir), chosen.context, edits=amend is not None,
+            Cache(cache_dir or chosen.cache_dir), chosen.context, amend=amend,
         )
         findings, files = result.findings, result.files
         summary = _Summary(result.objects, result.fragments, result.unchecked)

@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from itertools import chain
+from typing import Any, NamedTuple
 
 from trainlint.document import KeyPath, Manifest, Source, Span, mapping
-from trainlint.problem import Fix, Related, Severity
+from trainlint.problem import Fix, Problem, Related, Severity
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,3 +58,37 @@ def in_order(per_input: Iterable[Iterable[Finding]]) -> list[Finding]:
     """The findings of several inputs in the order every output shows them: by file,
     position, code and message."""
     return sorted(chain.from_iterable(per_input), key=Finding.sort_key)
+
+
+class Note(NamedTuple):
+    """A `Fact` as the run keeps it for its rule's `across`: what it says, and where its
+    object is, so that a finding made of it needs no document (it is made in the parent
+    process, or from the cache, once every object's facts are known)."""
+
+    #: The rule whose check yielded it.
+    code: str
+    value: Any
+    path: KeyPath
+    span: Span
+    source: Source
+    object: ObjectRef
+    #: Its object's place in the run (input, then object): earlier objects come first.
+    order: tuple[int, int]
+    #: Whether its object is checked: an object known only as context tells its facts
+    #: (a TrainJob of the cluster that uses a runtime checked here), and takes no finding.
+    checked: bool = True
+    fix: Fix | None = None
+    #: Its object, in the process that checked it (for a finding's related keys and
+    #: fixes); None once it crossed processes or came from the cache.
+    manifest: Manifest | None = None
+
+    def problem(self, message: str, related: tuple[Related, ...] = ()) -> Problem:
+        """A finding on this note's key, with its fix."""
+        return Problem(self.path, message, fix=self.fix, related=related)
+
+    def related(self, message: str, path: KeyPath | None = None) -> tuple[Related, ...]:
+        """This note's key (or another key of its object) as the related key of a finding
+        on another object; none where its object is not at hand."""
+        if self.manifest is None:
+            return ()
+        return (Related(self.manifest, self.path if path is None else path, message),)

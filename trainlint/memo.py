@@ -19,11 +19,9 @@ says the lifetime, the value and `what` say of what; nothing else keeps what che
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable
 from functools import wraps
 from typing import Any, Generic, NamedTuple, Protocol, TypeVar
-
-from trainlint.document import Manifest
 
 T = TypeVar("T")
 V = TypeVar("V", bound="Holder")
@@ -80,7 +78,3 @@ class PerRun(NamedTuple, Generic[T]):
     #: Kept only while it is one of the last few such results asked for (a large value
     #: the objects checked close together ask for, such as a render).
     recent: bool = False
-    #: What the build reads, when it reads for many objects (all TrainJobs of a namespace):
-    #: these look-ups of `of` are recorded for every object that asks, instead of the
-    #: build's own (which would tie each object to every look-up made for every other).
-    reads: Callable[[Manifest], Iterable[tuple[str, ...]]] | None = None

@@ -78,5 +78,19 @@ class Problem:
     related: tuple[Related, ...] = ()
 
 
+@dataclass(frozen=True, slots=True)
+class Fact:
+    """What a check tells its rule's cross-object pass (`across`) about its object: a
+    value of plain data (lists, strings, numbers: it crosses processes and is cached as
+    JSON), and the key it is about, where a finding made of it lands. A finding that
+    needs other objects' facts (a runtime's, once all its TrainJobs are known) is made
+    there, never by reading the other objects."""
+
+    path: KeyPath
+    value: Any
+    #: The repair a finding made of it offers (an edit of this object only).
+    fix: Fix | None = None
+
+
 #: Severities from the least to the most serious, for `fail-on`.
 SEVERITY_RANK = {Severity.WARNING: 0, Severity.ERROR: 1}

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import importlib
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from trainlint.config.defaults import DOCS_URL
 from trainlint.document import Manifest
+from trainlint.finding import Note
 from trainlint.options import RuleOptions
-from trainlint.problem import Problem, Severity
+from trainlint.problem import Fact, Problem, Severity
 from trainlint.release import RELEASES, TrainerVersion, format_version, parse_version
 
 if TYPE_CHECKING:
@@ -28,9 +29,13 @@ PREVIEW_NOTE = (
 )
 
 
-#: The check of a rule of objects: the object and its context → Problems.
-Check = Callable[[Manifest, "Context"], Iterator[Problem]]
-AnyCheck = TypeVar("AnyCheck", bound=Callable[..., Iterator[Problem]])
+#: The check of a rule of objects: the object and its context → Problems, and the Facts
+#: its `Across` makes findings of.
+Check = Callable[[Manifest, "Context"], Iterator[Problem | Fact]]
+AnyCheck = TypeVar("AnyCheck", bound=Callable[..., Iterator[Problem | Fact]])
+#: A rule's cross-object pass: the notes of its facts, of every object of the run in the
+#: run's order → the findings, each on one note's object and key (`Note.problem`).
+Across = Callable[[Sequence[Note]], Iterator[tuple[Note, Problem]]]
 
 
 class Rule(NamedTuple):
@@ -39,7 +44,7 @@ class Rule(NamedTuple):
     severity: Severity
     #: The kinds of object it checks; none for a rule that `reports` something else.
     kinds: frozenset[str]
-    check: Callable[..., Iterator[Problem]]
+    check: Callable[..., Iterator[Problem | Fact]]
     #: What to do about a finding, when the rule knows one remedy for all (a Problem
     #: may give its own); not the `Fix` a check offers to apply.
     remediation: str | None
@@ -55,6 +60,9 @@ class Rule(NamedTuple):
     #: What the rule reports instead of objects: a kind of `LoadProblem`, or of suppression
     #: (`trainlint.suppression`); its check takes one of those alone.
     reports: type | None = None
+    #: Its cross-object pass, for a rule whose findings need what several objects say
+    #: together (a runtime and every TrainJob that uses it): its check yields Facts.
+    across: Across | None = None
 
     @property
     def doc(self) -> str:
@@ -164,11 +172,13 @@ def rule(
     since: str = "2.0",
     until: str | None = None,
     preview: bool = False,
+    across: Across | None = None,
 ) -> Callable[[AnyCheck], AnyCheck]:
     """Declare a rule: `check(manifest, ctx)` runs on objects of `kinds` and yields Problems,
     or, with `reports`, `check(reported)` turns each thing of that type the engine finds (a
     load problem, an unused suppression) into Problems. A `preview` rule is off by default
-    (see `Rule.preview`)."""
+    (see `Rule.preview`). With `across`, the check also yields Facts, and `across` makes
+    findings of all the objects' facts at once (see `Across`)."""
     if bool(kinds) == (reports is not None):
         raise ValueError(f"rule {code} checks objects of `kinds` or `reports` one type")
     told = getattr(reports, "code", code)
@@ -180,12 +190,20 @@ def rule(
             Rule(
                 code, name, severity, frozenset(kinds), check, remediation, check.__doc__ or "",
                 options, parse_version(since), parse_version(until) if until else None,
-                preview, reports,
+                preview, reports, across,
             )
         )
         return check
 
     return register
+
+
+def reported(rule: Rule, item: object) -> Iterator[Problem]:
+    """The Problems a rule that `reports` something else (a load problem, a suppression)
+    makes of it: such a check yields no Facts."""
+    for found in rule.check(item):
+        assert isinstance(found, Problem), f"{rule.code} reports, and so yields no facts"
+        yield found
 
 
 @cache

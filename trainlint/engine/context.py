@@ -45,8 +45,7 @@ class Context:
         as `memo` says (`trainlint.memo`)."""
         if isinstance(memo, PerObject):
             return self._index.per_object(memo.name, what, of, build)
-        summary = memo.reads(of) if memo.reads is not None else None
-        return self._index.per_run(of, (memo.name, *what), build, summary, recent=memo.recent)
+        return self._index.per_run(of, (memo.name, *what), build, recent=memo.recent)
 
     @property
     def where(self) -> str:
@@ -56,6 +55,11 @@ class Context:
     def runtime_key(self, job: Manifest) -> tuple[str, str, str]:
         """What a TrainJob's `spec.runtimeRef` names (kind, namespace, name): no look-up."""
         return self._index.runtime_key(job)
+
+    def key_of(self, manifest: Manifest) -> tuple[str, str, str]:
+        """What finds an object (kind, namespace unless cluster-scoped, name): a
+        runtime's is its TrainJobs' `runtime_key`."""
+        return self._index.key_of(manifest)
 
     def runtime_for(self, job: Manifest) -> Manifest | None:
         return self._index.runtime_for(job, self.bundled)
@@ -71,9 +75,6 @@ class Context:
 
     def trainjobs_using(self, runtime: Manifest) -> list[Manifest]:
         return self._index.trainjobs_using(runtime)
-
-    def trainjobs_in(self, namespace: str) -> list[Manifest]:
-        return self._index.trainjobs_in(namespace)
 
     def runtimes_named(self, name: str) -> list[Manifest]:
         """Every runtime of the run with this name, of either kind, in any namespace."""

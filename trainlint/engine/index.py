@@ -38,7 +38,6 @@ class Index:
         self._previous = {previous_key(manifest): manifest for manifest in previous
                           if manifest.name}
         self._users: dict[tuple[str, str, str], list[Manifest]] = defaultdict(list)
-        self._trainjobs_by_namespace: dict[str, list[Manifest]] = defaultdict(list)
         self._runtimes_by_name: dict[str, list[Manifest]] = defaultdict(list)
         self._claims: list[Manifest] = []
         self._claims_by_name: dict[str, list[Manifest]] = defaultdict(list)
@@ -61,18 +60,22 @@ class Index:
         #: look-ups: its file's content digest and its place in the file (`identify`), or
         #: for stand-ins of a cached file, what was stored.
         self.digests: dict[int, str] = {}
+        #: The context objects, and the place of each (by `id`): (`CONTEXT`, its number).
+        self.context = list(context)
+        self._context: dict[int, tuple[int, int]] = {}
         checked: set[tuple[str, str]] = set()
         for manifest in manifests:
             self._add(manifest)
             if object_kind(manifest) == "TrainJob":
                 checked.add((manifest.namespace, manifest.name))
-        for manifest in context:
+        for number, manifest in enumerate(self.context):
             # A context TrainJob that is also an input is an older copy of it: the input
             # stands for it (a TrainJob never shares a directory with itself).
             if object_kind(manifest) != "TrainJob" or (
                 (manifest.namespace, manifest.name) not in checked
             ):
                 self._add(manifest)
+                self._context[id(manifest)] = (CONTEXT, number)
 
     def _add(self, manifest: Manifest) -> None:
         kind = object_kind(manifest)
@@ -87,11 +90,16 @@ class Index:
                 self._claims_by_name[manifest.name].append(manifest)
         elif kind == "TrainJob":
             self._users[self.runtime_key(manifest)].append(manifest)
-            self._trainjobs_by_namespace[manifest.namespace].append(manifest)
 
     @staticmethod
     def _key(kind: str, namespace: str, name: str) -> tuple[str, str, str]:
         return kind, "" if kind in CLUSTER_SCOPED else namespace, name
+
+    @classmethod
+    def key_of(cls, manifest: Manifest) -> tuple[str, str, str]:
+        """What finds an object (kind, namespace unless cluster-scoped, name): a runtime's
+        is what `runtime_key` of each TrainJob that uses it gives."""
+        return cls._key(manifest.kind, manifest.namespace, manifest.name)
 
     def previous(self, manifest: Manifest) -> Manifest | None:
         """The object as it was before the change (same apiVersion, kind, namespace and
@@ -122,22 +130,18 @@ class Index:
         return kept[1]
 
     def per_run(
-        self, of: Manifest, what: tuple[Any, ...], build: Callable[[], T],
-        summary: Iterable[tuple[str, ...]] | None = None, *, recent: bool = False,
+        self, of: Manifest, what: tuple[Any, ...], build: Callable[[], T], *,
+        recent: bool = False,
     ) -> T:
         """What `build` derives from `of` (named `what`), worked out once per run: a runtime
         that many TrainJobs use is looked at once, not once per TrainJob.
 
         `build` starts from an empty memo, so the look-ups it makes are all recorded, and
         they are recorded again for every object that asks: a cached result still names
-        everything it depends on. With `summary`, these look-ups are recorded instead of
-        the build's own that they cover (a result over a whole namespace would otherwise
-        tie each of its objects to every look-up made for every other one); a look-up they
-        do not cover is still recorded, so a summary can make the record coarser, never
-        miss what was read (`_summarised`). With `recent`, what is built is kept only while
-        it is one of the last `RECENT` such results asked for (a large result that the
-        objects checked close together ask for, such as a TrainJob's render: its own
-        rules, and its runtime's; or a runtime's, which each of its TrainJobs asks)."""
+        everything it depends on. With `recent`, what is built is kept only while it is
+        one of the last `RECENT` such results asked for (a large result that the objects
+        checked close together ask for, such as a runtime's render, which each of its
+        TrainJobs asks)."""
         key = (id(of), *what)  # the entry holds `of`: its id is not reused during the run
         kept = self._recent if recent else self._per_run
         entry = kept.get(key)
@@ -148,8 +152,6 @@ class Index:
                 built, recorded = build(), self.looked_up
             finally:
                 self.memo, self.looked_up = memo, looked_up
-            if recorded is not None and summary:  # what was built inside keeps its own
-                recorded = self._summarised(recorded, list(summary))
             entry = kept[key] = (of, built, recorded)
             if recent and len(kept) > RECENT:
                 del kept[next(iter(kept))]
@@ -159,31 +161,6 @@ class Index:
             self.looked_up.update(entry[2])
         value: T = entry[1]
         return value
-
-    def _summarised(
-        self, recorded: dict[str, str], summary: list[tuple[str, ...]]
-    ) -> dict[str, str]:
-        """The summary's look-ups, and those of `recorded` they do not cover: the TrainJobs
-        of a namespace cover the users of a TrainingRuntime there (which of them name it
-        is in their own text); the runtimes they find cover each one's runtime; what a
-        release installs is the same for the whole run."""
-        covered = {DEPENDENCY_SEPARATOR.join(part) for part in summary}
-        namespaces = {part[1] for part in summary if part[0] == "trainjobs-in"}
-        for part in summary:
-            if part[0] == "runtimes-in":
-                covered.update(
-                    DEPENDENCY_SEPARATOR.join(self.runtime_key(job))
-                    for job in self.answer(("trainjobs-in", part[1]))
-                )
-
-        def uncovered(dependency: str) -> bool:
-            parts = dependency.split(DEPENDENCY_SEPARATOR)
-            users_here = parts[:2] == ["users", "TrainingRuntime"] and parts[2] in namespaces
-            return dependency not in covered and parts[0] != "bundled" and not users_here
-
-        kept = {dependency: digest for dependency, digest in recorded.items()
-                if uncovered(dependency)}
-        return {**{DEPENDENCY_SEPARATOR.join(part): self.digest(part) for part in summary}, **kept}
 
     def runtime_for(
         self, job: Manifest, bundled: TrainerVersion | None = None
@@ -215,12 +192,17 @@ class Index:
         return self._many(("named", name))
 
     def trainjobs_using(self, runtime: Manifest) -> list[Manifest]:
-        key = self._key(runtime.kind, runtime.namespace, runtime.name)
-        return self._many(("users", *key))
+        return self._many(("users", *self.key_of(runtime)))
 
-    def trainjobs_in(self, namespace: str) -> list[Manifest]:
-        """Every TrainJob of the run in this namespace, whatever its runtime."""
-        return self._many(("trainjobs-in", namespace))
+    def context_users(self, runtime: Manifest) -> list[Manifest]:
+        """The TrainJobs of the context (not checked) that use this runtime: their facts
+        are the runtime's to gather (a look-up of its own, so that a checked TrainJob
+        that changes never makes its runtime's entry stale)."""
+        return self._many(("context-users", *self.key_of(runtime)))
+
+    def context_order(self, manifest: Manifest) -> tuple[int, int] | None:
+        """A context object's place after the run's inputs; None for an input."""
+        return self._context.get(id(manifest))
 
     def claim(self, namespace: str, name: str) -> Manifest | None:
         return self._one(("PersistentVolumeClaim", namespace, name))
@@ -237,17 +219,17 @@ class Index:
         return self._many(("claims-named", name))
 
     def answer(self, dependency: tuple[str, ...]) -> list[Manifest]:
-        """What a look-up (`("named", name)`, `("users", *key)`, `("trainjobs-in",
-        namespace)`, `("runtimes-in", namespace)`, `("claims",)`, `("bundled", release,
-        name)` or an object key) finds."""
+        """What a look-up (`("named", name)`, `("users", *key)`, `("context-users", *key)`,
+        `("claims",)`,
+        `("claims-named", name)`, `("bundled", release, name)` or an object key) finds."""
         by_name = {"named": self._runtimes_by_name, "claims-named": self._claims_by_name}
         if dependency[0] in by_name:
             return by_name[dependency[0]].get(dependency[1], [])
-        if dependency[0] == "users":
-            return self._users.get((dependency[1], dependency[2], dependency[3]), [])
-        if dependency[0] in ("trainjobs-in", "runtimes-in"):
-            jobs = self._trainjobs_by_namespace.get(dependency[1], [])
-            return jobs if dependency[0] == "trainjobs-in" else self._runtimes_of(jobs)
+        if dependency[0] in ("users", "context-users"):
+            users = self._users.get((dependency[1], dependency[2], dependency[3]), [])
+            if dependency[0] == "users":
+                return users
+            return [user for user in users if id(user) in self._context]
         if dependency[0] == "claims":
             return self._claims
         if dependency[0] == "bundled":
@@ -262,15 +244,6 @@ class Index:
 
         found = bundled.runtime(parse_version(release), name)
         return [] if found is None else [found]
-
-    def _runtimes_of(self, jobs: list[Manifest]) -> list[Manifest]:
-        """The runtimes these TrainJobs find, each once."""
-        found: dict[int, Manifest] = {}
-        for job in jobs:
-            runtime = self._objects.get(self.runtime_key(job))
-            if runtime is not None:
-                found[id(runtime)] = runtime
-        return list(found.values())
 
     def digest(self, dependency: tuple[str, ...]) -> str:
         """A digest of what a look-up finds, to tell later whether the answer changed."""
@@ -298,6 +271,9 @@ class Index:
             self.looked_up[DEPENDENCY_SEPARATOR.join(dependency)] = self.digest(dependency)
 
 
+#: Where context objects stand in the run's order (`Index.context_order`): after every
+#: input, in the order the context gives them.
+CONTEXT = 1 << 62
 #: How many results of `Index.per_run(recent=True)` are kept.
 RECENT = 64
 

@@ -2,6 +2,13 @@
 
 `lint` is pure: the CLI, the pre-commit hook and the webhook call it and differ only in
 how they render the findings.
+
+A run has two passes. Each object's rules see the object and what it looks up (its
+runtime, its claims): they yield the object's findings, and small Facts. Then each rule
+with an `across` makes findings of all the objects' facts at once: what several objects
+say together (a runtime's fixed checkpoint directory and each TrainJob that uses it) is
+judged there, never by one object's rules reading another object. The first pass can so
+run anywhere (another process, a cached earlier run); the second needs only the facts.
 """
 
 from __future__ import annotations
@@ -12,13 +19,13 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from trainlint.config.settings import Settings
 from trainlint.document import Loaded, LoadProblem, Manifest, Source
 from trainlint.engine.context import Context
-from trainlint.engine.index import FILES, Index, identify
-from trainlint.engine.settle import settle
-from trainlint.finding import Finding, ObjectRef, in_order
+from trainlint.engine.index import CONTEXT, FILES, Index, identify
+from trainlint.engine.settle import Suppressions
+from trainlint.finding import Finding, Note, ObjectRef, in_order
 from trainlint.kinds import RUNTIME_KINDS, object_kind
 from trainlint.options import RuleOptions
-from trainlint.problem import Problem
-from trainlint.rule import Rule
+from trainlint.problem import Fact, Problem
+from trainlint.rule import Rule, listed_rules, reported
 
 
 def unchecked(objects: Iterable[tuple[Manifest, Settings]], index: Index) -> dict[str, int]:
@@ -71,17 +78,15 @@ def lint(
         inputs, settings, settings_for, context=context, where=where,
         on_rule_error=on_rule_error, previous=previous,
     )
-    positions = range(len(run.inputs))
-    checked = {position: run.check(position) for position in run.order(positions)}
-    return run.settle(checked[position] for position in positions)
+    return run.settle([run.check(position) for position in range(len(run.inputs))])
 
 
 class Run:
     """One run over a set of inputs: their shared index, and the rules of each input.
 
     Checking an input (`check`) needs only this object, so inputs can be checked in other
-    processes (see `trainlint.run.parallel`); `settle` then turns all of it into findings.
-    """
+    processes (see `trainlint.run.parallel`); their facts then go through the rules'
+    cross-object passes (`across`), and `finish` settles each input."""
 
     def __init__(
         self,
@@ -115,6 +120,9 @@ class Run:
         self.dependencies: dict[int, dict[str, str]] = {}
         #: With `contents`, per input: `unchecked` of its TrainJobs, worked out with them.
         self.missing: dict[int, dict[str, int]] = {}
+        #: Per input: the notes of the facts its objects' rules yielded (and of the
+        #: context objects that use its runtimes), for the rules' `across`.
+        self.notes: dict[int, list[Note]] = {}
         for item in [*self.inputs, *self.context_files]:
             if contents is not None and item.manifests:  # a file read has its digest
                 content = contents[item.source.name]
@@ -136,66 +144,118 @@ class Run:
             self._plans[id(chosen)] = _Plan(chosen, self.index, self._on_rule_error)
         return self._plans[id(chosen)]
 
-    def order(self, positions: Sequence[int]) -> list[int]:
-        """`positions` in the order to check them: an input that holds a runtime after the
-        last of them that holds a TrainJob using it, the others as they come. A runtime's
-        rules ask where each of its TrainJobs checkpoints, which takes the TrainJob's
-        render; asked after the TrainJob's own rules, the answer is found worked out with
-        the render they used, not rendered a second time (a render is kept only while it
-        is recent). With 2,000 TrainJobs on one runtime, that is 2,001 renders, not 4,001."""
-        holding = {id(manifest): position for position in positions
-                   for manifest in self.inputs[position].manifests}
-        after: dict[int, int] = {}
-        for position in positions:
-            for manifest in self.inputs[position].manifests:
-                if object_kind(manifest) not in RUNTIME_KINDS:
-                    continue
-                last = max((holding.get(id(job), -1)
-                            for job in self.index.trainjobs_using(manifest)), default=-1)
-                if last > after.get(position, position):
-                    after[position] = last
-        return sorted(positions, key=lambda position: (
-            after.get(position, position), position in after, position))
+    def placed(self, order: tuple[int, int]) -> Manifest | None:
+        """The object at a place of the run (`Note.order`): an input's, or the context's."""
+        position, number = order
+        objects = (self.index.context if position == CONTEXT
+                   else self.inputs[position].manifests if position < len(self.inputs) else [])
+        return objects[number] if number < len(objects) else None
 
     def check(self, position: int, documents: range | None = None) -> list[Finding]:
-        """The raw findings of one input's rules; with `documents`, those of the objects at
-        these places only (and the file's own findings with the first part): a long file
-        is checked in parts, on several processes, and its parts' results are joined
-        (`dependencies` and `missing` then hold the part's)."""
+        """The raw findings of one input's rules (its facts' notes go to `notes`); with
+        `documents`, those of the objects at these places only (and the file's own
+        findings with the first part): a long file is checked in parts, on several
+        processes, and its parts' results are joined (`dependencies`, `missing` and
+        `notes` then hold the part's)."""
         item = self.inputs[position]
+        first = 0
         if documents is not None:
+            first = documents.start
             item = Loaded(
                 item.source, item.manifests[documents.start : documents.stop],
                 item.problems if documents.start == 0 else [], item.fragments,
             )
         self.index.looked_up = {} if self._record else None
+        notes: list[Note] = []
         try:
-            found = list(self.plan_for(item.source).run(item))
+            found = list(self.plan_for(item.source).run(item, (position, first), notes))
             if self._record:  # kept with the findings, so its look-ups are recorded too
                 self.missing[position] = self.unchecked([item])
             return found
         finally:
+            self.notes[position] = notes
             if self.index.looked_up is not None:
                 self.dependencies[position] = self.index.looked_up
             self.index.looked_up = None
 
-    def settle(self, checked: Iterable[list[Finding]]) -> list[Finding]:
-        """The findings of every input (`checked`: their raw findings, in input order), in
-        a stable order."""
-        return in_order(
-            self.settle_input(position, raw) for position, raw in enumerate(checked)
-        )
+    def settle(self, checked: Sequence[list[Finding]]) -> list[Finding]:
+        """The findings of every input (`checked`: their raw findings, in input order,
+        their notes in `notes`), in a stable order."""
+        settled = dict(enumerate(self.settle_input(position, raw)
+                                 for position, raw in enumerate(checked)))
+        notes = [note for notes in self.notes.values() for note in notes]
+        added = self.finish(settled, notes)
+        return in_order([*found, *added[position]] for position, (found, _) in settled.items())
 
-    def settle_input(self, position: int, raw: list[Finding]) -> list[Finding]:
-        """One input's findings: deduplicated, its file's own rules, severities and
-        suppressions applied. Findings land only on the input checked, so inputs settle
-        one by one, in any process."""
+    def settle_input(
+        self, position: int, raw: list[Finding]
+    ) -> tuple[list[Finding], Suppressions]:
+        """One input's own findings, deduplicated, its file's own rules, severities and
+        suppressions applied, and its suppressions as they stand (marked used). Findings
+        land only on the input checked, so inputs settle one by one, in any process."""
         item = self.inputs[position]
         unique: dict[tuple[object, ...], Finding] = {}
         for finding in raw:
             unique.setdefault((finding.code, finding.span, finding.message), finding)
-        plan = self.plan_for(item.source)
-        return settle(plan.settings, item.source, list(unique.values()), item.manifests)
+        settings = self.plan_for(item.source).settings
+        suppressions = Suppressions.of(settings, item.source, item.manifests)
+        return suppressions.settle(settings, unique.values()), suppressions
+
+    def finish(
+        self, settled: Mapping[int, tuple[object, Suppressions]], notes: Iterable[Note],
+        amend: Amend | None = None,
+    ) -> dict[int, list[Finding]]:
+        """What lands on each settled input (`settle_input`) once every object's facts are
+        known: see `finish`."""
+        return finish(
+            {position: (self.plan_for(self.inputs[position].source).settings, suppressions)
+             for position, (_, suppressions) in settled.items()},
+            notes, amend,
+        )
+
+#: Completes findings with what is worked out where they were made (`fix.with_edits`).
+Amend = Callable[[list[Finding]], list[Finding]]
+
+
+def finish(
+    inputs: Mapping[int, tuple[Settings, Suppressions]], notes: Iterable[Note],
+    amend: Amend | None = None,
+) -> dict[int, list[Finding]]:
+    """What lands on each settled input (by position: its settings and suppressions, as
+    its own findings left them) once every object's facts are known (`notes`: those of
+    all the inputs and context objects of the run): the findings of the cross-object
+    passes, settled in turn, then what the suppression rules say of its suppressions,
+    which nothing more can use. `amend` completes them."""
+    found_across = across(notes)
+    added: dict[int, list[Finding]] = {}
+    for position, (settings, suppressions) in inputs.items():
+        found = found_across.get(position, [])
+        if not found and not suppressions.entries and not suppressions.invalid:
+            added[position] = []  # nearly every file: nothing more lands on it
+            continue
+        more = [*suppressions.settle(settings, found), *suppressions.unheeded(settings)]
+        added[position] = amend(more) if amend is not None and more else more
+    return added
+
+
+def across(notes: Iterable[Note]) -> dict[int, list[Finding]]:
+    """The findings of the rules' cross-object passes over all the notes of a run (in
+    any order; each rule's are given to it in the run's order), by input: only
+    checked objects take findings."""
+    by_rule: dict[str, dict[tuple[object, ...], Note]] = defaultdict(dict)
+    for note in notes:
+        # A context object that uses two runtimes of one name tells its facts twice.
+        by_rule[note.code].setdefault((note.order, note.path, repr(note.value)), note)
+    found: dict[int, list[Finding]] = defaultdict(list)
+    rules = listed_rules()
+    for code, kept in by_rule.items():
+        rule = rules[code].load()
+        assert rule.across is not None, f"{code} yields facts but has no `across`"
+        ordered = sorted(kept.values(), key=lambda note: note.order)
+        for note, problem in rule.across(ordered):
+            if note.checked:
+                found[note.order[0]].append(_from_note(rule, problem, note))
+    return found
 
 
 class _Plan:
@@ -228,36 +288,62 @@ class _Plan:
             )
         return self._contexts[id(options)]
 
-    def run(self, item: Loaded) -> Iterator[Finding]:
-        """The findings of one input."""
+    def run(self, item: Loaded, place: tuple[int, int], notes: list[Note]) -> Iterator[Finding]:
+        """The findings of one input (whose objects are numbered from `place`: input,
+        object); the notes of their facts are added to `notes`."""
         for problem in item.problems:
             reporter = self.settings.rules_reporting.get(type(problem))
             if reporter is not None:
-                for found in reporter.check(problem):
+                for found in reported(reporter, problem):
                     yield _from_load_problem(reporter, found, problem, item.source)
-        for manifest in item.manifests:
+        position, first = place
+        for number, manifest in enumerate(item.manifests, start=first):
             # What one object's rules derived (its pod...) is dropped before the next: it
             # must not hide another input's look-ups, and a long file must not hold it all.
             self.index.memo.clear()
-            for rule, context in self.rules_for(object_kind(manifest)):
-                problems: Iterable[Problem]
-                if self.on_rule_error is None:
-                    problems = rule.check(manifest, context)
-                else:
-                    problems = self._guarded(rule, manifest, context, self.on_rule_error)
-                for found in problems:
-                    yield _from_problem(rule, found, manifest)
+            kind = object_kind(manifest)
+            for rule, context in self.rules_for(kind):
+                for told in self._problems(rule, manifest, context):
+                    if isinstance(told, Fact):
+                        notes.append(_note(rule, told, manifest, (position, number)))
+                    else:
+                        yield _from_problem(rule, told, manifest)
+            if kind in RUNTIME_KINDS:
+                self._context_facts(manifest, notes)
 
-    @staticmethod
-    def _guarded(
-        rule: Rule, manifest: Manifest, context: Context, on_error: RuleError
-    ) -> list[Problem]:
-        """The problems of one rule on one object, none when it raises (then told)."""
+    def _context_facts(self, runtime: Manifest, notes: list[Note]) -> None:
+        """The facts the rules with an `across` find on the TrainJobs of the context that
+        use this runtime: whatever else those say, it lands on no object of the run."""
+        for job in self.index.context_users(runtime):
+            order = self.index.context_order(job)
+            assert order is not None
+            self.index.memo.clear()
+            for rule, context in self.rules_for(object_kind(job)):
+                if rule.across is None:
+                    continue
+                for found in self._problems(rule, job, context):
+                    if isinstance(found, Fact):
+                        notes.append(_note(rule, found, job, order, checked=False))
+
+    def _problems(
+        self, rule: Rule, manifest: Manifest, context: Context
+    ) -> Iterable[Problem | Fact]:
+        if self.on_rule_error is None:
+            return rule.check(manifest, context)
         try:
             return list(rule.check(manifest, context))
         except Exception as error:
-            on_error(rule, manifest, error)
+            self.on_rule_error(rule, manifest, error)
             return []
+
+
+def _note(
+    rule: Rule, fact: Fact, manifest: Manifest, order: tuple[int, int], *, checked: bool = True
+) -> Note:
+    return Note(
+        rule.code, fact.value, fact.path, manifest.span(fact.path), manifest.source,
+        ObjectRef.of(manifest), order, checked, fact.fix, manifest,
+    )
 
 
 def _from_load_problem(
@@ -275,4 +361,12 @@ def _from_problem(rule: Rule, problem: Problem, manifest: Manifest) -> Finding:
         rule.code, rule.name, rule.severity, problem.message,
         problem.remediation or rule.remediation, manifest.source, manifest.span(problem.path),
         problem.path, ref, problem.fix, manifest, problem.related,
+    )
+
+
+def _from_note(rule: Rule, problem: Problem, note: Note) -> Finding:
+    return Finding(
+        rule.code, rule.name, rule.severity, problem.message,
+        problem.remediation or rule.remediation, note.source, note.span, note.path,
+        note.object, problem.fix, note.manifest, problem.related,
     )

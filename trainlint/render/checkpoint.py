@@ -20,7 +20,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from trainlint.document import Manifest, dig, is_count, mappings
-from trainlint.memo import PerRun, PerValue
+from trainlint.memo import PerObject, PerValue
 from trainlint.options import RuleOptions, check_no_empty_names
 from trainlint.render import Container, Render, script
 from trainlint.render.trainer import rendered
@@ -314,15 +314,13 @@ class Place(NamedTuple):
     resume: str | None
 
 
-#: Where each TrainJob checkpoints, kept for the run.
-_PLACES: PerRun[list[Place]] = PerRun("checkpoint-places")
+#: Where a TrainJob checkpoints, while it is checked.
+_PLACES: PerObject[list[Place]] = PerObject("checkpoint-places")
 
 
 def places(job: Manifest, ctx: Lookups, options: CheckpointOptions) -> list[Place]:
-    """Every place the containers of a TrainJob's JobSet write checkpoints, worked out
-    once per run and kept (it is small): the rules of its runtime, and of the TrainJobs
-    after it in its namespace, ask for it once its own rules are done, and a render is
-    kept only while it is recent."""
+    """Every place the containers of a TrainJob's JobSet write checkpoints (worked out
+    once per object: the rules that compare TrainJobs' places each ask)."""
     return ctx.remember(_PLACES, job, lambda: _places(job, ctx, options),
                         ctx.trainer_version, ctx.bundled, options)
 

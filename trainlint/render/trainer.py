@@ -204,10 +204,8 @@ def trainer_container(runtime: Manifest) -> tuple[KeyPath, dict[str, Any]] | Non
     return None
 
 
-#: A TrainJob's render while it is checked; worked out once per run, and kept for a
-#: while after (its runtime's rules, checked just after it, may ask).
+#: A TrainJob's render while it is checked, shared by all its rules.
 _RENDER: PerObject[Render] = PerObject("render")
-_RENDERED: PerRun[Render] = PerRun("render", recent=True)
 #: A runtime's render on its own, asked for by its rules and those of its TrainJobs: kept
 #: while it is recently asked for, not for the whole run (a run of 3,333 runtimes kept
 #: every one: files-10000 peaked at 186 MB, now 141 MB, with the same renders made).
@@ -219,21 +217,16 @@ def rendered(manifest: Manifest, ctx: Lookups) -> Render:
     """The render a rule judges: a TrainJob's on its runtime, or a runtime's on its own.
 
     A TrainJob's is worked out once while the object is checked and shared by all its
-    rules, and kept for a while after (the rules of its runtime, checked after its
-    TrainJobs, may ask); a runtime's once per run (the runtime's rules, and those of every
-    TrainJob that compares with what the runtime gives by itself, ask for it). Renders are
-    shared: read only.
+    rules (no other object's rules ask: what they need of it are its facts); a runtime's
+    once per run (the runtime's rules, and those of every TrainJob that compares with what
+    the runtime gives by itself, ask for it). Renders are shared: read only.
     """
     if manifest.kind != "TrainJob":
         return runtime_render(manifest, ctx)
-    version, bundled = ctx.trainer_version, ctx.bundled
+    version = ctx.trainer_version
     return ctx.remember(
-        _RENDER, manifest,
-        lambda: ctx.remember(
-            _RENDERED, manifest,
-            lambda: render(manifest, ctx.runtime_for(manifest), version), version, bundled,
-        ),
-        version, bundled,
+        _RENDER, manifest, lambda: render(manifest, ctx.runtime_for(manifest), version),
+        version, ctx.bundled,
     )
 
 def trainer_of(render: Render) -> Job | None:

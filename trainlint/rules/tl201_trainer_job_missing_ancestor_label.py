@@ -6,10 +6,10 @@ from typing import Any
 from trainlint import roundtrip
 from trainlint.document import KeyPath, Manifest, dig, is_count, mapping
 from trainlint.engine.context import Context
+from trainlint.finding import Note
 from trainlint.kinds import TRAINER_KINDS
-from trainlint.memo import PerRun
 from trainlint.model.check import Flaw, issues
-from trainlint.problem import Edit, Fix, Problem, Related, Severity
+from trainlint.problem import Edit, Fact, Fix, Problem, Related, Severity
 from trainlint.render import INITIALIZERS
 from trainlint.render.trainer import (
     ANCESTOR_LABEL,
@@ -26,12 +26,39 @@ from trainlint.rule import rule
 _LABEL = f"`{ANCESTOR_LABEL}: trainer`"
 
 
+def _lost(notes: Sequence[Note]) -> Iterator[tuple[Note, Problem]]:
+    """Each runtime without the trainer label that something shows loses a value: first
+    a TrainJob of the run that uses it and sets one the controller drops, else what the
+    runtime says itself (`_evidence`)."""
+    dropping: dict[tuple[str, ...], Note] = {}
+    for note in notes:
+        if note.value[0] == "drops":
+            dropping.setdefault(tuple(note.value[1]), note)
+    for note in notes:
+        if note.value[0] != "unlabelled":
+            continue
+        _, key, where, own, own_path = note.value
+        user = dropping.get(tuple(key))
+        if user is not None:
+            names = ", ".join(f"`{field}`" for field in user.value[2])
+            name = user.object.name
+            yield note, note.problem(
+                f"{where}: the controller silently drops {names} that TrainJob `{name}` sets",
+                related=user.related(f"TrainJob `{name}` sets {names}"),
+            )
+        elif own is not None:
+            consequence, related = own
+            yield note, note.problem(
+                f"{where}: {consequence}", related=note.related(related, tuple(own_path)))
+
+
 @rule(
     "TL201", "trainer-job-missing-ancestor-label",
     kinds=TRAINER_KINDS, severity=Severity.ERROR,
     remediation=f"Add {_LABEL} to `template.metadata.labels` of the trainer replicatedJob.",
+    across=_lost,
 )
-def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
+def check(manifest: Manifest, ctx: Context) -> Iterator[Problem | Fact]:
     """## What it does
     Checks that a (Cluster)TrainingRuntime marks its trainer job with the label
     `trainer.kubeflow.org/trainjob-ancestor-step: trainer` on the **job template**
@@ -116,21 +143,19 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     if any(ancestor(job) == TRAINER for _, job in jobs) or _never_created(manifest, ctx):
         return
     path, where, misplaced = _missing_label(manifest, jobs)
+    fix = _label_fix(manifest, jobs, path if misplaced else None)
     if misplaced:  # the label was meant: whatever a TrainJob sets is lost
-        consequence = (
-            "every TrainJob's image, command, args, env, resourcesPerNode and numNodes "
-            "will be dropped silently"
+        yield Problem(
+            path, f"{where}: every TrainJob's image, command, args, env, resourcesPerNode "
+            "and numNodes will be dropped silently", fix=fix,
         )
-        related: tuple[Related, ...] = ()
-    else:
-        found = _evidence(manifest, ctx)
-        if found is None:
-            return  # nothing shows that anything is lost: a runtime used as a plain JobSet
-        consequence, related = found
-    yield Problem(
-        path, f"{where}: {consequence}",
-        fix=_label_fix(manifest, jobs, path if misplaced else None), related=related,
-    )
+        return
+    # Whether anything is lost needs the TrainJobs that use it: `_lost` judges.
+    own = _evidence(manifest, ctx)
+    yield Fact(path, [
+        "unlabelled", list(ctx.key_of(manifest)), where,
+        None if own is None else [own[0], own[2]], None if own is None else list(own[1]),
+    ], fix)
 
 
 #: Where a runtime left with nothing (or nothing the schema knows) is rejected.
@@ -153,19 +178,10 @@ def _never_created(runtime: Manifest, ctx: Context) -> bool:
 FRAMEWORK_LABEL = "trainer.kubeflow.org/framework"
 
 
-def _evidence(runtime: Manifest, ctx: Context) -> tuple[str, tuple[Related, ...]] | None:
-    """What shows that a runtime with no trainer label loses something, and where: a
-    TrainJob of the run that sets a value the controller drops, the runtime's own
-    `mlPolicy.numNodes` that reaches no job, or the SDK's framework label (every TrainJob
-    the SDK creates sets `spec.trainer`). None when nothing does."""
-    for job in ctx.trainjobs_using(runtime):
-        dropped = _dropped(job, ctx)
-        if dropped:
-            names = ", ".join(f"`{key}`" for key in dropped)
-            return (
-                f"the controller silently drops {names} that TrainJob `{job.name}` sets",
-                (Related(job, ("spec", "trainer"), f"TrainJob `{job.name}` sets {names}"),),
-            )
+def _evidence(runtime: Manifest, ctx: Context) -> tuple[str, KeyPath, str] | None:
+    """What the runtime itself shows it loses, if anything (its own `mlPolicy.numNodes`
+    that reaches no job, or the SDK's framework label, by which the SDK lists it for
+    trainers that set `spec.trainer`), the key that shows it and what that key does."""
     nodes = dig(runtime.body, "spec", "mlPolicy", "numNodes")
     # Each job's pods, per replica and in all (replicas of one pod are nodes too).
     counts = {job.name: (job.pods, job.pods * job.replicas) for job in rendered(runtime, ctx).jobs
@@ -173,18 +189,15 @@ def _evidence(runtime: Manifest, ctx: Context) -> tuple[str, tuple[Related, ...]
     if is_count(nodes) and counts and all(nodes not in pods for pods in counts.values()):
         runs = ", ".join(f"job `{name}` runs {pods} pod{'s' * (pods != 1)}"
                          for name, (_, pods) in counts.items())
-        return (
-            f"`mlPolicy.numNodes` {nodes} reaches no job ({runs})",
-            (Related(runtime, ("spec", "mlPolicy", "numNodes"), "the node count it sets"),),
-        )
+        return (f"`mlPolicy.numNodes` {nodes} reaches no job ({runs})",
+                ("spec", "mlPolicy", "numNodes"), "the node count it sets")
     labels = mapping(dig(runtime.body, "metadata", "labels"))
     if FRAMEWORK_LABEL in labels:
         return (
             f"the Kubeflow SDK lists it by `{FRAMEWORK_LABEL}`, and the TrainJobs of the "
             "SDK's trainers set `spec.trainer` (command, numNodes, resourcesPerNode), which "
             "the controller silently drops here",
-            (Related(runtime, ("metadata", "labels", FRAMEWORK_LABEL),
-                     "what makes the SDK list it"),),
+            ("metadata", "labels", FRAMEWORK_LABEL), "what makes the SDK list it",
         )
     return None
 
@@ -305,27 +318,20 @@ def _dropped(job: Manifest, ctx: Context) -> list[str]:
         return []
     if any(ancestor(runtime_job) == TRAINER for _, runtime_job in replicated_jobs(runtime)):
         return []
-    kept = ctx.remember(_KEPT, job, lambda: _kept(job, ctx), ctx.trainer_version, ctx.bundled)
-    return [key for key in trainer if key in TRAINER_FIELDS and key not in kept]
-
-
-#: The `spec.trainer` keys of each TrainJob its render took, kept for the run (it is
-#: small): the runtime's rules ask after the TrainJob's own, when its render is gone.
-_KEPT: PerRun[frozenset[str | int]] = PerRun("trainer-keys-rendered")
-
-
-def _kept(job: Manifest, ctx: Context) -> frozenset[str | int]:
-    return frozenset(
+    kept = {
         origin.path[2] for origin in rendered(job, ctx).tree.sources()
         if origin.manifest is job and origin.path[:2] == ("spec", "trainer")
         and len(origin.path) > 2
-    )
+    }
+    return [key for key in trainer if key in TRAINER_FIELDS and key not in kept]
 
 
-def _check_trainjob(job: Manifest, ctx: Context) -> Iterator[Problem]:
+def _check_trainjob(job: Manifest, ctx: Context) -> Iterator[Problem | Fact]:
     dropped = _dropped(job, ctx)
     runtime = ctx.runtime_for(job)
     if dropped and runtime is not None:
+        # What shows, on the runtime, that its missing label loses something (`_lost`).
+        yield Fact(("spec", "trainer"), ["drops", list(ctx.runtime_key(job)), dropped])
         jobs = replicated_jobs(runtime)
         names = ", ".join(f"`{key}`" for key in dropped)
         yield Problem(

@@ -1,14 +1,12 @@
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
-from trainlint.document import Manifest, dig, mappings
+from trainlint.document import Manifest
 from trainlint.engine.context import Context
-from trainlint.memo import PerRun
-from trainlint.problem import Problem, Related, Severity
+from trainlint.finding import Note
+from trainlint.problem import Fact, Problem, Severity
 from trainlint.render.checkpoint import CheckpointOptions, Place, places
-from trainlint.render.trainer import override_pods, pod_specs
 from trainlint.rule import rule
 
 #: A checkpoint location shared between runs: namespace, PVC and path inside it.
@@ -25,15 +23,36 @@ def _locations(job: Manifest, ctx: Context) -> dict[Location, Place]:
     return found
 
 
+def _shared(notes: Sequence[Note]) -> Iterator[tuple[Note, Problem]]:
+    """Each TrainJob's location that an earlier TrainJob of the run writes too, on the
+    first of them. A TrainJob of the context comes after every one checked, so it is
+    never the earlier one: a new run that picks up where a finished one left off is no
+    clash."""
+    first: dict[tuple[str, ...], Note] = {}
+    for note in notes:
+        location, path, resume = note.value
+        other = first.setdefault(tuple(location), note)
+        if other.order == note.order:
+            continue
+        name = other.object.name
+        yield note, note.problem(
+            f"TrainJob `{name}` also checkpoints to `{path}` on PVC `{location[1]}`: the "
+            "runs overwrite each other's checkpoints"
+            + (f", and a later run resumes from the other's instead of starting clean "
+               f"(`{resume}`)" if resume else ""),
+            related=other.related(f"where TrainJob `{name}` checkpoints to `{path}`"),
+        )
+
+
 @rule(
     "TL307", "checkpoint-dir-shared-between-trainjobs",
     kinds={"TrainJob"}, severity=Severity.ERROR,
     remediation=(
         "Give each TrainJob its own checkpoint directory (`CKPT_DIR` in `spec.trainer.env`)."
     ),
-    options=CheckpointOptions,
+    options=CheckpointOptions, across=_shared,
 )
-def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
+def check(job: Manifest, ctx: Context) -> Iterator[Fact]:
     """## What it does
     Computes each TrainJob's effective checkpoint directory (its `spec.trainer` over its
     runtime) and the PVC under it, and flags a TrainJob of the run whose directory on that
@@ -127,87 +146,5 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
             value: /mnt/ckpt/sft-lr-2
     ```
     """
-    neighbours = ctx.trainjobs_in(job.namespace)
-    if len(neighbours) < 2:
-        return  # no other TrainJob to share a PVC, and so a directory, with
-    writers = ctx.remember(  # the namespace's first TrainJob stands for it
-        _FIRST_WRITERS, neighbours[0], lambda: _FirstWriters(job.namespace, ctx),
-        ctx.trainer_version, ctx.options,
-    )
-    if id(job) not in writers.position:
-        return  # no other TrainJob mounts a PVC this one mounts
-    first = writers.up_to(job, ctx)
-    for location, mine in _locations(job, ctx).items():
-        other = first.get(location)
-        if other is not None and other is not job:
-            theirs = _locations(other, ctx)[location].at
-            yield Problem(
-                mine.at.path,
-                f"TrainJob `{other.name}` also checkpoints to `{mine.path}` on PVC "
-                f"`{location[1]}`: the runs overwrite each other's checkpoints"
-                + (f", and a later run resumes from the other's instead of starting clean "
-                   f"(`{mine.resume}`)" if mine.resume else ""),
-                related=(Related(other, theirs.path,
-                                 f"where TrainJob `{other.name}` checkpoints to `{mine.path}`"),),
-            )
-
-
-class _FirstWriters:
-    """Each location where TrainJobs of a namespace checkpoint, and the first of them in
-    the run's order: the one a later TrainJob is told it clashes with. Only the TrainJobs
-    that may mount a PVC another one mounts (`sharing`) count: the only ones whose pods
-    are built for it.
-
-    The TrainJobs are looked at in order, only as far as the one that asks (`up_to`): the
-    first to write a location of a TrainJob is never after it. A run checks the TrainJobs
-    before it first, so where they checkpoint was worked out with their own renders;
-    looking at all of them at the first would render every TrainJob of the
-    namespace ahead of its own rules, and again for them (a render is kept only while it
-    is recent): with 2,000 TrainJobs on one PVC, 4,001 renders instead of 2,001. What it
-    holds only grows, and what it found never changes."""
-
-    def __init__(self, namespace: str, ctx: Context) -> None:
-        neighbours = ctx.trainjobs_in(namespace)
-        claims = [_claims(neighbour, ctx) for neighbour in neighbours]
-        mounts = Counter(claim for some in claims for claim in some)
-        self.sharing = [
-            neighbour for neighbour, some in zip(neighbours, claims, strict=True)
-            if any(mounts[claim] > 1 for claim in some)
-        ]
-        #: The place of each sharing TrainJob (by `id`) among them.
-        self.position = {id(neighbour): place for place, neighbour in enumerate(self.sharing)}
-        self.first: dict[Location, Manifest] = {}
-        self._looked_at = 0
-
-    def up_to(self, job: Manifest, ctx: Context) -> dict[Location, Manifest]:
-        """The first writers of the locations of the TrainJobs up to `job` (and perhaps
-        more): those of `job`'s own locations are final."""
-        end = self.position[id(job)] + 1
-        while self._looked_at < end:
-            neighbour = self.sharing[self._looked_at]
-            for location in _locations(neighbour, ctx):
-                self.first.setdefault(location, neighbour)
-            self._looked_at += 1
-        return self.first
-
-
-#: The first writers of each namespace, kept for the run: they read the TrainJobs of the
-#: namespace and the runtimes they find, nothing else.
-_FIRST_WRITERS: PerRun[_FirstWriters] = PerRun(
-    "first-writers",
-    reads=lambda first: [("trainjobs-in", first.namespace), ("runtimes-in", first.namespace)],
-)
-
-
-def _claims(job: Manifest, ctx: Context) -> set[str]:
-    """The PVCs a TrainJob's pods may mount, at a glance: those named by the pod specs of
-    its runtime's jobs and by its own overrides or patches (never fewer than its pods
-    mount, and no JobSet built to know it)."""
-    runtime = ctx.runtime_for(job)
-    pods = [spec for _, _, spec in pod_specs(runtime)] if runtime is not None else []
-    pods += [pod for _, pod, _ in override_pods(job, ctx.trainer_version)]
-    names = (
-        dig(volume, "persistentVolumeClaim", "claimName")
-        for pod in pods for _, volume in mappings(pod.get("volumes"))
-    )
-    return {name for name in names if isinstance(name, str)}
+    for (namespace, claim, inside), place in _locations(job, ctx).items():
+        yield Fact(place.at.path, [[namespace, claim, inside], place.path, place.resume])

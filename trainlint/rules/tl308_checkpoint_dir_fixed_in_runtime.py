@@ -1,11 +1,12 @@
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from trainlint.document import Manifest
 from trainlint.engine.context import Context
-from trainlint.kinds import RUNTIME_KINDS
-from trainlint.problem import Problem, Severity
+from trainlint.finding import Note
+from trainlint.kinds import TRAINER_KINDS
+from trainlint.problem import Fact, Problem, Severity
 from trainlint.render import script
 from trainlint.render.checkpoint import (
     CheckpointOptions,
@@ -20,14 +21,29 @@ from trainlint.render.trainer import rendered
 from trainlint.rule import rule
 
 
+def _fixed(notes: Sequence[Note]) -> Iterator[tuple[Note, Problem]]:
+    """Each fixed directory of a runtime, unless the runtime has TrainJobs in the run
+    and none of them writes to it (each sets its own)."""
+    users: dict[tuple[str, ...], list[set[str]]] = {}
+    for note in notes:
+        if note.value[0] == "uses":
+            users.setdefault(tuple(note.value[1]), []).append(set(note.value[2]))
+    for note in notes:
+        if note.value[0] == "fixed":
+            _, key, place, message = note.value
+            theirs = users.get(tuple(key))
+            if not theirs or any(place in inside for inside in theirs):
+                yield note, note.problem(message)
+
+
 @rule(
     "TL308", "checkpoint-dir-fixed-in-runtime",
-    kinds=RUNTIME_KINDS, severity=Severity.WARNING,
+    kinds=TRAINER_KINDS, severity=Severity.WARNING,
     remediation="Set the checkpoint directory per TrainJob (`CKPT_DIR` in `spec.trainer.env`), or "
     "use a `volumeClaimPolicies` PVC per run.",
-    options=CheckpointOptions,
+    options=CheckpointOptions, across=_fixed,
 )
-def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
+def check(manifest: Manifest, ctx: Context) -> Iterator[Fact]:
     """## What it does
     Flags a runtime whose trainer writes checkpoints to a fixed directory on a named PVC,
     unless every TrainJob of the run that uses the runtime sets its own directory.
@@ -115,25 +131,21 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
                             claimName: train-ckpt
     ```
     """
-    users: list[Manifest] | None = None  # looked up when a directory needs them
-    for container, _ in writers(rendered(runtime, ctx), ctx.options):
+    if manifest.kind == "TrainJob":  # where each TrainJob writes, inside its volumes
+        inside = sorted({place.inside for place in places(manifest, ctx, ctx.options)})
+        yield Fact((), ["uses", list(ctx.runtime_key(manifest)), inside])
+        return
+    key = list(ctx.key_of(manifest))
+    for container, _ in writers(rendered(manifest, ctx), ctx.options):
         for directory in written_dirs(container, ctx.options):
             where = storage(container, directory.path)
             claim = claim_name(container, where)
-            if claim is None or "$(" in directory.path or directory.at.manifest is not runtime:
+            if claim is None or "$(" in directory.path or directory.at.manifest is not manifest:
                 continue
-            if users is None:
-                users = ctx.trainjobs_using(runtime)
-            place = path_on_volume(where, directory.path)
-            if users and not any(
-                mine.inside == place for user in users for mine in places(user, ctx, ctx.options)
-            ):
-                continue  # every TrainJob of the run sets its own directory
             resume = script.resumes(script.read(container))
-            yield Problem(
-                directory.at.path,
+            yield Fact(directory.at.path, [
+                "fixed", key, path_on_volume(where, directory.path),
                 f"every TrainJob using this runtime checkpoints to `{directory.path}` on PVC "
                 f"`{claim}` ({directory.origin}): runs overwrite each other's checkpoints"
                 + (f", and a new run resumes from the last run's (`{resume}`)" if resume else ""),
-            )
-
+            ])

@@ -1,12 +1,17 @@
 """Findings of unchanged files, kept between runs (`--no-cache`, `cache-dir`).
 
-An entry holds, per file, its findings (settled: suppressions and severities applied)
-and what its rules looked up in the run's index (`Index.looked_up`: dependency → digest
-of the answer, an object being known by its file's digest and its place in the file). It
-is reused when the file's bytes, its settings and trainlint itself are unchanged and
-every look-up would still find the same objects, so a TrainJob is checked again when its
-runtime's file changes. A file whose size and modification time are unchanged
-is not even read; when the run is the last one again, nothing is parsed or checked.
+An entry holds, per file, the findings of its objects' own rules (settled: suppressions
+and severities applied), its suppressions as they left them, the notes of its objects'
+facts, and what its rules looked up in the run's index (`Index.looked_up`: dependency →
+digest of the answer, an object being known by its file's digest and its place in the
+file). It is reused when the file's bytes, its settings and trainlint itself are
+unchanged and every look-up would still find the same objects, so a TrainJob is checked
+again when its runtime's file changes. What the rules' cross-object passes make of all
+the notes, and what the suppression rules then say, is worked out again in every run
+(`Run.finish`), from the notes of the files checked and those kept: a runtime's finding
+that depends on its TrainJobs follows them without being checked again. A file whose
+size and modification time are unchanged is not even read; when the run is the last one
+again, nothing is parsed or checked, and what that run added to each file is kept too.
 
 A run that gives JSON stores each fix's text edits with the findings (`Fix.edits`), and
 marks the entry's settings key so (`WITH_EDITS`): such an entry serves any run, one
@@ -37,12 +42,22 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from trainlint.config.settings import Settings
 from trainlint.digest import blake2b
 from trainlint.document import Loaded, Manifest, Source, Span, dig
+from trainlint.engine.index import CONTEXT as CONTEXT_PLACE
 from trainlint.engine.index import DEPENDENCY_SEPARATOR, Index
-from trainlint.engine.run import Run
+from trainlint.engine.run import Amend, Run, finish
 from trainlint.files import read_bytes
 from trainlint.finding import Finding, in_order
 from trainlint.kinds import LOOKED_UP_KINDS, object_kind
-from trainlint.run.packed import Packed, Texts, texts, unpack
+from trainlint.run.packed import (
+    Packed,
+    Texts,
+    pack,
+    texts,
+    unpack,
+    unpack_note,
+    unpack_suppressions,
+)
+from trainlint.run.parallel import Packing, Settled, finish_all
 from trainlint.version import __version__
 
 if TYPE_CHECKING:
@@ -53,9 +68,10 @@ INDEXED_KINDS = LOOKED_UP_KINDS | {"TrainJob"}
 #: What the cache holds of one file: its digest, findings, objects, look-ups.
 CachedFile = dict[str, Any]
 #: The keys of an entry, in the findings file and in the index file.
-FINDINGS_KEYS = frozenset(
-    {"content", "stat", "settings", "settled", "objects", "fragments", "unchecked"}
-)
+FINDINGS_KEYS = frozenset({
+    "content", "stat", "settings", "settled", "suppressions", "notes", "objects", "fragments",
+    "unchecked",
+})
 #: The settings key of a context file's entry: never that of an input, so a file checked
 #: once and read as context another time has an entry of each kind.
 CONTEXT = "context"
@@ -110,6 +126,9 @@ class Cache:
         #: The key of the run that wrote the cache (see `run_key`).
         self.run = stored.get("run")
         self.entries = _entries(stored.get("files"), FINDINGS_KEYS)
+        #: What the run that wrote the cache added to each file once every object's facts
+        #: were known (`Run.finish`), for the files it added something to.
+        self.added = stored.get("added") if isinstance(stored.get("added"), dict) else {}
         #: The name and help of the rules whose findings the entries hold.
         self.texts = _texts(stored.get("rules"))
         self._index: dict[str, CachedFile] | None = None
@@ -188,14 +207,19 @@ class Cache:
             _write(self.verdicts_path, _json({"verdicts": validations.VERDICTS}))
         validations.LEARNED.clear()
 
-    def save(self, run: str, entries: Sequence[Encoded], codes: set[str]) -> None:
+    def save(
+        self, run: str, entries: Sequence[Encoded], codes: set[str],
+        added: dict[str, list[Packed]],
+    ) -> None:
         """Replace both files, index first; a cache that cannot be written is skipped.
-        `entries` are encoded (`_encoded`), `codes` those of every finding they hold."""
+        `entries` are encoded (`_encoded`), `codes` those of every finding they hold or
+        the run `added` to a file."""
         generation = _json(_unique())
         rules = _json(texts(sorted(codes)))
         parts = [
             (self.index_path, '"run":null', [entry.index_part for entry in entries]),
-            (self.findings_path, f'"run":{_json(run)},"rules":{rules}',
+            (self.findings_path,
+             f'"run":{_json(run)},"rules":{rules},"added":{_json(added)}',
              [entry.findings_part for entry in entries]),
         ]
         with contextlib.suppress(OSError):
@@ -229,10 +253,10 @@ class Encoded(NamedTuple):
 
 
 #: Checks and settles inputs (`parallel.settle_all`): (run, positions, keep) → position →
-#: (findings, what `keep` made of them, packed, in the process that checked the input).
+#: the input settled, with what `keep` made of it packed, in the process that checked it.
 SettleAll = Callable[
-    [Run, Sequence[int], Callable[[int, list[Packed]], Encoded | None]],
-    dict[int, tuple[list[Finding], Encoded | None]],
+    [Run, Sequence[int], Callable[[int, Packing], Encoded | None]],
+    dict[int, Settled[Encoded | None]],
 ]
 
 
@@ -243,17 +267,19 @@ def check(
     settle_all: SettleAll,
     cache: Cache,
     context: Sequence[str] = (),
-    *, edits: bool = False,
+    *, amend: Amend | None = None,
 ) -> Outcome:
     """Every finding of the files `names`, from the cache where it still holds; the files
-    `context` are read for their objects only. With `edits`, `settle_all` works out the
-    fixes' text edits, and only entries that hold them are used."""
+    `context` are read for their objects only. With `amend`, `settle_all` works out the
+    fixes' text edits (and so does the finishing), and only entries that hold them are
+    used."""
     every = [*names, *context]
     stats = {name: _stat(name) for name in every}
-    keys = {**_settings_keys(names, settings_of, edits), **dict.fromkeys(context, CONTEXT)}
+    keys = {**_settings_keys(names, settings_of, amend is not None),
+            **dict.fromkeys(context, CONTEXT)}
     known = _known_contents(every, stats, cache)
     if len(known) == len(every):  # every file may be served from the cache
-        served = _served(names, context, known, keys, cache)
+        served = _served(names, context, known, keys, cache, settings_of, amend)
         if served is not None:
             return served
     read = read_all(every, _read)
@@ -267,28 +293,31 @@ def check(
     stored_keys = dict(keys)
     identities = (contents, stats, stored_keys)
 
-    def keep(position: int, settled: list[Packed]) -> Encoded | None:
+    def keep(position: int, packing: Packing) -> Encoded | None:
         """A fresh entry, encoded where its file was checked (None: the file could not be
         read, and is read again next time)."""
         if names[position] not in contents:
             return None
         dependencies = run.dependencies.get(position, {})
         missing = run.missing.get(position, {})
-        return _encoded(run, run.inputs[position], identities, (dependencies, missing), settled)
+        return _encoded(run, run.inputs[position], identities, (dependencies, missing), packing)
 
     # An entry whose look-ups still find the same objects settles as it did: what it was
     # settled from (the file, its settings, what its rules found) is the same.
-    results: dict[int, tuple[list[Finding], Encoded | None]] = {}
+    results: dict[int, Settled[Encoded | None]] = {}
     for position, name in enumerate(names):
         entry = cache.lookup(name, contents[name], keys[name]) if name in contents else None
         if entry is not None and _still_holds(entry, run.index):
             item = run.inputs[position]
-            found = _unpacked(entry["settled"], item.source, item.manifests, cache.texts)
-            if found is not None:
+            settled = _unpacked(entry, position, item.source, item.manifests,
+                                _of_inputs(run.placed), cache.texts)
+            if settled is not None:
                 stored_keys[name] = entry["settings"]
                 looked_up = (entry["dependencies"], entry["unchecked"])
-                kept = _encoded(run, item, identities, looked_up, entry["settled"])
-                results[position] = found, kept
+                packing = Packing(entry["settled"], entry["suppressions"], entry["notes"])
+                kept = _encoded(run, item, identities, looked_up, packing)
+                results[position] = Settled(settled.found, settled.suppressions, settled.notes,
+                                            kept)
     fresh = [position for position in range(len(names)) if position not in results]
     if fresh:
         cache.recall_verdicts()
@@ -296,13 +325,19 @@ def check(
         results.update(settle_all(run, fresh, keep))
         cache.save_verdicts()
         cache.save_definitions()
-    findings = in_order(found for found, _ in results.values())
-    entries = [kept for _, (_, kept) in sorted(results.items()) if kept is not None]
+    finished = finish_all(run, results, amend)
+    findings = in_order(finished.values())
+    entries = [checked.kept for _, checked in sorted(results.items()) if checked.kept is not None]
     entries += [
-        _encoded(run, item, identities, ({}, {}), [])
+        _encoded(run, item, identities, ({}, {}), Packing([], [], []))
         for item in run.context_files if item.source.name in contents
     ]
-    cache.save(_run_key(every, contents, keys), entries, {finding.code for finding in findings})
+    added = {names[position]: [pack(finding, None, known_texts) for finding in more]
+             for position, checked in results.items()
+             for more in [finished[position][len(checked.found):]] if more
+             for known_texts in [texts({finding.code for finding in more})]}
+    cache.save(_run_key(every, contents, keys), entries, {finding.code for finding in findings},
+               added)
     return Outcome(
         findings, list(names), len(fresh),
         sum(len(item.manifests) for item in run.inputs),
@@ -344,18 +379,18 @@ def _settings_keys(
 
 def _served(
     names: Sequence[str], context: Sequence[str], known: dict[str, str], keys: dict[str, str],
-    cache: Cache,
+    cache: Cache, settings_of: Callable[[str], Settings], amend: Amend | None,
 ) -> Outcome | None:
     """What the run finds, all from the cache, when no file changed and every look-up
     still finds what it found; None otherwise."""
     every = [*names, *context]
     if _run_key(every, known, keys) == cache.run:  # the last run again
-        outcome = _settled(names, cache.entries, cache.texts)
+        outcome = _settled(names, cache.entries, cache.texts, cache.added)
         if outcome is not None:
             return outcome
     cached = {name: cache.lookup(name, known[name], keys[name]) for name in every}
     if all(cached.values()) and _all_hold(names, context, cached):
-        return _settled(names, cached, cache.texts)
+        return _settled(names, cached, cache.texts, None, settings_of, amend)
     return None
 
 
@@ -374,18 +409,26 @@ def _digest(data: bytes) -> str:
     return blake2b(data, digest_size=16).hexdigest()
 
 
-def _settled(names: Sequence[str], entries: dict[str, Any], known: Texts) -> Outcome | None:
+def _settled(
+    names: Sequence[str], entries: dict[str, Any], known: Texts,
+    added: dict[str, Any] | None, settings_of: Callable[[str], Settings] | None = None,
+    amend: Amend | None = None,
+) -> Outcome | None:
     """The cached findings of the files, their text left to be read only if shown, and
-    what else the entries say of the files (None when an entry cannot be read)."""
-    per_file = []
+    what else the entries say of the files (None when an entry cannot be read). What
+    lands on each file once every object's facts are known is what the run that wrote the
+    cache `added`, or else is worked out again from the entries (with `settings_of`)."""
     outcome = Outcome([], list(names), 0)
-    for name in names:
+    settled: dict[int, Settled[None]] = {}
+    for position, name in enumerate(names):
         entry = entries[name]
         assert entry is not None
-        found = _unpacked(entry["settled"], Source(name), [], known)
+        source = Source(name)
+        stand_ins: dict[int, Manifest] = {}
+        found = _unpacked(entry, position, source, stand_ins, _stand_ins_of(stand_ins), known)
         if found is None:
             return None
-        per_file.append(found)
+        settled[position] = found
         try:
             outcome.objects += int(entry["objects"])
             outcome.fragments.extend((name, Span(*span)) for span in entry["fragments"])
@@ -393,11 +436,59 @@ def _settled(names: Sequence[str], entries: dict[str, Any], known: Texts) -> Out
                 outcome.unchecked[str(runtime)] = outcome.unchecked.get(str(runtime), 0) + int(jobs)
         except _MALFORMED:
             return None
-    outcome.findings = in_order(per_file)
+    if added is not None:
+        more = {}
+        for position, name in enumerate(names):
+            unpacked = _findings(added.get(name, []), Source(name), [], known)
+            if unpacked is None:
+                return None
+            more[position] = unpacked
+    else:
+        assert settings_of is not None
+        notes = [note for checked in settled.values() for note in checked.notes]
+        more = finish(
+            {position: (settings_of(name), settled[position].suppressions)
+             for position, name in enumerate(names)}, notes, amend,
+        )
+    outcome.findings = in_order([*checked.found, *more[position]]
+                                for position, checked in settled.items())
     return outcome
 
 
+#: Finds the object at a place of the run (`Run.placed`).
+Placed = Callable[[tuple[int, int]], Manifest | None]
+
+
+def _stand_ins_of(stand_ins: dict[int, Manifest]) -> Placed:
+    """Finds the stand-ins of a cached file's objects that its suppressions name: an
+    object's suppression then covers the cross-object findings on that object only."""
+    return _of_inputs(lambda order: stand_ins.get(order[1]))
+
+
+def _of_inputs(placed: Placed) -> Placed:
+    """`placed` for the inputs only: a cached note of the context names its object by its
+    place in the context of the run that wrote it, which may have changed."""
+    return lambda order: None if order[0] == CONTEXT_PLACE else placed(order)
+
+
 def _unpacked(
+    entry: CachedFile, position: int, source: Source,
+    manifests: list[Manifest] | dict[int, Manifest], placed: Placed, known: Texts,
+) -> Settled[None] | None:
+    """A stored entry as settled, of the input at `position`, on `source` and (by
+    position) its `manifests` (stand-ins are added where they are a dict), its notes'
+    objects found by `placed`; None when it is not what this build writes."""
+    try:
+        suppressions = unpack_suppressions(entry["suppressions"], source, manifests)
+        notes = [unpack_note(note, position, placed, source) for note in entry["notes"]]
+    except _MALFORMED:
+        return None
+    found = _findings(entry["settled"], source, manifests if isinstance(manifests, list) else [],
+                      known)
+    return None if found is None else Settled(found, suppressions, notes)
+
+
+def _findings(
     packed: list[Packed], source: Source, manifests: list[Manifest], known: Texts
 ) -> list[Finding] | None:
     """Stored findings unpacked, or None when they are not what this build writes."""
@@ -449,17 +540,18 @@ _MALFORMED = (AttributeError, IndexError, KeyError, TypeError, ValueError)
 def _encoded(
     run: Run, item: Loaded,
     identities: tuple[dict[str, str], dict[str, list[int] | None], dict[str, str]],
-    looked_up: tuple[dict[str, str], dict[str, int]], settled: list[Packed],
+    looked_up: tuple[dict[str, str], dict[str, int]], packing: Packing,
 ) -> Encoded:
     """A readable file's entry: what identifies it (content, size and time, settings), its
-    findings and what they were not checked against; what it provides to the index and
-    what its rules looked up."""
+    findings, suppressions and notes, and what they were not checked against; what it
+    provides to the index and what its rules looked up."""
     contents, stats, keys = identities
     dependencies, missing = looked_up
     name = item.source.name
     findings = {
         "content": contents[name], "stat": stats[name], "settings": keys[name],
-        "settled": settled, "objects": len(item.manifests),
+        "settled": packing.found, "suppressions": packing.suppressions,
+        "notes": packing.notes, "objects": len(item.manifests),
         "fragments": [list(span) for span in item.fragments],
         "unchecked": missing,
     }

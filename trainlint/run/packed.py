@@ -1,22 +1,27 @@
-"""Findings as plain JSON values: to cross a process boundary, or to be kept between runs.
+"""Findings, notes of facts and suppressions as plain JSON values: to cross a process
+boundary, or to be kept between runs.
 
 A packed finding names the object it lands on by its position among its file's objects,
-never by identity, so it can be unpacked against the inputs of another process or of a
-later run. A fix travels as its title and safety, and its text edits once worked out
-(`Fix.edits`): its edit works only on the objects it was found on, so fixing always
-happens where the finding was made.
+never by identity (a note by its place in the run), so it can be unpacked against the
+inputs of another process or of a later run. A fix travels as its title and safety, and
+its text edits once worked out (`Fix.edits`): its edit works only on the objects it was
+found on, so fixing always happens where the finding was made.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import astuple, replace
 from functools import lru_cache
 from typing import Any
 
 from trainlint.document import Manifest, Source, Span
-from trainlint.finding import Finding, ObjectRef
+from trainlint.engine.index import CONTEXT
+from trainlint.engine.settle import Suppressions
+from trainlint.finding import Finding, Note, ObjectRef
 from trainlint.problem import Fix, Severity, TextEdit
+from trainlint.rule import find_rule
+from trainlint.suppression import Entry, Invalid
 
 #: code, severity, message, help, span, path, object, fix, manifest: a list, not a
 #: mapping, so a cache of 15,000 findings does not spell each key 15,000 times. The file
@@ -42,8 +47,7 @@ def pack(finding: Finding, number: int | None, known: Texts) -> Packed:
     return [
         finding.code, finding.severity.value, finding.message,
         None if finding.remediation == known[finding.code][1] else finding.remediation,
-        list(finding.span), list(finding.path),
-        None if ref is None else [ref.api_version, ref.kind, ref.name, ref.namespace],
+        list(finding.span), list(finding.path), None if ref is None else _packed_ref(ref),
         None if finding.fix is None else _packed_fix(finding.fix),
         number,
     ]
@@ -63,6 +67,10 @@ def unpack(packed: Packed, source: Source, manifests: list[Manifest], known: Tex
 
 
 _SEVERITIES = {severity.value: severity for severity in Severity}
+
+
+def _packed_ref(ref: ObjectRef) -> list[str | None]:
+    return [ref.api_version, ref.kind, ref.name, ref.namespace]
 
 
 # Findings on one object, or with one repair, share them: a warm run unpacks thousands.
@@ -105,3 +113,73 @@ def numbers(inputs: Any) -> dict[int, int]:
 def _applied_where_found(_: object) -> None:
     """A fix's edit works on the objects it was found on; fixing runs where they are."""
     raise RuntimeError("this fix was found in another process or run: fix in one process")
+
+
+def pack_note(note: Note) -> Packed:
+    """A note as JSON values: its object is named by its place in the run (`Note.order`),
+    its file by the input it was made on."""
+    return [
+        note.code, note.value, list(note.path), list(note.span), _packed_ref(note.object),
+        list(note.order), note.checked, None if note.fix is None else _packed_fix(note.fix),
+    ]
+
+
+def unpack_note(
+    packed: Packed, position: int, placed: Callable[[tuple[int, int]], Manifest | None],
+    source: Source,
+) -> Note:
+    """The note again, of the input at `position` (where its file is in this run) or of
+    the context; `placed` finds its object by its place (None: not at hand), on whose file
+    it is, else on `source`."""
+    code, value, path, span, ref, order, checked, fix = packed
+    place = (int(order[0]) if order[0] == CONTEXT else position, int(order[1]))
+    manifest = placed(place)
+    return Note(
+        code, value, tuple(path), Span(*span), source if manifest is None else manifest.source,
+        _object(*ref), place, bool(checked), None if fix is None else _unpacked_fix(*fix),
+        manifest,
+    )
+
+
+def pack_suppressions(suppressions: Suppressions, number: Mapping[int, int]) -> Packed:
+    """A file's suppressions as JSON values ([] when it has none); `number` gives its
+    objects' positions in the file, by identity. An object's entry names its object by
+    position, document and key path in the document (`stand_in`)."""
+    if not suppressions.entries and not suppressions.invalid:
+        return []
+    return [
+        [[entry.selector, list(entry.span), entry.scope, entry.target,
+          None if entry.manifest is None else [
+              number[id(entry.manifest)], entry.manifest.document, list(entry.manifest.base)],
+          list(entry.path), entry.reason, entry.used] for entry in suppressions.entries],
+        [[list(item.span), item.message, list(item.path)] for item in suppressions.invalid],
+    ]
+
+
+def unpack_suppressions(
+    packed: Packed, source: Source, manifests: Sequence[Manifest] | dict[int, Manifest]
+) -> Suppressions:
+    """A file's suppressions again, on `source` and (by position) its `manifests`; where
+    these are not at hand (a file served from the cache), on stand-ins added to them."""
+    if not packed:
+        return Suppressions([], [])
+    entries, invalid = packed
+    found = []
+    for selector, span, scope, target, place, path, reason, used in entries:
+        manifest = None
+        if place is not None:
+            number, document, base = place
+            manifest = (manifests.setdefault(number, stand_in(source, document, base))
+                        if isinstance(manifests, dict) else manifests[number])
+        found.append(Entry(selector, find_rule(selector), Span(*span), source, scope, target,
+                           manifest, tuple(path), reason, bool(used)))
+    return Suppressions(
+        found,
+        [Invalid(Span(*span), message, source, tuple(path)) for span, message, path in invalid],
+    )
+
+
+def stand_in(source: Source, document: int, base: list[Any]) -> Manifest:
+    """An object of a file served from the cache, known by where it is: what a finding or
+    a suppression of it needs, and a fix's text edits (worked out from the file)."""
+    return Manifest({}, source, document, tuple(base), nulls=False)

@@ -2,10 +2,12 @@
 
 The rules are pure functions of an input and the run's shared index, so once every input
 is read the parent builds the `Run` and forks: each worker inherits it as it is (no copy
-is sent) and returns only its findings, packed (`trainlint.run.packed`), with what the caller
-keeps of them (the cache's entries, encoded). Findings land only on the input checked, so
-workers settle them too (suppressions, severities); the parent puts them in order, and the
-output is the same as with one process.
+is sent) and returns only its findings, the notes of its facts and its suppressions,
+packed (`trainlint.run.packed`), with what the caller keeps of them (the cache's entries,
+encoded). Findings land only on the input checked, so workers settle them too
+(suppressions, severities); the parent runs the rules' cross-object passes over every
+note and finishes each input (`finish_all`), and the output is the same as with one
+process.
 
 The parent is one of the `jobs`. The inputs are cut into chunks, the first large (few
 hand-offs), the last small (every process ends at about the same time), and every process
@@ -29,13 +31,25 @@ from __future__ import annotations
 import os
 import pickle
 import struct
-from collections.abc import Callable, Iterator, Sequence
-from typing import IO, TYPE_CHECKING, Any, TypeVar
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import IO, TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
 
-from trainlint.engine.run import Run
-from trainlint.finding import Finding, in_order
+from trainlint.engine.run import Amend, Run
+from trainlint.engine.settle import Suppressions
+from trainlint.finding import Finding, Note, in_order
+from trainlint.problem import Severity
 from trainlint.rule import all_rules, listed_rules
-from trainlint.run.packed import Packed, numbers, pack, texts, unpack
+from trainlint.run.packed import (
+    Packed,
+    numbers,
+    pack,
+    pack_note,
+    pack_suppressions,
+    texts,
+    unpack,
+    unpack_note,
+    unpack_suppressions,
+)
 
 if TYPE_CHECKING:
     from trainlint.loader import Spread
@@ -110,31 +124,55 @@ def _same(_: object, result: R) -> R:
     return result
 
 
-#: Completes an input's settled findings where they were made (`fix.with_edits`).
-Amend = Callable[[list[Finding]], list[Finding]]
-
-
 def lint_all(run: Run, jobs: int, amend: Amend | None = None) -> list[Finding]:
     """`run`'s findings, its inputs checked and settled on `jobs` processes."""
-    settled = settle_all(run, range(len(run.inputs)), jobs, amend=amend)
-    return in_order(found for found, _ in settled.values())
+    settled: dict[int, Settled[None]] = settle_all(run, range(len(run.inputs)), jobs, amend=amend)
+    return in_order(found for found in finish_all(run, settled, amend).values())
+
+
+def finish_all(
+    run: Run, settled: Mapping[int, Settled[Any]], amend: Amend | None = None
+) -> dict[int, list[Finding]]:
+    """Each settled input's findings, with what lands on it once every object's facts
+    are known (`Run.finish`)."""
+    notes = [note for checked in settled.values() for note in checked.notes]
+    added = run.finish({position: (checked.found, checked.suppressions)
+                        for position, checked in settled.items()}, notes, amend)
+    return {position: [*checked.found, *added[position]]
+            for position, checked in settled.items()}
+
+
+class Settled(NamedTuple, Generic[K]):
+    """An input checked and settled (`Run.settle_input`), and the notes of its facts."""
+
+    found: list[Finding]
+    suppressions: Suppressions
+    notes: list[Note]
+    #: What `keep` made of it, packed, in the process that checked it.
+    kept: K | None = None
+
+
+class Packing(NamedTuple):
+    """An input checked and settled, as JSON values (`trainlint.run.packed`)."""
+
+    found: list[Packed]
+    suppressions: Packed
+    notes: list[Packed]
 
 
 def settle_all(
     run: Run, positions: Sequence[int], jobs: int,
-    keep: Callable[[int, list[Packed]], K] | None = None, amend: Amend | None = None,
-) -> dict[int, tuple[list[Finding], K | None]]:
-    """The findings of the inputs at `positions` (in that order), checked (in `Run.order`)
-    and settled on `jobs` processes, each with what `keep` makes of them packed (the
-    cache's entry), made in the process that checked the input, as is what `amend` adds
-    to them.
+    keep: Callable[[int, Packing], K] | None = None, amend: Amend | None = None,
+) -> dict[int, Settled[K]]:
+    """The inputs at `positions`, checked and settled on `jobs` processes, each with what
+    `keep` makes of it packed (the cache's entry), made in the process that checked the
+    input, as is what `amend` adds to its findings (and to its notes' fixes).
 
     A file of more than `PART` objects is checked in parts of `PART`, which any process
     takes like a file; the parent joins their raw findings and settles them (suppressions
     are the whole file's). Not when `amend` works out fixes' edits: a fix's edit works only
     where its finding was made."""
-    order = run.order(positions)
-    units = _units(run, order, split=amend is None)
+    units = _units(run, positions, split=amend is None)
     spread = worth_it(jobs, sum(1 if part is None else len(part) for _, part in units))
     anything_packed = keep is not None or spread
     places = numbers(run.inputs) if anything_packed else {}
@@ -148,62 +186,91 @@ def settle_all(
         ]
 
     def settle(
-        position: int, raw: list[Finding], packing: bool
-    ) -> tuple[list[Finding], list[Packed], K | None]:
-        """The input's findings, and with `packing` the same packed and what `keep`
-        makes of them."""
-        found = run.settle_input(position, raw)
+        position: int, raw: list[Finding], notes: list[Note], packing: bool
+    ) -> tuple[Settled[K], Packing | None]:
+        """The input settled, and with `packing` the same packed, with what `keep` makes
+        of it."""
+        found, suppressions = run.settle_input(position, raw)
         if amend is not None:
-            found = amend(found)
+            found, notes = amend(found), _amended(notes, amend)
         if not packing:
-            return found, [], None
-        settled = packed(found)
-        return found, settled, None if keep is None else keep(position, settled)
+            return Settled(found, suppressions, notes), None
+        as_json = Packing(packed(found), pack_suppressions(suppressions, places),
+                          [pack_note(note) for note in notes])
+        kept = None if keep is None else keep(position, as_json)
+        return Settled(found, suppressions, notes, kept), as_json
 
-    def whole(position: int, raw: list[Finding]) -> tuple[list[Finding], K | None]:
-        """An input's findings, settled in this process, and what `keep` makes of them."""
-        found, _, kept = settle(position, raw, keep is not None)
-        return found, kept
+    def whole(position: int, raw: list[Finding], notes: list[Note]) -> Settled[K]:
+        """An input settled in this process, and what `keep` makes of it."""
+        return settle(position, raw, notes, keep is not None)[0]
 
-    def here(unit: _Unit) -> _Checked[Finding, K]:
-        """A whole input's findings settled and what `keep` makes of them; or a part's raw
-        findings and what it looked up."""
+    def here(unit: _Unit) -> _Checked:
+        """A whole input settled; or a part's raw findings, notes and look-ups."""
         position, part = unit
+        raw = run.check(position, part)
         if part is None:
-            return (*whole(position, run.check(position)), None)
-        return run.check(position, part), None, _looked_up(run, position)
+            return whole(position, raw, run.notes[position]), None
+        return (raw, run.notes[position]), _looked_up(run, position)
 
-    def there(unit: _Unit) -> _Checked[Packed, K]:
-        """The same, the findings packed (in a worker)."""
+    def there(unit: _Unit) -> _Checked:
+        """The same, packed (in a worker)."""
         position, part = unit
+        raw = run.check(position, part)
         if part is None:
-            _, settled, kept = settle(position, run.check(position), True)
-            return settled, kept, None
-        return packed(run.check(position, part)), None, _looked_up(run, position)
+            settled, as_json = settle(position, raw, run.notes[position], True)
+            assert as_json is not None
+            return (as_json, settled.kept), None
+        return (packed(raw), [pack_note(note) for note in run.notes[position]]), \
+            _looked_up(run, position)
 
-    def receive(unit: _Unit, result: _Checked[Packed, K]) -> _Checked[Finding, K]:
-        item = run.inputs[unit[0]]
-        found, kept, looked_up = result
-        return [unpack(fields, item.source, item.manifests, known) for fields in found], kept, \
-            looked_up
+    def receive(unit: _Unit, result: _Checked) -> _Checked:
+        position, part = unit
+        item = run.inputs[position]
+        checked, looked_up = result
+        if part is None:
+            (found, suppressions, notes), kept = checked
+            return Settled(
+                [unpack(fields, item.source, item.manifests, known) for fields in found],
+                unpack_suppressions(suppressions, item.source, item.manifests),
+                [unpack_note(note, position, run.placed, item.source) for note in notes], kept,
+            ), None
+        raw, notes = checked
+        return ([unpack(fields, item.source, item.manifests, known) for fields in raw],
+                [unpack_note(note, position, run.placed, item.source) for note in notes]), looked_up
 
     if not spread:
-        checked = {position: whole(position, run.check(position)) for position in order}
-        return {position: checked[position] for position in positions}
-    results: dict[int, tuple[list[Finding], K | None]] = {}
-    parts: dict[int, list[tuple[list[Finding], _LookedUp]]] = {}
+        return {position: whole(position, run.check(position), run.notes[position])
+                for position in positions}
+    results: dict[int, Settled[K]] = {}
+    parts: dict[int, list[tuple[list[Finding], list[Note], _LookedUp]]] = {}
     spread_out = _spread(units, jobs, here, there, receive)
-    for (position, part), (found, kept, looked_up) in zip(units, spread_out, strict=True):
+    for (position, part), (checked, looked_up) in zip(units, spread_out, strict=True):
         if part is None:
-            results[position] = found, kept
+            assert isinstance(checked, Settled)
+            results[position] = checked
         else:
-            assert looked_up is not None
-            parts.setdefault(position, []).append((found, looked_up))
+            assert looked_up is not None and not isinstance(checked, Settled)
+            parts.setdefault(position, []).append((*checked, looked_up))
     for position, checked_parts in parts.items():
-        _join(run, position, [looked_up for _, looked_up in checked_parts])
+        _join(run, position, [looked_up for *_, looked_up in checked_parts])
         results[position] = whole(
-            position, [finding for found, _ in checked_parts for finding in found])
+            position, [finding for found, _, _ in checked_parts for finding in found],
+            [note for _, notes, _ in checked_parts for note in notes])
     return {position: results[position] for position in positions}
+
+
+def _amended(notes: list[Note], amend: Amend) -> list[Note]:
+    """The notes with their fixes' edits worked out (`amend`), here, where the objects
+    they edit are: a finding the cross-object pass makes of a note carries its fix."""
+    fixed = [note for note in notes if note.fix is not None and note.fix.edits is None]
+    if not fixed:
+        return notes
+    found = amend([Finding(note.code, "", Severity.ERROR, "", None, note.source, note.span,
+                           note.path, note.object, note.fix, note.manifest)
+                   for note in fixed])
+    fixes = {id(note): finding.fix for note, finding in zip(fixed, found, strict=True)}
+    return [note._replace(fix=fixes[id(note)]) if id(note) in fixes else note
+            for note in notes]
 
 
 #: A file of more objects than this is checked in parts of this many, on any process.
@@ -214,9 +281,9 @@ _Unit = tuple[int, range | None]
 #: What the rules of a part of an input looked up, and the runtimes its TrainJobs found
 #: nowhere (`Run.dependencies`, `Run.missing`; None when the run records no look-ups).
 _LookedUp = tuple[dict[str, str] | None, dict[str, int] | None]
-#: What checking a unit gives: a whole input's settled findings and what `keep` made of
-#: them; or a part's raw findings and what it looked up.
-_Checked = tuple[list[T], K | None, _LookedUp | None]
+#: What checking a unit gives: a whole input settled (as `Settled`, or packed with what
+#: `keep` made of it); or a part's raw findings and notes, and what it looked up.
+_Checked = tuple[Any, _LookedUp | None]
 
 
 def _units(run: Run, positions: Sequence[int], *, split: bool) -> list[_Unit]:
