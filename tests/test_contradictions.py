@@ -36,13 +36,14 @@ def about_the_object(code: str) -> bool:
     or not; and TL256, which says the key is dropped, as TL201 does."""
     return code < "TL200" or "TL203" <= code <= "TL249" or code == "TL256"
 
-def dropped_keys(findings: Iterable[Finding]) -> dict[ObjectRef, set[str]]:
-    """The `spec.trainer` keys TL201 says are dropped, by TrainJob."""
-    found: dict[ObjectRef, set[str]] = {}
+def dropped_keys(findings: Iterable[Finding]) -> dict[tuple[str, ObjectRef], set[str]]:
+    """The `spec.trainer` keys TL201 says are dropped, by TrainJob (and its file: a page's
+    blocks may show alternatives that reuse one name)."""
+    found: dict[tuple[str, ObjectRef], set[str]] = {}
     for finding in findings:
         if finding.code == "TL201" and finding.object and finding.object.kind == "TrainJob":
             listed = finding.message.split(" drops ", 1)[1].split(" set here", 1)[0]
-            found[finding.object] = set(re.findall(r"`(\w+)`", listed))
+            found[finding.file, finding.object] = set(re.findall(r"`(\w+)`", listed))
     return found
 
 
@@ -54,7 +55,8 @@ def contradictions(findings: list[Finding]) -> list[str]:
         for finding in findings
         if finding.code != "TL201" and not about_the_object(finding.code)
         and finding.path[:2] == ("spec", "trainer") and len(finding.path) > 2
-        and finding.object is not None and finding.path[2] in dropped.get(finding.object, set())
+        and finding.object is not None
+        and finding.path[2] in dropped.get((finding.file, finding.object), set())
     ]
 
 

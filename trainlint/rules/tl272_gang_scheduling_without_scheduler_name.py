@@ -15,11 +15,8 @@ GROUP_KEYS = {
     "coscheduling": ("labels", "scheduling.x-k8s.io/pod-group"),
     "volcano": ("annotations", "scheduling.k8s.io/group-name"),
 }
-#: What sets each gang plugin's scheduler when the runtime does not.
-FALLBACK = {
-    "coscheduling": "and nothing else sets it",
-    "volcano": "and only a Volcano admission webhook on the cluster could set it",
-}
+#: The scheduler every pod goes to that names none.
+DEFAULT_SCHEDULER = "default-scheduler"
 
 
 @rule(
@@ -29,17 +26,25 @@ FALLBACK = {
 )
 def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does
-    Flags a `podGroupPolicy` (`coscheduling`, or `volcano` from v2.1) when some
-    replicatedJob's pod template sets no `schedulerName`.
+    Flags a `podGroupPolicy` whose grouped pods do not all go to its gang scheduler. For
+    `volcano` (from v2.1): some replicatedJob's pod template sets no `schedulerName`. For
+    `coscheduling`: some pod templates name a scheduler of their own (the scheduler-plugins
+    one, run as a second scheduler) and others name none.
 
     ## Why is this bad?
     The gang plugins create a PodGroup but never set the pods' scheduler. Pods without
-    `schedulerName` go to the default scheduler, which ignores PodGroups: nodes start one
-    by one and a partial gang holds GPUs while it waits for the rest.
+    `schedulerName` go to the default scheduler: the Volcano scheduler is never that one,
+    and where the Coscheduling plugin runs as a second scheduler, neither is it. The
+    default scheduler ignores the PodGroup: those pods start one by one, and a partial
+    gang holds GPUs while it waits for the rest.
 
     ## When it stays silent
-    When every pod template names its scheduler, and on runtimes without a
-    `podGroupPolicy` (Volcano only from v2.1).
+    When every pod template names its scheduler, on runtimes without a `podGroupPolicy`
+    (Volcano only from v2.1), and on `coscheduling` when no pod template names a scheduler
+    other than `default-scheduler`: scheduler-plugins' recommended install runs the
+    Coscheduling plugin inside the default scheduler, and admission webhooks (Slurm
+    Bridge's, in the namespaces it manages) set the scheduler of such pods, so naming none
+    is no evidence that the gang is lost.
 
     ## Example
     ```yaml
@@ -51,8 +56,7 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
       mlPolicy:
         torch: {}
       podGroupPolicy:
-        coscheduling:
-          scheduleTimeoutSeconds: 120
+        volcano: {}
       template:
         spec:
           replicatedJobs:
@@ -79,8 +83,7 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
       mlPolicy:
         torch: {}
       podGroupPolicy:
-        coscheduling:
-          scheduleTimeoutSeconds: 120
+        volcano: {}
       template:
         spec:
           replicatedJobs:
@@ -92,30 +95,47 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
                 spec:
                   template:
                     spec:
-                      schedulerName: scheduler-plugins-scheduler
+                      schedulerName: volcano
                       containers:
                         - name: node
                           image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
     ```
     """
     missing: list[str] = []
+    named: dict[str, str] = {}  # job → the scheduler other than the default it names
     at: Origin | None = None
     plugin = ""
     for job in runtime_render(runtime, ctx).jobs:
         metadata = mapping(dig(job.spec, "template", "metadata"))
         grouped = next(((name, kind, key) for name, (kind, key) in GROUP_KEYS.items()
                         if key in mapping(metadata.get(kind))), None)
-        if grouped is None or job.pod_spec.get("schedulerName"):
-            continue  # no gang plugin grouped these pods, or they name their scheduler
+        if grouped is None:
+            continue  # no gang plugin grouped these pods
+        scheduler = job.pod_spec.get("schedulerName")
+        if scheduler:
+            if isinstance(scheduler, str) and scheduler != DEFAULT_SCHEDULER:
+                named[job.name] = scheduler
+            continue  # they name their scheduler
         missing.append(job.name)
         if at is None:
             plugin, kind, key = grouped
             at = job.origin("template", "spec", "template", "metadata", kind, key)
-    if at is not None and at.manifest is runtime:
+    if at is None or at.manifest is not runtime:
+        return
+    jobs = ", ".join(f"`{name}`" for name in missing)
+    if plugin == "volcano":
         yield Problem(
             (*at.path, plugin),
-            f"`podGroupPolicy.{plugin}` creates a PodGroup, but the pods of "
-            f"{', '.join(f'`{name}`' for name in missing)} set no `schedulerName` "
-            f"{FALLBACK[plugin]}: the default scheduler ignores the PodGroup and starts the "
-            "nodes one by one, without gang scheduling",
+            f"`podGroupPolicy.volcano` creates a PodGroup, but the pods of {jobs} set no "
+            "`schedulerName` and only a Volcano admission webhook on the cluster could set "
+            "it: the default scheduler ignores the PodGroup and starts the nodes one by one, "
+            "without gang scheduling",
+        )
+    elif named:
+        others = ", ".join(f"`{name}` name `{scheduler}`" for name, scheduler in named.items())
+        yield Problem(
+            (*at.path, plugin),
+            f"`podGroupPolicy.coscheduling` creates a PodGroup, but the pods of {jobs} set no "
+            f"`schedulerName` while those of {others}: they go to the default scheduler, "
+            "which ignores the PodGroup and starts them on their own, so the gang is split",
         )
