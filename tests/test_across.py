@@ -4,7 +4,6 @@ one process or several, fresh or from the cache, settled like any other finding.
 from __future__ import annotations
 
 import json
-from functools import partial
 from pathlib import Path
 
 import pytest
@@ -16,7 +15,8 @@ from trainlint.config.settings import Settings
 from trainlint.engine.run import Run, lint
 from trainlint.loader import load
 from trainlint.run import parallel
-from trainlint.run.cache import Cache, Outcome, check
+from trainlint.run.cache import Cache
+from trainlint.run.check import Outcome, check
 
 #: A runtime whose trainer checkpoints to one fixed directory on its claim (TL308).
 FIXED = CHECKPOINTED.replace(
@@ -89,11 +89,7 @@ def _files(folder: Path, texts: dict[str, str]) -> None:
 
 def _cached(folder: Path, cache: Path, jobs: int = 1, settings: Settings = TL3) -> Outcome:
     names = sorted(str(path) for path in folder.glob("*.yaml"))
-    return check(
-        names, partial(parallel.read_all, jobs=jobs), lambda _: settings,
-        lambda run, positions, keep: parallel.settle_all(run, positions, jobs, keep),
-        Cache(cache),
-    )
+    return check(names, lambda _: settings, jobs, Cache(cache))
 
 
 def _codes(outcome: Outcome) -> list[tuple[str, int, str]]:

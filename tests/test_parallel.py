@@ -11,7 +11,6 @@ import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -19,15 +18,18 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.conftest import ROOT
+from trainlint import loader
 from trainlint.cli import _read
 from trainlint.config.settings import Settings
 from trainlint.document import Loaded
-from trainlint.engine.run import Run
-from trainlint.finding import Finding
+from trainlint.engine.run import Run, lint
 from trainlint.loader import Spread
+from trainlint.run import check as checking
 from trainlint.run import parallel
 
 UNRELATED = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {a: b}\n"
+#: Copies of the examples in the long files of these tests.
+COPIES = 50
 
 
 def test_several_processes_give_the_same_findings(tmp_path: Path) -> None:
@@ -111,8 +113,7 @@ def test_without_a_temporary_file_one_process_does_it_all(
     loaded = parallel.read_all(names, lambda name, spread: _read(name, spread, "-"), jobs=2)
     assert [item.source.name for item in loaded] == names
     run = Run(loaded, Settings())
-    settled: dict[int, parallel.Settled[None]] = parallel.settle_all(
-        run, range(len(loaded)), jobs=2)
+    settled = parallel.settle_all(run, range(len(loaded)), jobs=2)
     assert list(settled) == list(range(len(loaded)))
 
 
@@ -228,35 +229,38 @@ def _check(*arguments: str) -> tuple[int, str]:
     return result.returncode, result.stdout
 
 
-def test_a_long_file_is_checked_in_parts_on_every_process(
+def test_a_long_file_is_checked_in_slices_on_every_process(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """One file of many documents: its parts go to every process, and the file's findings
-    (suppressions settled over the whole file) are those of one process."""
-    stream = _stream(tmp_path / "stream.yaml", _copies(parallel.PART // 2))
-    loaded = [_read(str(stream), None, "-")]
-    monkeypatch.setattr(parallel, "PART", 10)  # parts enough for the chunks of two processes
-    def recording(run: Run, pids: Path) -> Callable[..., list[Finding]]:
-        """`run.check`, noting each process that checks."""
-        check = run.check
-
-        def recorded(position: int, documents: range | None = None) -> list[Finding]:
-            with pids.open("a") as out:
-                out.write(f"{os.getpid()}\n")
-            return check(position, documents)
-
-        return recorded
-
+    """One file of many documents: its slices go to every process, and the file's findings
+    (suppressions settled over the whole file) are those of one process, and of the file
+    read whole."""
+    stream = _stream(tmp_path / "stream.yaml", _copies(COPIES))
+    monkeypatch.setattr(loader, "SLICED_BYTES", 4096)
+    monkeypatch.setattr(loader, "SLICE_BYTES", 4096)
+    monkeypatch.setattr(checking, "MIN_BATCH_BYTES", 4096)
+    monkeypatch.setattr(checking, "SPREAD_BYTES", 4096)
+    read = checking._read
     outputs = []
     for jobs in (1, 2):
-        run = Run(loaded)
         pids = tmp_path / f"pids-{jobs}"
-        monkeypatch.setattr(run, "check", recording(run, pids))
-        outputs.append(parallel.lint_all(run, jobs))
-        assert len(set(pids.read_text().split())) == jobs
+
+        def recorded(unit: checking.Unit, pids: Path = pids) -> tuple[object, ...]:
+            """`_read`, noting each process that reads a slice."""
+            assert unit.piece is not None
+            with pids.open("a") as out:
+                out.write(f"{os.getpid()}\n")
+            return read(unit)
+
+        monkeypatch.setattr(checking, "_read", recorded)
+        outputs.append(checking.check([str(stream)], lambda _: Settings(), jobs).findings)
+        readers = len(set(pids.read_text().split()))  # a second round forks anew
+        assert readers == 1 if jobs == 1 else readers >= jobs
     one, two = ([(f.code, f.span, f.message, f.path, f.object) for f in found]
                 for found in outputs)
     assert one == two
+    whole = lint([_read(str(stream), None, "-")])
+    assert one == [(f.code, f.span, f.message, f.path, f.object) for f in whole]
     codes = {code for code, *_ in one}
     # Suppressions settled over the whole file; TL201 reads runtimes and their TrainJobs.
     assert {"TL090", "TL201", "TL202"} <= codes
@@ -269,7 +273,7 @@ def test_a_long_file_gives_the_findings_of_its_documents_in_separate_files(
     """The same documents in one file (checked in parts, on two processes) and one per
     file (on one): the same findings, each at the same line of its document (the
     suppressions of a line, not of a file: a file-wide one silences more in one file)."""
-    documents = _copies(parallel.PART // 2)
+    documents = _copies(COPIES)
     stream = _stream(tmp_path / "stream.yaml", documents, _SUPPRESSIONS[1:2])
     apart = tmp_path / "apart"
     apart.mkdir()
@@ -299,7 +303,7 @@ def test_a_long_file_gives_the_findings_of_its_documents_in_separate_files(
         return sorted(found)
 
     assert placed(streamed) == placed(separate)
-    assert len(placed(streamed)) > parallel.PART
+    assert len(placed(streamed)) > COPIES
 
 
 def test_a_cached_long_file_is_checked_again_when_what_its_parts_read_changes(
@@ -307,7 +311,7 @@ def test_a_cached_long_file_is_checked_again_when_what_its_parts_read_changes(
 ) -> None:
     """The parts' look-ups are the file's: a runtime edited in another file makes the
     long file checked again, on two processes as on one, cached or not."""
-    documents = _copies(parallel.PART // 2)
+    documents = _copies(COPIES)
     runtimes = [text for text in documents[:6] if "\nkind: TrainingRuntime" in text]
     others = [text for text in documents if "\nkind: TrainingRuntime" not in text]
     folder = tmp_path / "repo"

@@ -291,7 +291,7 @@ def check(
         return safe and settings_for(finding.source).may_fix(finding.code)
 
     report_err = False
-    if in_process or no_cache or cluster or base is not None:
+    if in_process or base is not None:
         context = [
             *(manifest for item in read_all(chosen.context, read) for manifest in item.manifests),
             *cluster,
@@ -311,21 +311,19 @@ def check(
         elif base is not None:
             run, findings, inputs = _check_change(
                 read_all(names, read), base, base_all, settings_for, context, processes, amend)
-        else:
+        else:  # standard input
             run = Run(read_all(names, read), settings_for=settings_for, context=context)
             findings, inputs = parallel.lint_all(run, processes, amend), run.inputs
         files = [item.source.name for item in inputs]
         summary = _Summary.of(run, inputs)
     else:
         from trainlint.run.cache import Cache
-        from trainlint.run.cache import check as cached_check
+        from trainlint.run.check import check as check_files
 
-        result = cached_check(
-            names, read_all, where.__getitem__,
-            lambda run, positions, keep: parallel.settle_all(
-                run, positions, processes, keep, amend),
-            Cache(cache_dir or chosen.cache_dir), chosen.context, amend=amend,
-        )
+        # The cluster's objects change without a file to tell: such a run is not cached.
+        cache = None if no_cache or cluster else Cache(cache_dir or chosen.cache_dir)
+        result = check_files(names, where.__getitem__, processes, cache, chosen.context, cluster,
+                             amend=amend)
         findings, files = result.findings, result.files
         summary = _Summary(result.objects, result.fragments, result.unchecked)
     if not (summary.objects or findings):

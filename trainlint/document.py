@@ -133,6 +133,9 @@ class Source:
     #: Whether the bytes began with a UTF-8 byte order mark (not part of the text), so a
     #: fix writes it back.
     bom: bool = False
+    #: How many lines of the file come before the text: a slice of a long file, read on
+    #: its own (`trainlint.loader.load_slice`), holds only its own lines.
+    lines: int = 0
 
     @property
     def text(self) -> str:
@@ -203,6 +206,38 @@ class Manifest:
 
     def describe(self) -> str:
         return f"{self.kind} `{self.name}`" if self.name else self.kind
+
+
+class StandIn(Manifest):
+    """An object known by what look-ups read of it (apiVersion, kind, name, namespace, a
+    TrainJob's runtime reference) and by where it is (file, document, key path in it):
+    what the index holds of an object read by another process, or by an earlier run, or
+    whose document was let go. A look-up that needs the whole object fetches it from
+    there (`trainlint.engine.index.Index`)."""
+
+    __slots__ = ()
+
+    @classmethod
+    def made(cls, body: dict[str, Any], source: Source, document: int, base: KeyPath) -> StandIn:
+        """The stand-in of the object at `document` and `base` of `source` (a text-less
+        one: a stand-in must not keep its file's text alive), of which `body` tells what
+        look-ups read (`stand_in_body`)."""
+        return cls(body, source, document, base, nulls=False)
+
+    def __reduce__(self) -> tuple[type[Manifest], tuple[Any, ...]]:
+        return StandIn, (self.body, self.source, self.document, self.base, (), 0, False)
+
+
+def stand_in_body(manifest: Manifest) -> dict[str, Any]:
+    """What look-ups read of an object: enough to answer every look-up the same way."""
+    metadata = {"name": manifest.name, "namespace": manifest.namespace}
+    body: dict[str, Any] = {
+        "apiVersion": manifest.api_version, "kind": manifest.kind, "metadata": metadata,
+    }
+    ref = dig(manifest.body, "spec", "runtimeRef")
+    if manifest.kind == "TrainJob" and isinstance(ref, dict):
+        body["spec"] = {"runtimeRef": ref}
+    return body
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,12 +12,16 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import BinaryIO
 
-#: The largest input read. A Kubernetes object is at most 1.5 MiB (etcd's limit), and
-#: checking takes about fifteen times a file's size in memory: a larger file is refused.
+#: The largest input read whole. A Kubernetes object is at most 1.5 MiB (etcd's limit),
+#: and checking a text whole takes about fifteen times its size in memory: a larger file
+#: is read in slices of whole documents (`trainlint.loader.slices`), or refused.
 MAX_FILE_BYTES = 32 * 1024 * 1024
+#: The largest input read in slices: never held whole, it is bounded by the time it takes
+#: (about a minute on one core).
+MAX_SLICED_BYTES = 256 * 1024 * 1024
 #: What a file that is not a regular one is, for messages.
 _KINDS = {
     stat.S_IFIFO: "a named pipe (FIFO)",
@@ -36,10 +40,10 @@ class NotRegular(OSError):
 
 
 class TooLarge(OSError):
-    """A file over `MAX_FILE_BYTES`, not read (or not read further)."""
+    """A file over `MAX_FILE_BYTES` (or `limit`), not read (or not read further)."""
 
-    def __init__(self) -> None:
-        super().__init__(errno.EFBIG, f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB")
+    def __init__(self, limit: int = MAX_FILE_BYTES) -> None:
+        super().__init__(errno.EFBIG, f"larger than {limit // (1024 * 1024)} MiB")
 
 
 def read_bytes(name: str | os.PathLike[str]) -> bytes:
@@ -68,6 +72,34 @@ def read_bytes(name: str | os.PathLike[str]) -> bytes:
             if size > MAX_FILE_BYTES:
                 raise TooLarge
         return b"".join(chunks)
+    finally:
+        os.close(handle)
+
+
+def blocks(name: str, size: int = 1 << 20) -> Iterator[bytes]:
+    """A regular file's bytes, `size` at a time, at most `MAX_SLICED_BYTES` (NotRegular,
+    TooLarge otherwise): what reading a file in slices scans first."""
+    _check_regular(os.stat(name))  # noqa: PTH116 - as in `read_bytes`
+    handle = os.open(name, _OPEN_FLAGS)
+    try:
+        _check_regular(os.fstat(handle))
+        read = 0
+        while block := os.read(handle, size):
+            read += len(block)
+            if read > MAX_SLICED_BYTES:
+                raise TooLarge(MAX_SLICED_BYTES)
+            yield block
+    finally:
+        os.close(handle)
+
+
+def read_range(name: str, start: int, end: int) -> bytes:
+    """The bytes of a regular file from `start` up to `end`: one slice of it."""
+    _check_regular(os.stat(name))  # noqa: PTH116 - as in `read_bytes`
+    handle = os.open(name, _OPEN_FLAGS)
+    try:
+        _check_regular(os.fstat(handle))
+        return os.pread(handle, end - start, start)
     finally:
         os.close(handle)
 

@@ -16,7 +16,7 @@ import operator
 import re
 import sys
 from array import array
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 from typing import Any, ClassVar, NamedTuple, Protocol, TypeVar
 
@@ -41,7 +41,7 @@ from trainlint.document import (
     locate,
     mapping,
 )
-from trainlint.files import TooLarge
+from trainlint.files import TooLarge, blocks, read_range
 
 #: Deepest nesting a Kubernetes object plausibly has; deeper documents are refused.
 MAX_DEPTH = 200
@@ -264,10 +264,11 @@ def _part(text: str, piece: Piece, guarded: bool) -> Part:
                     fragments.append(_span(node, lines))
                 _collect(body, index, objects, problems, node, builder)
             index += 1
-    except _Refused as refused:  # by the guarded composer
-        problems.append(refused.problem)
+    except _Refused as refused:  # by the guarded composer, at a mark in the piece
+        problems.append(_shifted(refused.problem, lines))
     except yaml.MarkedYAMLError as error:
-        problems.append(_nesting_refused(piece_text, error) or _syntax_problem(error))
+        found = _nesting_refused(piece_text, error) or _syntax_problem(error)
+        problems.append(_shifted(found, lines))
     except yaml.YAMLError as error:  # reader errors (control characters) carry no mark
         problems.append(InvalidYaml(f"invalid YAML: {error}", UNKNOWN_SPAN))
     else:
@@ -275,12 +276,14 @@ def _part(text: str, piece: Piece, guarded: bool) -> Part:
     return Part(objects, problems, fragments, index, stopped=True)
 
 
-def _joined(source: Source, problems: list[LoadProblem], parts: list[Part]) -> Loaded:
-    """The parts of a text as one `Loaded`, their documents numbered in the whole text."""
+def _joined(
+    source: Source, problems: list[LoadProblem], parts: list[Part], before: int = 0
+) -> Loaded:
+    """The parts of a text as one `Loaded`, their documents numbered in the whole text
+    (`before` come before its first part)."""
     manifests: list[Manifest] = []
     found = list(problems)
     fragments: list[Span] = []
-    before = 0
     for objects, part_problems, part_fragments, documents, _ in parts:
         # A loop, not a comprehension, which makes a frame, for every file read.
         for body, document, base, spans, first, nulls in objects:
@@ -642,3 +645,157 @@ def _marks(node: yaml.Node, lines: int) -> tuple[int, int, int, int]:
     """libyaml's marks of a node (0-based), in a piece that `lines` lines come before."""
     start, end = node.start_mark, node.end_mark
     return start.line + lines, start.column, end.line + lines, end.column
+
+
+# --- long files, in slices ---
+
+#: A file of more bytes than this is read in slices of whole documents (`slices`), each
+#: parsed and checked on its own and let go: memory holds one slice at a time, not the
+#: file, and the slices of one file spread over processes as files do.
+SLICED_BYTES = 512 * 1024
+#: The bytes of a slice, about: small enough that a process holds little, large enough
+#: that a slice's own costs (a parse set up, a result sent) stay a small share.
+SLICE_BYTES = 64 * 1024
+#: How far before a cut a directive is looked for (`_after_directive`), in bytes.
+_LOOK_BACK_BYTES = 8 * 1024
+_DOCUMENT_START_BYTES = re.compile(rb"\n---(?=[ \t\r\n]|\Z)")
+#: Line breaks libyaml counts besides LF and CRLF (NEL, LS, PS in UTF-8): a file that holds
+#: one is not cut, its lines would be counted wrong.
+_OTHER_BREAKS_BYTES = (b"\xc2\x85", b"\xe2\x80\xa8", b"\xe2\x80\xa9")
+
+
+class Slice(NamedTuple):
+    """A run of whole documents of a long file, read and parsed on its own: where its bytes
+    start and end, and how many lines and documents of the file come before it."""
+
+    start: int
+    end: int
+    lines: int
+    documents: int
+
+
+class Sliced(NamedTuple):
+    """A long file, cut: its slices (the next one's `documents` closes each), how many
+    documents it holds, the digest of its bytes, and whether they begin with a BOM."""
+
+    slices: list[Slice]
+    documents: int
+    digest: str
+    bom: bool
+
+
+def slices(name: str, hashed: Any) -> Sliced | None:
+    """`name` cut into slices of about `SLICE_BYTES` at lines that start a document (where
+    `_pieces` cuts a text), found in one pass over its bytes, a block at a time: the file
+    is never held whole. Its bytes are fed to `hashed` (a hash object). None when it
+    cannot be cut: a line break other than LF or CRLF, a start that libyaml may read
+    otherwise, or no line to cut at."""
+    cuts: list[tuple[int, int, int]] = []  # (byte, lines before, document starts before)
+    buffer = b""
+    offset = 0  # where `buffer` starts in the file
+    scanned = 0  # what is counted: lines and document starts before it
+    lines = starts = 0
+    first: int | None = None  # the first line that starts a document
+    bom = False
+    for block, last in _with_last(blocks(name)):
+        hashed.update(block)
+        if not offset and not buffer:
+            bom = block.startswith(BOM)
+        buffer += block
+        if any(mark in buffer for mark in _OTHER_BREAKS_BYTES) or (
+            buffer.count(b"\r") != buffer.count(b"\r\n") and not buffer.endswith(b"\r")
+        ):
+            return None
+        # A match needs the byte after `---`: the last four wait for the next block.
+        until = len(buffer) if last else max(0, len(buffer) - 4)
+        for match in _DOCUMENT_START_BYTES.finditer(buffer, max(0, scanned - offset - 1), until):
+            cut = offset + match.start() + 1
+            lines += buffer.count(b"\n", scanned - offset, cut - offset)
+            scanned = cut
+            if first is None:
+                first = cut
+            previous = cuts[-1][0] if cuts else 0
+            if cut - previous >= SLICE_BYTES and not _directive_before(buffer, cut - offset,
+                                                                        whole=not offset):
+                cuts.append((cut, lines, starts))
+            starts += 1
+        lines += buffer.count(b"\n", scanned - offset, until)
+        scanned = offset + until
+        keep = max(0, min(len(buffer), _LOOK_BACK_BYTES))
+        offset += len(buffer) - keep
+        buffer = buffer[len(buffer) - keep :]
+    if not cuts or first is None:
+        return None
+    head = read_range(name, 0, first).removeprefix(BOM) if first else b""
+    implicit = _documents_in(head)
+    if implicit is None:
+        return None
+    size = offset + len(buffer)
+    edges = [(0, 0, 0), *((byte, before, implicit + documents) for byte, before, documents in cuts),
+             (size, lines, implicit + starts)]
+    found = [Slice(start, end, before, documents)
+             for (start, before, documents), (end, _, _) in itertools.pairwise(edges)]
+    return Sliced(found, implicit + starts, hashed.hexdigest(), bom)
+
+
+def _with_last(items: Iterator[T]) -> Iterator[tuple[T, bool]]:
+    """Each item, and whether it is the last one."""
+    previous: list[T] = []
+    for item in items:
+        if previous:
+            yield previous[0], False
+        previous = [item]
+    if previous:
+        yield previous[0], True
+
+
+def _directive_before(buffer: bytes, cut: int, *, whole: bool) -> bool:
+    """Whether the line at `cut` may follow a directive (`_after_directive`), judged on
+    the bytes before it that `buffer` holds (`whole`: all of the file's, from its start);
+    where they are too few to tell, as if it might."""
+    start = max(0, cut - _LOOK_BACK_BYTES)
+    text = buffer[start:cut].decode("utf-8", "replace")
+    if start or not whole:  # the look-back may run past what is here
+        significant = [line for line in text.split("\n")[1:]
+                       if line.strip(" \t\r") and not line.strip(" \t\r").startswith("#")]
+        if not significant:
+            return True
+    return _after_directive(text, len(text))
+
+
+def _documents_in(head: bytes) -> int | None:
+    """How many documents libyaml reads in the bytes before a file's first line that
+    starts one (0 or 1: an implicit first document); None when it cannot tell."""
+    if not head.strip():
+        return 0
+    try:
+        events = yaml.parse(head.decode("utf-8"), Loader=yaml.CSafeLoader)
+        return sum(isinstance(event, yaml.DocumentStartEvent) for event in events)
+    except (UnicodeDecodeError, yaml.YAMLError):
+        return None
+
+
+def load_slice(name: str, piece: Slice, documents: int, bom: bool) -> tuple[Loaded, bool]:
+    """The objects and problems of one slice of a long file (`slices`), placed where they
+    are in the file: lines and documents after those before it; its Source holds its own
+    text, `lines` after the file's start. Whether it stopped: libyaml stopped before its
+    end, or it holds other than its `documents` (the scan's count), so that the file must
+    be read whole to know what it holds."""
+    data = read_range(name, piece.start, piece.end)
+    if bom and not piece.start:
+        data = data.removeprefix(BOM)
+    text, problems = decode(data, name)
+    problems = [_shifted(problem, piece.lines) for problem in problems]
+    part = _part(text, (0, len(text), piece.lines), _needs_guards(text))
+    source = Source(name, text, bom, piece.lines)
+    loaded = _joined(source, problems, [part], piece.documents)
+    return loaded, part.stopped or part.documents != documents
+
+
+def _shifted(problem: LoadProblem, lines: int) -> LoadProblem:
+    """A problem found in a text that `lines` lines come before, placed in the file."""
+    if not lines:
+        return problem
+    span = problem.span
+    return type(problem)(problem.message, Span(span.line + lines, span.column,
+                                               span.end_line + lines, span.end_column))

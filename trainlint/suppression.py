@@ -77,7 +77,7 @@ def comment_entries(source: Source) -> tuple[list[Entry], list[Invalid]]:
     if "trainlint:" not in source.text:
         return entries, invalid
     lines = source.text.splitlines()
-    for number, line in enumerate(lines, start=1):
+    for number, line in enumerate(lines, start=source.lines + 1):
         match = _COMMENT.search(line)
         if match is None:
             continue
@@ -95,7 +95,8 @@ def comment_entries(source: Source) -> tuple[list[Entry], list[Invalid]]:
             continue
         scope = "file" if directive["name"] == "disable-file" else "line"
         own_line = not line[: match.start()].strip()
-        target = _next_code_line(lines, number) if own_line else number
+        target = (_next_code_line(lines, number - source.lines) + source.lines if own_line
+                  else number)
         start = body_at + directive.start("codes")
         found = list(_SELECTOR.finditer(directive["codes"]))
         if not found:

@@ -80,9 +80,9 @@ class Context:
         """Every runtime of the run with this name, of either kind, in any namespace."""
         return self._index.runtimes_named(name)
 
-    def claims(self) -> list[Manifest]:
-        """Every PersistentVolumeClaim of the run, in any namespace."""
-        return self._index.claims()
+    def has_claims(self) -> bool:
+        """Whether the run has any PersistentVolumeClaim, in any namespace."""
+        return self._index.has_claims()
 
     def claims_named(self, name: str) -> list[Manifest]:
         """The PersistentVolumeClaims of the run with this name, in any namespace."""

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 from trainlint.digest import blake2b
-from trainlint.document import Manifest, mapping, string
+from trainlint.document import Manifest, StandIn, mapping, string
 from trainlint.kinds import (
     CLUSTER_SCOPED,
     LOOKED_UP_KINDS,
@@ -21,16 +21,22 @@ from trainlint.release import TrainerVersion, format_version, parse_version
 #: Where the objects of a run of the command line come from, as messages name it.
 FILES = "the checked files or their context"
 T = TypeVar("T")
+#: Fetches the whole object a stand-in stands for (None: it can no longer be read).
+Fetch = Callable[[StandIn], Manifest | None]
 
 
 class Index:
     """The objects of one run that rules refer to: the inputs, then the context (objects
     known but never checked: `--context` files, the cluster's, or in the webhook the
-    cluster's cache), and on demand the runtimes a Trainer release installs."""
+    cluster's cache), and on demand the runtimes a Trainer release installs.
+
+    An object may be known by its stand-in only (`StandIn`: read by another process, or
+    let go once checked): what look-ups read of it is there, and a look-up of one object
+    (a TrainJob's runtime, a claim) gives the whole object, got back by `fetch`."""
 
     def __init__(
         self, manifests: Iterable[Manifest], context: Iterable[Manifest] = (), *,
-        where: str = FILES, previous: Iterable[Manifest] = (),
+        where: str = FILES, previous: Iterable[Manifest] = (), fetch: Fetch | None = None,
     ) -> None:
         self._objects: dict[tuple[str, str, str], Manifest] = {}
         #: The objects as they were before the change under check (`--base REV`, the
@@ -44,6 +50,7 @@ class Index:
         self._answer_digests: dict[tuple[str, ...], str] = {}
         #: Where the objects come from, as messages name it (`the cluster`).
         self.where = where
+        self._fetch = fetch
         #: What rules derive from an object (its trainer pod...), computed once per object
         #: checked.
         self.memo: dict[tuple[Any, ...], Any] = {}
@@ -76,6 +83,29 @@ class Index:
             ):
                 self._add(manifest)
                 self._context[id(manifest)] = (CONTEXT, number)
+
+    def add(self, manifest: Manifest, identity: str | None = None) -> None:
+        """Add an input once the index is made (a run that indexes files as it reads
+        them), known across runs by `identity` (`identify`)."""
+        self._add(manifest)
+        if identity is not None:
+            self.digests[id(manifest)] = identity
+        if self._answer_digests:  # the answers the object may change are worked out again
+            for dependency in self._finding(manifest):
+                self._answer_digests.pop(dependency, None)
+
+    def _finding(self, manifest: Manifest) -> list[tuple[str, ...]]:
+        """The look-ups whose answer may hold `manifest`."""
+        kind = object_kind(manifest)
+        found: list[tuple[str, ...]] = [self.key_of(manifest)]
+        if kind in RUNTIME_KINDS:
+            found.append(("named", manifest.name))
+        elif kind == "PersistentVolumeClaim":
+            found += [("claims-named", manifest.name), ("any-claims",)]
+        elif kind == "TrainJob":
+            key = self.runtime_key(manifest)
+            found += [("users", *key), ("context-users", *key)]
+        return found
 
     def _add(self, manifest: Manifest) -> None:
         kind = object_kind(manifest)
@@ -210,9 +240,10 @@ class Index:
     def storage_class(self, name: str) -> Manifest | None:
         return self._one(("StorageClass", "", name))
 
-    def claims(self) -> list[Manifest]:
-        """Every PersistentVolumeClaim of the run, in any namespace."""
-        return self._many(("claims",))
+    def has_claims(self) -> bool:
+        """Whether the run has any PersistentVolumeClaim, in any namespace (a look-up of
+        its own: which claims they are does not change the answer)."""
+        return bool(self._many(("any-claims",)))
 
     def claims_named(self, name: str) -> list[Manifest]:
         """The PersistentVolumeClaims of the run with this name, in any namespace."""
@@ -220,7 +251,7 @@ class Index:
 
     def answer(self, dependency: tuple[str, ...]) -> list[Manifest]:
         """What a look-up (`("named", name)`, `("users", *key)`, `("context-users", *key)`,
-        `("claims",)`,
+        `("any-claims",)` (the first claim, if any),
         `("claims-named", name)`, `("bundled", release, name)` or an object key) finds."""
         by_name = {"named": self._runtimes_by_name, "claims-named": self._claims_by_name}
         if dependency[0] in by_name:
@@ -230,8 +261,8 @@ class Index:
             if dependency[0] == "users":
                 return users
             return [user for user in users if id(user) in self._context]
-        if dependency[0] == "claims":
-            return self._claims
+        if dependency[0] == "any-claims":
+            return self._claims[:1]
         if dependency[0] == "bundled":
             return self._bundled(dependency[1], dependency[2])
         found = self._objects.get((dependency[0], dependency[1], dependency[2]))
@@ -251,6 +282,8 @@ class Index:
             # What a release installs changes only with trainlint itself, which the cache
             # tells apart: the look-up stands for its answer, and nothing is parsed.
             return DEPENDENCY_SEPARATOR.join(dependency)
+        if dependency[0] == "any-claims":
+            return "some" if self._claims else "none"  # whichever they are
         if dependency not in self._answer_digests:  # answers do not change during a run
             parts = [self.digests[id(manifest)] for manifest in self.answer(dependency)]
             digest = blake2b("\n".join(parts).encode(), digest_size=16).hexdigest()
@@ -260,7 +293,11 @@ class Index:
     def _one(self, dependency: tuple[str, ...]) -> Manifest | None:
         found = self.answer(dependency)
         self._record(dependency)
-        return found[0] if found else None
+        if not found:
+            return None
+        if isinstance(found[0], StandIn) and self._fetch is not None:
+            return self._fetch(found[0])
+        return found[0]
 
     def _many(self, dependency: tuple[str, ...]) -> list[Manifest]:
         self._record(dependency)

@@ -103,7 +103,7 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
             at = job.origin(*POD_SPEC, "volumes", index, "persistentVolumeClaim", "claimName")
             if at.manifest is not manifest:
                 continue
-            if not ctx.claims():
+            if not ctx.has_claims():
                 return  # the run has no PVC: nothing says which exist
             pods = "the trainer pods" if job is render.trainer else f"the pods of job `{job.name}`"
             for namespace in claim_namespaces(manifest, ctx):

@@ -34,34 +34,29 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 from trainlint.config.settings import Settings
 from trainlint.digest import blake2b
-from trainlint.document import Loaded, Manifest, Source, Span, dig
+from trainlint.document import Loaded, Manifest, Source, Span, StandIn, stand_in_body
 from trainlint.engine.index import CONTEXT as CONTEXT_PLACE
-from trainlint.engine.index import DEPENDENCY_SEPARATOR, Index
-from trainlint.engine.run import Amend, Run, finish
+from trainlint.engine.index import DEPENDENCY_SEPARATOR, Index, identify
+from trainlint.engine.run import Amend, finish
+from trainlint.engine.settle import Suppressions
 from trainlint.files import read_bytes
-from trainlint.finding import Finding, in_order
+from trainlint.finding import Finding, Note, in_order
 from trainlint.kinds import LOOKED_UP_KINDS, object_kind
 from trainlint.run.packed import (
     Packed,
     Texts,
-    pack,
     texts,
     unpack,
     unpack_note,
     unpack_suppressions,
 )
-from trainlint.run.parallel import Packing, Settled, finish_all
 from trainlint.version import __version__
-
-if TYPE_CHECKING:
-    from trainlint.loader import Spread
 
 #: The kinds the index holds, whose changes other files' findings may depend on.
 INDEXED_KINDS = LOOKED_UP_KINDS | {"TrainJob"}
@@ -78,20 +73,6 @@ CONTEXT = "context"
 INDEX_KEYS = frozenset({"provides", "dependencies"})
 #: Ends the settings key of an entry whose findings' fixes hold their text edits.
 WITH_EDITS = "+edits"
-
-
-@dataclass
-class Outcome:
-    findings: list[Finding]
-    #: The names of the files checked, in order.
-    files: list[str]
-    #: How many files were checked again (0: every finding came from the cache).
-    checked: int
-    #: The inputs' objects, and where their fragments start (`Loaded.fragments`).
-    objects: int = 0
-    fragments: list[tuple[str, Span]] = field(default_factory=list)
-    #: The runtimes found nowhere, with how many TrainJobs name each (`Run.unchecked`).
-    unchecked: dict[str, int] = field(default_factory=dict)
 
 
 def build_fingerprint() -> str:
@@ -238,13 +219,6 @@ class Cache:
                     stale.unlink()
 
 
-#: A file parsed, and the digest of the bytes parsed (None when it cannot be read).
-Read = tuple[Loaded, str | None]
-#: Reads files in order, on however many processes the run has: (names, read) → results
-#: (`read` parses a long file's pieces on the processes it is given).
-ReadAll = Callable[[Sequence[str], Callable[[str, "Spread | None"], Read]], list[Read]]
-
-
 class Encoded(NamedTuple):
     """A file's entry as JSON text: its member of each file's `files`."""
 
@@ -252,101 +226,32 @@ class Encoded(NamedTuple):
     index_part: str
 
 
-#: Checks and settles inputs (`parallel.settle_all`): (run, positions, keep) → position →
-#: the input settled, with what `keep` made of it packed, in the process that checked it.
-SettleAll = Callable[
-    [Run, Sequence[int], Callable[[int, Packing], Encoded | None]],
-    dict[int, Settled[Encoded | None]],
-]
+def encoded(name: str, entry: CachedFile) -> Encoded:
+    """A file's entry (`FINDINGS_KEYS` and `INDEX_KEYS`) as the two files hold it."""
+    member = _json(name)
+    findings = {key: entry[key] for key in FINDINGS_KEYS}
+    index = {key: entry[key] for key in INDEX_KEYS}
+    return Encoded(f"{member}:{_json(findings)}", f"{member}:{_json(index)}")
 
 
-def check(
-    names: Sequence[str],
-    read_all: ReadAll,
-    settings_of: Callable[[str], Settings],
-    settle_all: SettleAll,
-    cache: Cache,
-    context: Sequence[str] = (),
-    *, amend: Amend | None = None,
-) -> Outcome:
-    """Every finding of the files `names`, from the cache where it still holds; the files
-    `context` are read for their objects only. With `amend`, `settle_all` works out the
-    fixes' text edits (and so does the finishing), and only entries that hold them are
-    used."""
-    every = [*names, *context]
-    stats = {name: _stat(name) for name in every}
-    keys = {**_settings_keys(names, settings_of, amend is not None),
-            **dict.fromkeys(context, CONTEXT)}
-    known = _known_contents(every, stats, cache)
-    if len(known) == len(every):  # every file may be served from the cache
-        served = _served(names, context, known, keys, cache, settings_of, amend)
-        if served is not None:
-            return served
-    read = read_all(every, _read)
-    contents = {name: digest for name, (_, digest) in zip(every, read, strict=True) if digest}
-    run = Run(
-        [loaded for loaded, _ in read[: len(names)]],
-        settings_for=lambda source: settings_of(source.name),
-        contents=contents, context_files=[loaded for loaded, _ in read[len(names) :]],
-    )
-    #: Each entry's settings key as stored: one reused keeps its own (with edits or not).
-    stored_keys = dict(keys)
-    identities = (contents, stats, stored_keys)
-
-    def keep(position: int, packing: Packing) -> Encoded | None:
-        """A fresh entry, encoded where its file was checked (None: the file could not be
-        read, and is read again next time)."""
-        if names[position] not in contents:
-            return None
-        dependencies = run.dependencies.get(position, {})
-        missing = run.missing.get(position, {})
-        return _encoded(run, run.inputs[position], identities, (dependencies, missing), packing)
-
-    # An entry whose look-ups still find the same objects settles as it did: what it was
-    # settled from (the file, its settings, what its rules found) is the same.
-    results: dict[int, Settled[Encoded | None]] = {}
-    for position, name in enumerate(names):
-        entry = cache.lookup(name, contents[name], keys[name]) if name in contents else None
-        if entry is not None and _still_holds(entry, run.index):
-            item = run.inputs[position]
-            settled = _unpacked(entry, position, item.source, item.manifests,
-                                _of_inputs(run.placed), cache.texts)
-            if settled is not None:
-                stored_keys[name] = entry["settings"]
-                looked_up = (entry["dependencies"], entry["unchecked"])
-                packing = Packing(entry["settled"], entry["suppressions"], entry["notes"])
-                kept = _encoded(run, item, identities, looked_up, packing)
-                results[position] = Settled(settled.found, settled.suppressions, settled.notes,
-                                            kept)
-    fresh = [position for position in range(len(names)) if position not in results]
-    if fresh:
-        cache.recall_verdicts()
-        cache.recall_definitions()
-        results.update(settle_all(run, fresh, keep))
-        cache.save_verdicts()
-        cache.save_definitions()
-    finished = finish_all(run, results, amend)
-    findings = in_order(finished.values())
-    entries = [checked.kept for _, checked in sorted(results.items()) if checked.kept is not None]
-    entries += [
-        _encoded(run, item, identities, ({}, {}), Packing([], [], []))
-        for item in run.context_files if item.source.name in contents
-    ]
-    added = {names[position]: [pack(finding, None, known_texts) for finding in more]
-             for position, checked in results.items()
-             for more in [finished[position][len(checked.found):]] if more
-             for known_texts in [texts({finding.code for finding in more})]}
-    cache.save(_run_key(every, contents, keys), entries, {finding.code for finding in findings},
-               added)
-    return Outcome(
-        findings, list(names), len(fresh),
-        sum(len(item.manifests) for item in run.inputs),
-        [(item.source.name, span) for item in run.inputs for span in item.fragments],
-        run.unchecked(run.inputs),
-    )
+def context_entry(content: str, stat_: list[int] | None, item: Loaded) -> CachedFile:
+    """The entry of a context file: what it provides to the index, nothing checked."""
+    return {
+        "content": content, "stat": stat_, "settings": CONTEXT, "settled": [],
+        "suppressions": [], "notes": [], "objects": len(item.manifests), "fragments": [],
+        "unchecked": {}, "dependencies": {},
+        "provides": [provided(manifest, identify(content, manifest))
+                     for manifest in item.manifests if object_kind(manifest) in INDEXED_KINDS],
+    }
 
 
-def _known_contents(
+def provided(manifest: Manifest, identity: str) -> list[Any]:
+    """What an entry says an object provides to the index: its stand-in's body, what
+    identifies it, and where it is (its document and its key path there)."""
+    return [stand_in_body(manifest), identity, manifest.document, list(manifest.base)]
+
+
+def known_contents(
     names: Sequence[str], stats: dict[str, list[int] | None], cache: Cache
 ) -> dict[str, str]:
     """The digests of the files that have an entry, known before parsing anything."""
@@ -359,32 +264,34 @@ def _known_contents(
             known[name] = entry["content"]  # same size and time: not read again
         else:
             with contextlib.suppress(OSError):
-                known[name] = _digest(read_bytes(name))
+                known[name] = digest(read_bytes(name))
     return known
 
 
-def _settings_keys(
-    names: Sequence[str], settings_of: Callable[[str], Settings], edits: bool
+def settings_keys(
+    names: Sequence[str], settings_of: Callable[[str], Settings], context: Sequence[str], *,
+    edits: bool,
 ) -> dict[str, str]:
+    """The settings key of each file's entry (`CONTEXT` for the context's)."""
     by_settings: dict[int, str] = {}  # files share a few Settings: digest each once
-    keys = {}
+    found = {}
     for name in names:
         settings = settings_of(name)
         if id(settings) not in by_settings:
             key = _settings_key(settings)
             by_settings[id(settings)] = _with_edits(key) if edits else key
-        keys[name] = by_settings[id(settings)]
-    return keys
+        found[name] = by_settings[id(settings)]
+    return {**found, **dict.fromkeys(context, CONTEXT)}
 
 
-def _served(
+def served(
     names: Sequence[str], context: Sequence[str], known: dict[str, str], keys: dict[str, str],
     cache: Cache, settings_of: Callable[[str], Settings], amend: Amend | None,
-) -> Outcome | None:
-    """What the run finds, all from the cache, when no file changed and every look-up
-    still finds what it found; None otherwise."""
+) -> tuple[list[Finding], list[str], int, int, list[tuple[str, Span]], dict[str, int]] | None:
+    """What the run finds (as `Outcome`'s fields), all from the cache, when no file changed
+    and every look-up still finds what it found; None otherwise."""
     every = [*names, *context]
-    if _run_key(every, known, keys) == cache.run:  # the last run again
+    if run_key(every, known, keys) == cache.run:  # the last run again
         outcome = _settled(names, cache.entries, cache.texts, cache.added)
         if outcome is not None:
             return outcome
@@ -394,18 +301,7 @@ def _served(
     return None
 
 
-def _read(name: str, spread: Spread | None) -> Read:
-    """A file read and parsed (a long one in pieces on `spread`), and its digest."""
-    from trainlint.loader import load_bytes, unreadable  # a warm run parses nothing
-
-    try:
-        data = read_bytes(name)
-    except OSError as error:
-        return unreadable(name, error), None
-    return load_bytes(data, name, spread), _digest(data)
-
-
-def _digest(data: bytes) -> str:
+def digest(data: bytes) -> str:
     return blake2b(data, digest_size=16).hexdigest()
 
 
@@ -413,36 +309,30 @@ def _settled(
     names: Sequence[str], entries: dict[str, Any], known: Texts,
     added: dict[str, Any] | None, settings_of: Callable[[str], Settings] | None = None,
     amend: Amend | None = None,
-) -> Outcome | None:
+) -> tuple[list[Finding], list[str], int, int, list[tuple[str, Span]], dict[str, int]] | None:
     """The cached findings of the files, their text left to be read only if shown, and
     what else the entries say of the files (None when an entry cannot be read). What
     lands on each file once every object's facts are known is what the run that wrote the
     cache `added`, or else is worked out again from the entries (with `settings_of`)."""
-    outcome = Outcome([], list(names), 0)
-    settled: dict[int, Settled[None]] = {}
-    for position, name in enumerate(names):
-        entry = entries[name]
-        assert entry is not None
-        source = Source(name)
-        stand_ins: dict[int, Manifest] = {}
-        found = _unpacked(entry, position, source, stand_ins, _stand_ins_of(stand_ins), known)
-        if found is None:
-            return None
-        settled[position] = found
-        try:
-            outcome.objects += int(entry["objects"])
-            outcome.fragments.extend((name, Span(*span)) for span in entry["fragments"])
-            for runtime, jobs in entry["unchecked"].items():
-                outcome.unchecked[str(runtime)] = outcome.unchecked.get(str(runtime), 0) + int(jobs)
-        except _MALFORMED:
-            return None
+    settled: dict[int, Settled] = {}
+    try:
+        for position, name in enumerate(names):
+            found = unpacked(entries[name], position, Source(name), known)
+            if found is None:
+                return None
+            settled[position] = found
+        objects = sum(int(entries[name]["objects"]) for name in names)
+        fragments = [(name, Span(*span)) for name in names for span in entries[name]["fragments"]]
+        unchecked = summed(entries[name]["unchecked"] for name in names)
+    except _MALFORMED:
+        return None
     if added is not None:
         more = {}
         for position, name in enumerate(names):
-            unpacked = _findings(added.get(name, []), Source(name), [], known)
-            if unpacked is None:
+            unpacked_ = _findings(added.get(name, []), Source(name), [], known)
+            if unpacked_ is None:
                 return None
-            more[position] = unpacked
+            more[position] = unpacked_
     else:
         assert settings_of is not None
         notes = [note for checked in settled.values() for note in checked.notes]
@@ -450,46 +340,59 @@ def _settled(
             {position: (settings_of(name), settled[position].suppressions)
              for position, name in enumerate(names)}, notes, amend,
         )
-    outcome.findings = in_order([*checked.found, *more[position]]
-                                for position, checked in settled.items())
-    return outcome
+    findings = in_order([*checked.found, *more[position]] for position, checked in settled.items())
+    return findings, list(names), 0, objects, fragments, unchecked
 
 
-#: Finds the object at a place of the run (`Run.placed`).
-Placed = Callable[[tuple[int, int]], Manifest | None]
+def summed(counts: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+    """Counts by name, added up (the runtimes found nowhere, of several files)."""
+    total: dict[str, int] = {}
+    for found in counts:
+        for name, count in found.items():
+            total[str(name)] = total.get(str(name), 0) + int(count)
+    return total
 
 
-def _stand_ins_of(stand_ins: dict[int, Manifest]) -> Placed:
-    """Finds the stand-ins of a cached file's objects that its suppressions name: an
-    object's suppression then covers the cross-object findings on that object only."""
-    return _of_inputs(lambda order: stand_ins.get(order[1]))
+class Settled(NamedTuple):
+    """A file's entry as its findings settled, suppressions and notes."""
+
+    found: list[Finding]
+    suppressions: Suppressions
+    notes: list[Note]
 
 
-def _of_inputs(placed: Placed) -> Placed:
-    """`placed` for the inputs only: a cached note of the context names its object by its
-    place in the context of the run that wrote it, which may have changed."""
-    return lambda order: None if order[0] == CONTEXT_PLACE else placed(order)
-
-
-def _unpacked(
-    entry: CachedFile, position: int, source: Source,
-    manifests: list[Manifest] | dict[int, Manifest], placed: Placed, known: Texts,
-) -> Settled[None] | None:
-    """A stored entry as settled, of the input at `position`, on `source` and (by
-    position) its `manifests` (stand-ins are added where they are a dict), its notes'
-    objects found by `placed`; None when it is not what this build writes."""
+def unpacked(entry: CachedFile, position: int, source: Source, known: Texts) -> Settled | None:
+    """A stored entry, of the input at `position`, as settled on `source` (its text left to
+    be read only if shown); None when it is not what this build writes. Its objects are
+    stand-ins, made for those its suppressions name: an object's suppression then covers
+    the cross-object findings on that object only."""
+    if not entry["settled"] and not entry["notes"] and not entry["suppressions"]:
+        return _NOTHING  # nearly every file
+    stand_ins: dict[int, Manifest] = {}
+    placed = placed_in(stand_ins)
     try:
-        suppressions = unpack_suppressions(entry["suppressions"], source, manifests)
+        suppressions = unpack_suppressions(entry["suppressions"], source, stand_ins)
         notes = [unpack_note(note, position, placed, source) for note in entry["notes"]]
     except _MALFORMED:
         return None
-    found = _findings(entry["settled"], source, manifests if isinstance(manifests, list) else [],
-                      known)
+    found = _findings(entry["settled"], source, stand_ins, known)
     return None if found is None else Settled(found, suppressions, notes)
 
 
+def placed_in(stand_ins: Mapping[int, Manifest]) -> Callable[[tuple[int, int]], Manifest | None]:
+    """Finds a note's object among the stand-ins of its file's objects that suppressions
+    name (by their number in the file). A note of the context names its object by its
+    place in the context of the run that made it, which may have changed: not at hand."""
+    return lambda order: None if order[0] == CONTEXT_PLACE else stand_ins.get(order[1])
+
+
+#: A file with no finding, note or suppression, as settled.
+_NOTHING = Settled([], Suppressions([], []), [])
+
+
 def _findings(
-    packed: list[Packed], source: Source, manifests: list[Manifest], known: Texts
+    packed: list[Packed], source: Source, manifests: Mapping[int, Manifest] | list[Manifest],
+    known: Texts,
 ) -> list[Finding] | None:
     """Stored findings unpacked, or None when they are not what this build writes."""
     try:
@@ -512,22 +415,35 @@ def _all_hold(
                 entry = cached[name]
                 assert entry is not None
                 source = Source(name, "")
-                for body, digest in entry["provides"]:
-                    manifest = Manifest(body, source)
+                for body, identity, document, base in entry["provides"]:
+                    manifest = StandIn.made(body, source, document, tuple(base))
                     group.append(manifest)
-                    digests[id(manifest)] = digest
+                    digests[id(manifest)] = identity
         index = Index(*stand_ins)
     except _MALFORMED:
         return False
     index.digests.update(digests)
-    return all(_still_holds(entry, index) for entry in cached.values() if entry)
+    return all(still_holds(entry, index) for entry in cached.values() if entry)
 
 
-def _still_holds(entry: CachedFile, index: Index) -> bool:
+def provides_read(provides: object) -> bool:
+    """Whether what an entry provides to the index is what this build writes."""
+    try:
+        for body, identity, document, base in provides:  # type: ignore[attr-defined]
+            StandIn.made(body, Source(""), int(document), tuple(base))
+            str(identity)
+    except _MALFORMED:
+        return False
+    return True
+
+
+def still_holds(entry: CachedFile, index: Index) -> bool:
+    """Whether every look-up an entry (or a file just checked) made finds what it found
+    then in `index`."""
     try:
         return all(
-            index.digest(tuple(dependency.split(DEPENDENCY_SEPARATOR))) == digest
-            for dependency, digest in entry["dependencies"].items()
+            index.digest(tuple(dependency.split(DEPENDENCY_SEPARATOR))) == found
+            for dependency, found in entry["dependencies"].items()
         )
     except _MALFORMED:
         return False
@@ -537,53 +453,14 @@ def _still_holds(entry: CachedFile, index: Index) -> bool:
 _MALFORMED = (AttributeError, IndexError, KeyError, TypeError, ValueError)
 
 
-def _encoded(
-    run: Run, item: Loaded,
-    identities: tuple[dict[str, str], dict[str, list[int] | None], dict[str, str]],
-    looked_up: tuple[dict[str, str], dict[str, int]], packing: Packing,
-) -> Encoded:
-    """A readable file's entry: what identifies it (content, size and time, settings), its
-    findings, suppressions and notes, and what they were not checked against; what it
-    provides to the index and what its rules looked up."""
-    contents, stats, keys = identities
-    dependencies, missing = looked_up
-    name = item.source.name
-    findings = {
-        "content": contents[name], "stat": stats[name], "settings": keys[name],
-        "settled": packing.found, "suppressions": packing.suppressions,
-        "notes": packing.notes, "objects": len(item.manifests),
-        "fragments": [list(span) for span in item.fragments],
-        "unchecked": missing,
-    }
-    provides = [
-        [_stand_in(manifest), run.index.digests[id(manifest)]]
-        for manifest in item.manifests if object_kind(manifest) in INDEXED_KINDS
-    ]
-    index = {"provides": provides, "dependencies": dependencies}
-    member = _json(name)
-    return Encoded(f"{member}:{_json(findings)}", f"{member}:{_json(index)}")
-
-
-def _stand_in(manifest: Manifest) -> dict[str, Any]:
-    """What the index reads of an object: enough to answer every look-up the same way."""
-    metadata = {"name": manifest.name, "namespace": manifest.namespace}
-    body: dict[str, Any] = {
-        "apiVersion": manifest.api_version, "kind": manifest.kind, "metadata": metadata,
-    }
-    ref = dig(manifest.body, "spec", "runtimeRef")
-    if manifest.kind == "TrainJob" and isinstance(ref, dict):
-        body["spec"] = {"runtimeRef": ref}
-    return body
-
-
-def _run_key(names: Sequence[str], contents: dict[str, str], keys: dict[str, str]) -> str:
-    digest = blake2b(digest_size=16)
+def run_key(names: Sequence[str], contents: dict[str, str], keys: dict[str, str]) -> str:
+    found = blake2b(digest_size=16)
     for name in names:
-        digest.update(f"{name}\0{contents.get(name)}\0{keys[name]}\n".encode())
-    return digest.hexdigest()
+        found.update(f"{name}\0{contents.get(name)}\0{keys[name]}\n".encode())
+    return found.hexdigest()
 
 
-def _stat(name: str) -> list[int] | None:
+def stat(name: str) -> list[int] | None:
     """Size and modification time (None: the file cannot be read, so is never cached)."""
     try:
         status = os.stat(name)  # noqa: PTH116 - one per file: a Path each would cost a tenth

@@ -15,7 +15,7 @@ from dataclasses import astuple, replace
 from functools import lru_cache
 from typing import Any
 
-from trainlint.document import Manifest, Source, Span
+from trainlint.document import Manifest, Source, Span, StandIn
 from trainlint.engine.index import CONTEXT
 from trainlint.engine.settle import Suppressions
 from trainlint.finding import Finding, Note, ObjectRef
@@ -53,16 +53,26 @@ def pack(finding: Finding, number: int | None, known: Texts) -> Packed:
     ]
 
 
-def unpack(packed: Packed, source: Source, manifests: list[Manifest], known: Texts) -> Finding:
-    """The finding again, on `source` and (by position) one of its `manifests`."""
+def unpack(
+    packed: Packed, source: Source, manifests: Sequence[Manifest] | Mapping[int, Manifest],
+    known: Texts, before: int = 0,
+) -> Finding:
+    """The finding again, on `source` and (by position, after `before` objects of the file
+    that a slice of it does not hold) one of its `manifests`, where at hand."""
     code, severity, message, help_text, span, path, ref, fix, number = packed
     name, default_help = known[code]
+    manifest = None
+    if number is not None:
+        number += before
+        if isinstance(manifests, Mapping):
+            manifest = manifests.get(number)
+        elif number < len(manifests):
+            manifest = manifests[number]
     return Finding(
         code, str(name), _SEVERITIES[severity], message,
         default_help if help_text is None else help_text, source, Span(*span),
         tuple(path), None if ref is None else _object(*ref),
-        None if fix is None else _unpacked_fix(*fix),
-        manifests[number] if number is not None and number < len(manifests) else None,
+        None if fix is None else _unpacked_fix(*fix), manifest,
     )
 
 
@@ -141,6 +151,15 @@ def unpack_note(
     )
 
 
+def renumbered(packed: Packed, before: int) -> Packed:
+    """A packed note of a slice, its object numbered after the `before` objects of the
+    file that come before the slice."""
+    *head, order, checked, fix = packed
+    if order[0] == CONTEXT:
+        return packed
+    return [*head, [order[0], order[1] + before], checked, fix]
+
+
 def pack_suppressions(suppressions: Suppressions, number: Mapping[int, int]) -> Packed:
     """A file's suppressions as JSON values ([] when it has none); `number` gives its
     objects' positions in the file, by identity. An object's entry names its object by
@@ -157,10 +176,12 @@ def pack_suppressions(suppressions: Suppressions, number: Mapping[int, int]) -> 
 
 
 def unpack_suppressions(
-    packed: Packed, source: Source, manifests: Sequence[Manifest] | dict[int, Manifest]
+    packed: Packed, source: Source, manifests: Sequence[Manifest] | dict[int, Manifest],
+    before: int = 0,
 ) -> Suppressions:
-    """A file's suppressions again, on `source` and (by position) its `manifests`; where
-    these are not at hand (a file served from the cache), on stand-ins added to them."""
+    """A file's suppressions again, on `source` and (by position, after `before` objects
+    that a slice of the file does not hold) its `manifests`; where these are not at hand
+    (a file served from the cache, or read in slices), on stand-ins added to them."""
     if not packed:
         return Suppressions([], [])
     entries, invalid = packed
@@ -169,7 +190,9 @@ def unpack_suppressions(
         manifest = None
         if place is not None:
             number, document, base = place
-            manifest = (manifests.setdefault(number, stand_in(source, document, base))
+            number += before
+            manifest = (manifests.setdefault(number, StandIn.made({}, source, document,
+                                                                   tuple(base)))
                         if isinstance(manifests, dict) else manifests[number])
         found.append(Entry(selector, find_rule(selector), Span(*span), source, scope, target,
                            manifest, tuple(path), reason, bool(used)))
@@ -177,9 +200,3 @@ def unpack_suppressions(
         found,
         [Invalid(Span(*span), message, source, tuple(path)) for span, message, path in invalid],
     )
-
-
-def stand_in(source: Source, document: int, base: list[Any]) -> Manifest:
-    """An object of a file served from the cache, known by where it is: what a finding or
-    a suppression of it needs, and a fix's text edits (worked out from the file)."""
-    return Manifest({}, source, document, tuple(base), nulls=False)

@@ -1,29 +1,18 @@
-"""Checking on several cores: inputs are read, then checked, in forked worker processes.
+"""Work on several cores: items shared out to forked worker processes (`share_out`).
 
-The rules are pure functions of an input and the run's shared index, so once every input
-is read the parent builds the `Run` and forks: each worker inherits it as it is (no copy
-is sent) and returns only its findings, the notes of its facts and its suppressions,
-packed (`trainlint.run.packed`), with what the caller keeps of them (the cache's entries,
-encoded). Findings land only on the input checked, so workers settle them too
-(suppressions, severities); the parent runs the rules' cross-object passes over every
-note and finishes each input (`finish_all`), and the output is the same as with one
-process.
-
-The parent is one of the `jobs`. The inputs are cut into chunks, the first large (few
+The parent is one of the `jobs`. The items are cut into chunks, the first large (few
 hand-offs), the last small (every process ends at about the same time), and every process
 takes the next chunk from one queue: a process that meets long files or slow objects just
 takes fewer. Workers append each chunk's results to a file of their own, and the parent
 takes in what they finished between its own chunks: a parent busy with its share would
 leave them waiting on a pipe, and taking it all in at the end would leave them idle.
 
-A file of many documents is checked in parts (`PART` objects each), which processes take
-like files: the rules of an object need only the shared index, whichever part it is in.
-Suppressions are the whole file's, so the parent joins a file's parts (their raw findings,
-packed like settled ones, and what their rules looked up) and settles it.
-
-Reading is spread the same way: many files go to the processes whole; of a few, each long
-one is cut into pieces of whole documents (`trainlint.loader.Spread`), which the
-processes parse like files, and the parent joins them into the file's one `Loaded`.
+What is shared out: checking files where they are read (`trainlint.run.check`); reading
+the files of a run whose objects are all read first (`read_all`: `--base`, standard
+input), a few long ones cut into pieces of whole documents (`trainlint.loader.Spread`);
+and checking such a run (`lint_all`), whose workers inherit it as it is (no copy is sent)
+and send back their inputs' findings, notes and suppressions, packed
+(`trainlint.run.packed`), for the parent to finish (`Run.finish`).
 """
 
 from __future__ import annotations
@@ -31,8 +20,8 @@ from __future__ import annotations
 import os
 import pickle
 import struct
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import IO, TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
+from collections.abc import Callable, Iterator, Sequence
+from typing import IO, TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from trainlint.engine.run import Amend, Run
 from trainlint.engine.settle import Suppressions
@@ -93,7 +82,7 @@ def read_all(
     def whole(name: str) -> R:
         return read(name, None)
 
-    return _spread(names, jobs, whole, whole, _same, meanwhile=all_rules)
+    return share_out(names, jobs, whole, whole, _same, meanwhile=all_rules)
 
 
 #: A text shorter than this is parsed whole. In pieces on two processes, a file is parsed
@@ -116,7 +105,7 @@ class _Pieces:
         return 1 if characters < SPLIT_CHARACTERS else characters // PIECE
 
     def __call__(self, work: Callable[[T], R], items: Sequence[T]) -> list[R]:
-        return _spread(items, self.jobs, work, work, _same, meanwhile=all_rules)
+        return share_out(items, self.jobs, work, work, _same, meanwhile=all_rules)
 
 
 def _same(_: object, result: R) -> R:
@@ -125,141 +114,61 @@ def _same(_: object, result: R) -> R:
 
 
 def lint_all(run: Run, jobs: int, amend: Amend | None = None) -> list[Finding]:
-    """`run`'s findings, its inputs checked and settled on `jobs` processes."""
-    settled: dict[int, Settled[None]] = settle_all(run, range(len(run.inputs)), jobs, amend=amend)
-    return in_order(found for found in finish_all(run, settled, amend).values())
-
-
-def finish_all(
-    run: Run, settled: Mapping[int, Settled[Any]], amend: Amend | None = None
-) -> dict[int, list[Finding]]:
-    """Each settled input's findings, with what lands on it once every object's facts
-    are known (`Run.finish`)."""
+    """`run`'s findings, its inputs checked and settled on `jobs` processes (a run whose
+    objects are all read first: `--base`, standard input; others check files where they
+    are read, `trainlint.run.check`)."""
+    settled = settle_all(run, range(len(run.inputs)), jobs, amend)
     notes = [note for checked in settled.values() for note in checked.notes]
     added = run.finish({position: (checked.found, checked.suppressions)
                         for position, checked in settled.items()}, notes, amend)
-    return {position: [*checked.found, *added[position]]
-            for position, checked in settled.items()}
+    return in_order([*checked.found, *added[position]] for position, checked in settled.items())
 
 
-class Settled(NamedTuple, Generic[K]):
+class Settled(NamedTuple):
     """An input checked and settled (`Run.settle_input`), and the notes of its facts."""
 
     found: list[Finding]
     suppressions: Suppressions
     notes: list[Note]
-    #: What `keep` made of it, packed, in the process that checked it.
-    kept: K | None = None
-
-
-class Packing(NamedTuple):
-    """An input checked and settled, as JSON values (`trainlint.run.packed`)."""
-
-    found: list[Packed]
-    suppressions: Packed
-    notes: list[Packed]
 
 
 def settle_all(
-    run: Run, positions: Sequence[int], jobs: int,
-    keep: Callable[[int, Packing], K] | None = None, amend: Amend | None = None,
-) -> dict[int, Settled[K]]:
-    """The inputs at `positions`, checked and settled on `jobs` processes, each with what
-    `keep` makes of it packed (the cache's entry), made in the process that checked the
-    input, as is what `amend` adds to its findings (and to its notes' fixes).
+    run: Run, positions: Sequence[int], jobs: int, amend: Amend | None = None
+) -> dict[int, Settled]:
+    """The inputs at `positions`, checked and settled on `jobs` processes, with what
+    `amend` adds to their findings (and to their notes' fixes), worked out where they
+    were found. Workers inherit the run and send back what they found, packed."""
+    places = numbers(run.inputs)
+    known = texts(listed_rules())
 
-    A file of more than `PART` objects is checked in parts of `PART`, which any process
-    takes like a file; the parent joins their raw findings and settles them (suppressions
-    are the whole file's). Not when `amend` works out fixes' edits: a fix's edit works only
-    where its finding was made."""
-    units = _units(run, positions, split=amend is None)
-    spread = worth_it(jobs, sum(1 if part is None else len(part) for _, part in units))
-    anything_packed = keep is not None or spread
-    places = numbers(run.inputs) if anything_packed else {}
-    known = texts(listed_rules()) if anything_packed else {}
-
-    def packed(found: list[Finding]) -> list[Packed]:
-        return [
-            pack(finding, None if finding.manifest is None else places[id(finding.manifest)],
-                 known)
-            for finding in found
-        ]
-
-    def settle(
-        position: int, raw: list[Finding], notes: list[Note], packing: bool
-    ) -> tuple[Settled[K], Packing | None]:
-        """The input settled, and with `packing` the same packed, with what `keep` makes
-        of it."""
-        found, suppressions = run.settle_input(position, raw)
+    def here(position: int) -> Settled:
+        found, suppressions = run.settle_input(position, run.check(position))
+        notes = run.notes[position]
         if amend is not None:
-            found, notes = amend(found), _amended(notes, amend)
-        if not packing:
-            return Settled(found, suppressions, notes), None
-        as_json = Packing(packed(found), pack_suppressions(suppressions, places),
-                          [pack_note(note) for note in notes])
-        kept = None if keep is None else keep(position, as_json)
-        return Settled(found, suppressions, notes, kept), as_json
+            found, notes = amend(found), amended_notes(notes, amend)
+        return Settled(found, suppressions, notes)
 
-    def whole(position: int, raw: list[Finding], notes: list[Note]) -> Settled[K]:
-        """An input settled in this process, and what `keep` makes of it."""
-        return settle(position, raw, notes, keep is not None)[0]
+    def there(position: int) -> tuple[list[Packed], Packed, list[Packed]]:
+        found, suppressions, notes = here(position)
+        return ([pack(finding, None if finding.manifest is None else places[id(finding.manifest)],
+                      known) for finding in found],
+                pack_suppressions(suppressions, places), [pack_note(note) for note in notes])
 
-    def here(unit: _Unit) -> _Checked:
-        """A whole input settled; or a part's raw findings, notes and look-ups."""
-        position, part = unit
-        raw = run.check(position, part)
-        if part is None:
-            return whole(position, raw, run.notes[position]), None
-        return (raw, run.notes[position]), _looked_up(run, position)
-
-    def there(unit: _Unit) -> _Checked:
-        """The same, packed (in a worker)."""
-        position, part = unit
-        raw = run.check(position, part)
-        if part is None:
-            settled, as_json = settle(position, raw, run.notes[position], True)
-            assert as_json is not None
-            return (as_json, settled.kept), None
-        return (packed(raw), [pack_note(note) for note in run.notes[position]]), \
-            _looked_up(run, position)
-
-    def receive(unit: _Unit, result: _Checked) -> _Checked:
-        position, part = unit
+    def receive(position: int, result: tuple[list[Packed], Packed, list[Packed]]) -> Settled:
+        found, suppressions, notes = result
         item = run.inputs[position]
-        checked, looked_up = result
-        if part is None:
-            (found, suppressions, notes), kept = checked
-            return Settled(
-                [unpack(fields, item.source, item.manifests, known) for fields in found],
-                unpack_suppressions(suppressions, item.source, item.manifests),
-                [unpack_note(note, position, run.placed, item.source) for note in notes], kept,
-            ), None
-        raw, notes = checked
-        return ([unpack(fields, item.source, item.manifests, known) for fields in raw],
-                [unpack_note(note, position, run.placed, item.source) for note in notes]), looked_up
+        return Settled(
+            [unpack(fields, item.source, item.manifests, known) for fields in found],
+            unpack_suppressions(suppressions, item.source, item.manifests),
+            [unpack_note(note, position, run.placed, item.source) for note in notes],
+        )
 
-    if not spread:
-        return {position: whole(position, run.check(position), run.notes[position])
-                for position in positions}
-    results: dict[int, Settled[K]] = {}
-    parts: dict[int, list[tuple[list[Finding], list[Note], _LookedUp]]] = {}
-    spread_out = _spread(units, jobs, here, there, receive)
-    for (position, part), (checked, looked_up) in zip(units, spread_out, strict=True):
-        if part is None:
-            assert isinstance(checked, Settled)
-            results[position] = checked
-        else:
-            assert looked_up is not None and not isinstance(checked, Settled)
-            parts.setdefault(position, []).append((*checked, looked_up))
-    for position, checked_parts in parts.items():
-        _join(run, position, [looked_up for *_, looked_up in checked_parts])
-        results[position] = whole(
-            position, [finding for found, _, _ in checked_parts for finding in found],
-            [note for _, notes, _ in checked_parts for note in notes])
-    return {position: results[position] for position in positions}
+    if not worth_it(jobs, len(positions)):
+        return {position: here(position) for position in positions}
+    return dict(zip(positions, share_out(positions, jobs, here, there, receive), strict=True))
 
 
-def _amended(notes: list[Note], amend: Amend) -> list[Note]:
+def amended_notes(notes: list[Note], amend: Amend) -> list[Note]:
     """The notes with their fixes' edits worked out (`amend`), here, where the objects
     they edit are: a finding the cross-object pass makes of a note carries its fix."""
     fixed = [note for note in notes if note.fix is not None and note.fix.edits is None]
@@ -273,52 +182,7 @@ def _amended(notes: list[Note], amend: Amend) -> list[Note]:
             for note in notes]
 
 
-#: A file of more objects than this is checked in parts of this many, on any process.
-PART = 100
-#: An input to check: its position, and the places of the objects to check, when it is
-#: checked in parts.
-_Unit = tuple[int, range | None]
-#: What the rules of a part of an input looked up, and the runtimes its TrainJobs found
-#: nowhere (`Run.dependencies`, `Run.missing`; None when the run records no look-ups).
-_LookedUp = tuple[dict[str, str] | None, dict[str, int] | None]
-#: What checking a unit gives: a whole input settled (as `Settled`, or packed with what
-#: `keep` made of it); or a part's raw findings and notes, and what it looked up.
-_Checked = tuple[Any, _LookedUp | None]
-
-
-def _units(run: Run, positions: Sequence[int], *, split: bool) -> list[_Unit]:
-    """The inputs at `positions`, those of more than `PART` objects in parts."""
-    units: list[_Unit] = []
-    for position in positions:
-        count = len(run.inputs[position].manifests)
-        if not split or count <= PART:
-            units.append((position, None))
-        else:
-            units.extend((position, range(start, min(count, start + PART)))
-                         for start in range(0, count, PART))
-    return units
-
-
-def _looked_up(run: Run, position: int) -> _LookedUp:
-    """What the part of an input just checked looked up."""
-    return run.dependencies.get(position), run.missing.get(position)
-
-
-def _join(run: Run, position: int, parts: list[_LookedUp]) -> None:
-    """What the parts of an input looked up, and what their TrainJobs found nowhere, as
-    if the input had been checked whole."""
-    if all(dependencies is None for dependencies, _ in parts):
-        return  # look-ups are not recorded in this run
-    joined: dict[str, str] = {}
-    missing: dict[str, int] = {}
-    for dependencies, unchecked in parts:
-        joined.update(dependencies or {})
-        for name, count in (unchecked or {}).items():
-            missing[name] = missing.get(name, 0) + count
-    run.dependencies[position], run.missing[position] = joined, missing
-
-
-def _spread(
+def share_out(
     items: Sequence[T], jobs: int, here: Callable[[T], R], there: Callable[[T], Any],
     receive: Callable[[T, Any], R], meanwhile: Callable[[], object] | None = None,
 ) -> list[R]:

@@ -1,0 +1,191 @@
+"""Checking files where they are read (`trainlint.run.check`): each process reads, checks
+and lets go of its files, no document crosses processes, and what each file looked up is
+judged against the whole run, so the findings are those of one run over every file."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+from tests.test_cache import CHECKPOINTED, LABELLED, checkpointing
+from trainlint import loader
+from trainlint.config.settings import Settings
+from trainlint.document import Manifest, Source, StandIn, stand_in_body
+from trainlint.engine.index import Index
+from trainlint.engine.run import lint
+from trainlint.finding import Finding
+from trainlint.loader import load
+from trainlint.run import check as checking
+
+#: A claim of the namespace the test runtimes mount.
+CLAIM = """\
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: ckpt, namespace: ml}
+spec:
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 1Gi}}
+"""
+
+
+def seen(findings: list[Finding]) -> list[tuple[str, int, str, str]]:
+    return sorted((Path(f.file).name, f.span.line, f.code, f.message) for f in findings)
+
+
+def one_run(folder: Path, settings: Settings) -> list[tuple[str, int, str, str]]:
+    """What `lint` finds with every file read first, in one process."""
+    names = sorted(folder.glob("*.yaml"))
+    return seen(lint([load(path.read_text(), str(path)) for path in names], settings))
+
+
+def repository(folder: Path, copies: int) -> list[str]:
+    """`copies` runtimes, each with two TrainJobs (one on the runtime's directory) and a
+    claim, named so that the TrainJobs' files come first and the claims' last: every
+    look-up reaches a file read after the one that asks."""
+    folder.mkdir()
+    for number in range(copies):
+        runtime = CHECKPOINTED.replace("name: torch-ckpt", f"name: torch-ckpt-{number}")
+        (folder / f"b-runtime-{number:03d}.yaml").write_text(runtime)
+        for job, directory in (("a", "/mnt/ckpt/run"), ("b", "/mnt/ckpt/x")):
+            text = checkpointing(f"{job}-{number}", directory)
+            text = text.replace("name: torch-ckpt}", f"name: torch-ckpt-{number}}}")
+            (folder / f"a-trainjob-{number:03d}-{job}.yaml").write_text(text)
+        claim = CLAIM.replace("ckpt,", f"ckpt-{number},")
+        (folder / f"c-claim-{number:03d}.yaml").write_text(claim)
+    return sorted(str(path) for path in folder.glob("*.yaml"))
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_files_read_after_the_ones_that_look_them_up_give_one_run_s_findings(
+    tmp_path: Path, jobs: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """TrainJobs read before their runtimes, runtimes before their claims, in batches of
+    a few files on one process or two: what each file looked up before the file it needed
+    was read no longer holds in the whole run, so it is checked again, and the findings
+    are those of one run that read everything first."""
+    monkeypatch.setattr(checking, "BATCH_BYTES", 2048)
+    monkeypatch.setattr(checking, "MIN_BATCH_BYTES", 1024)
+    monkeypatch.setattr(checking, "MIN_INPUTS", 4)
+    monkeypatch.setattr(checking, "PEEK_BYTES", 0)
+    names = repository(tmp_path / "repo", 12)
+    read: Counter[str] = Counter()
+    parse = checking._read
+
+    def counted(unit: checking.Unit) -> tuple[object, ...]:
+        read[Path(unit.name).name] += 1
+        return parse(unit)
+
+    monkeypatch.setattr(checking, "_read", counted)
+    outcome = checking.check(names, lambda _: Settings(), jobs)
+    assert seen(outcome.findings) == one_run(tmp_path / "repo", Settings())
+    assert {"TL307", "TL308", "TL309"} & {f.code for f in outcome.findings}
+    if jobs == 1:  # in one process, only what was read too late is read again
+        again = {name for name, count in read.items() if count > 1}
+        assert again and all(name.startswith(("a-trainjob", "b-runtime")) for name in again)
+
+
+def test_no_document_crosses_processes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Workers send what the cache keeps of each file, never an object: pickling one
+    fails the run."""
+    monkeypatch.setattr(checking, "MIN_INPUTS", 4)
+    monkeypatch.setattr(checking, "MIN_BATCH_BYTES", 1024)
+    names = repository(tmp_path / "repo", 12)
+
+    def refuse(self: Manifest) -> None:
+        raise AssertionError(f"{self.describe()} was sent to another process")
+
+    monkeypatch.setattr(Manifest, "__reduce__", refuse)
+    monkeypatch.setattr(StandIn, "__reduce__", refuse)
+    outcome = checking.check(names, lambda _: Settings(), 2)
+    assert seen(outcome.findings) == one_run(tmp_path / "repo", Settings())
+
+
+def test_a_stand_in_is_fetched_whole_when_a_look_up_needs_it(tmp_path: Path) -> None:
+    """The index answers a TrainJob's runtime look-up with the whole runtime, read again
+    from its file, though it knew only its stand-in."""
+    path = tmp_path / "runtime.yaml"
+    path.write_text(LABELLED)
+    runtime = load(LABELLED, str(path)).manifests[0]
+    shelf = checking.Shelf({})
+    index = Index([StandIn.made(stand_in_body(runtime), Source(str(path)), 0, ())],
+                  fetch=shelf.fetch)
+    job = load(checkpointing("a", "/mnt/ckpt/a"), "job.yaml").manifests[0]
+    found = index.runtime_for(job)
+    assert found is not None and not isinstance(found, StandIn)
+    assert found.body == runtime.body and found.span(("spec",)) == runtime.span(("spec",))
+
+
+def _long_file(path: Path, copies: int) -> Path:
+    """The examples' documents `copies` times over, each copy in a namespace of its own."""
+    documents: list[str] = []
+    for number in range(copies):
+        for example in sorted((ROOT / "examples").rglob("*.yaml")):
+            text = example.read_text().replace("namespace: llm-sft", f"namespace: ns-{number}")
+            documents.extend(part for part in text.split("---\n") if part.strip())
+    path.write_text("---\n".join(documents))
+    return path
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_long_file_is_checked_in_slices_as_it_is_whole(
+    tmp_path: Path, jobs: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A long file is read in slices of whole documents, checked where they are read and
+    settled over the whole file: its findings are those of the file read whole, and no
+    process ever held more than a few slices of it."""
+    monkeypatch.setattr(loader, "SLICED_BYTES", 4096)
+    monkeypatch.setattr(loader, "SLICE_BYTES", 2048)
+    monkeypatch.setattr(checking, "MIN_BATCH_BYTES", 4096)
+    path = _long_file(tmp_path / "stream.yaml", 12)
+    held: list[int] = []
+    read = checking._read
+
+    def slice_read(unit: checking.Unit) -> tuple[object, ...]:
+        assert unit.piece is not None, "a long file is read in slices"
+        found = read(unit)
+        held.append(len(found[0].source.text))
+        return found
+
+    monkeypatch.setattr(checking, "_read", slice_read)
+    outcome = checking.check([str(path)], lambda _: Settings(), jobs)
+    assert seen(outcome.findings) == one_run(tmp_path, Settings())
+    assert len(held) >= 10 and max(held) < 4 * 2048
+
+
+def test_a_slice_that_stops_has_its_file_read_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A syntax error in a slice: what libyaml reads before the error depends on the
+    whole text, so the file is read whole, and found as a run of one file finds it."""
+    monkeypatch.setattr(loader, "SLICED_BYTES", 4096)
+    monkeypatch.setattr(loader, "SLICE_BYTES", 2048)
+    path = _long_file(tmp_path / "stream.yaml", 12)
+    text = path.read_text()
+    middle = text.index("\n---\n", len(text) // 2)
+    path.write_text(text[:middle] + "\n---\nkind: [\n" + text[middle:])
+    outcome = checking.check([str(path)], lambda _: Settings(), 1)
+    assert seen(outcome.findings) == one_run(tmp_path, Settings())
+    assert "TL001" in {f.code for f in outcome.findings}
+
+
+def test_in_a_file_too_long_to_read_whole_a_slice_that_stops_ends_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past the limit of a file read whole, the file is not read again: what the slice
+    that stopped holds before its error is checked, and nothing after it, as libyaml
+    reads no further."""
+    monkeypatch.setattr(loader, "SLICED_BYTES", 4096)
+    monkeypatch.setattr(loader, "SLICE_BYTES", 2048)
+    monkeypatch.setattr(checking, "MAX_FILE_BYTES", 4096)
+    path = _long_file(tmp_path / "stream.yaml", 12)
+    text = path.read_text()
+    middle = text.index("\n---\n", len(text) // 2)
+    path.write_text(text[:middle] + "\n---\nkind: [\n" + text[middle:])
+    outcome = checking.check([str(path)], lambda _: Settings(), 1)
+    whole = one_run(tmp_path, Settings())
+    [error_line] = [line for _, line, code, _ in whole if code == "TL001"]
+    assert max(f.span.line for f in outcome.findings) <= error_line < len(text.splitlines())
+    assert seen(outcome.findings) == whole
