@@ -11,8 +11,12 @@ CONTEXT_LINES = 2
 def render(report: Report) -> str:
     color = report.color
     blocks = []
+    split: dict[str, list[str]] = {}  # each file's lines, split once
     for finding in report.findings:
-        lines = finding.source.text.splitlines() if report.quotable(finding.file) else []
+        if finding.file not in split:
+            quotable = report.quotable(finding.file)
+            split[finding.file] = finding.source.text.splitlines() if quotable else []
+        lines = split[finding.file]
         span = finding.span
         title = headline(finding, report.marker(finding))
         block = [paint(title, finding.severity.value, color=color)]
