@@ -14,7 +14,7 @@ from tests.test_cache import CHECKPOINTED, LABELLED, checkpointing
 from trainlint import loader
 from trainlint.config.settings import Settings
 from trainlint.document import Manifest, Source, StandIn, stand_in_body
-from trainlint.engine.index import Index
+from trainlint.engine.index import Index, identify
 from trainlint.engine.run import lint
 from trainlint.finding import Finding
 from trainlint.loader import load
@@ -189,3 +189,38 @@ def test_in_a_file_too_long_to_read_whole_a_slice_that_stops_ends_it(
     [error_line] = [line for _, line, code, _ in whole if code == "TL001"]
     assert max(f.span.line for f in outcome.findings) <= error_line < len(text.splitlines())
     assert seen(outcome.findings) == whole
+
+
+def test_an_index_that_grows_in_order_records_only_what_may_change(tmp_path: Path) -> None:
+    """Objects added in the run's order: an object found by its key is the run's for
+    good (a later one of that key never takes its place), so only what was not found,
+    and what many objects answer, is recorded for the run's end to judge."""
+    path = tmp_path / "runtime.yaml"
+    path.write_text(LABELLED)
+    runtime = load(LABELLED, str(path)).manifests[0]
+    index = Index([], fetch=checking.Shelf({}).fetch)
+    index.add(StandIn.made(stand_in_body(runtime), Source(str(path)), 0, ()), content="c")
+    job = load(checkpointing("a", "/mnt/ckpt/a"), "job.yaml").manifests[0]
+    index.lasting, index.looked_up = True, {}
+    assert index.runtime_for(job) is not None
+    assert index.claim("ml", "ckpt") is None
+    assert index.trainjobs_using(runtime) == []
+    assert sorted(key.split("\x1f")[0] for key in index.looked_up) == [
+        "PersistentVolumeClaim", "users"]
+    index.lasting, index.looked_up = False, {}
+    index.memo.clear()  # a new object checked
+    assert index.runtime_for(job) is not None
+    assert [key.split("\x1f")[0] for key in index.looked_up] == ["TrainingRuntime"]
+
+
+def test_an_object_known_by_its_file_s_digest_is_known_as_by_its_identity() -> None:
+    """A stand-in added with its file's digest answers a look-up with the digest that the
+    same stand-in added with its identity gives (the cache's, another process's)."""
+    runtime = load(LABELLED, "runtime.yaml").manifests[0]
+    body = stand_in_body(runtime)
+    by_content, by_identity = Index([]), Index([])
+    by_content.add(StandIn.made(body, Source("runtime.yaml"), 0, ()), content="abc")
+    by_identity.add(StandIn.made(body, Source("runtime.yaml"), 0, ()),
+                    identify("abc", runtime))
+    key = Index.key_of(runtime)
+    assert by_content.digest(key) == by_identity.digest(key)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn
@@ -647,7 +647,7 @@ def _report(
     """Each output chosen, rendered from the same findings; the one without a file of its
     own goes to `--output-file` or standard output (stderr when stdout holds a fixed
     document), and `--statistics` replaces it."""
-    from trainlint.report import Report, renderer
+    from trainlint.report import Report, renderer, streamer
 
     default = (
         "github" if os.environ.get("GITHUB_ACTIONS") == "true"
@@ -666,13 +666,19 @@ def _report(
         if statistics:
             from trainlint.report.statistics import render
 
-            text = render(report, as_json=fmt in {"json", "json-lines"})
+            pieces: Iterable[str] = [render(report, as_json=fmt in {"json", "json-lines"})]
+        elif to_stderr or output_file is None:
+            pieces = streamer(fmt)(report)  # a piece at a time: a report may be huge
         else:
-            text = renderer(fmt)(report)
+            pieces = [renderer(fmt)(report)]
         if to_stderr:  # stdout holds the fixed document
-            click.echo(text, nl=False, err=True)
+            for piece in pieces:
+                click.echo(piece, nl=False, err=True)
+        elif output_file is None:
+            for piece in pieces:
+                click.echo(piece, nl=False, color=True)  # color was decided: never strip
         else:
-            _write(text, output_file)
+            _write("".join(pieces), output_file)
 
 
 @main.command("render")

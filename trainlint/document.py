@@ -8,6 +8,7 @@ needs no parser (a run served from the cache imports none).
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import InitVar, dataclass, field
 from typing import Any, ClassVar, NamedTuple, TypeGuard, TypeVar
@@ -213,7 +214,8 @@ class StandIn(Manifest):
     TrainJob's runtime reference) and by where it is (file, document, key path in it):
     what the index holds of an object read by another process, or by an earlier run, or
     whose document was let go. A look-up that needs the whole object fetches it from
-    there (`trainlint.engine.index.Index`)."""
+    there (`trainlint.engine.index.Index`). It keeps no more than that: an index of a
+    long stream holds one per object."""
 
     __slots__ = ()
 
@@ -221,11 +223,31 @@ class StandIn(Manifest):
     def made(cls, body: dict[str, Any], source: Source, document: int, base: KeyPath) -> StandIn:
         """The stand-in of the object at `document` and `base` of `source` (a text-less
         one: a stand-in must not keep its file's text alive), of which `body` tells what
-        look-ups read (`stand_in_body`)."""
-        return cls(body, source, document, base, nulls=False)
+        look-ups read (`stand_in_body`). Made without `Manifest`'s work on a whole body;
+        its own body holds a TrainJob's runtime reference, if any, nothing else."""
+        made = object.__new__(cls)
+        metadata = mapping(body.get("metadata"))
+        ref = mapping(body.get("spec")).get("runtimeRef")
+        kept = {"spec": {"runtimeRef": ref}} if ref is not None else _NOTHING
+        for slot, value in (
+            ("body", kept), ("written", kept), ("source", source), ("document", document),
+            ("base", base), ("spans", ()), ("first", 0), ("memo", {}),
+            ("kind", sys.intern(string(body.get("kind")))),
+            ("api_version", sys.intern(string(body.get("apiVersion")))),
+            ("name", string(metadata.get("name"))),
+            ("namespace", sys.intern(string(metadata.get("namespace")) or "default")),
+        ):
+            object.__setattr__(made, slot, value)
+        return made
 
-    def __reduce__(self) -> tuple[type[Manifest], tuple[Any, ...]]:
-        return StandIn, (self.body, self.source, self.document, self.base, (), 0, False)
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        body = {**self.body, "apiVersion": self.api_version, "kind": self.kind,
+                "metadata": {"name": self.name, "namespace": self.namespace}}
+        return StandIn.made, (body, self.source, self.document, self.base)
+
+
+#: The body of a stand-in that holds nothing of it (shared: never written to).
+_NOTHING: dict[str, Any] = {}
 
 
 def stand_in_body(manifest: Manifest) -> dict[str, Any]:

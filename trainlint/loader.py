@@ -59,8 +59,9 @@ _GUARD_CHARACTERS = MAX_COMPOSED // 2
 #: it, on every PyYAML release, and the C composer's recursion (it overflows the stack
 #: around 20,000 levels) stays shallow.
 _GUARD_INDICATORS = 1_000
-#: Most plain scalars whose tags are remembered (see `_Loader.resolve`).
-_TAGS_KEPT = 100_000
+#: Most plain scalars whose tags are remembered (see `_Loader.resolve`): the keys and
+#: values that recur, met early; bounded, as a long stream's names never recur.
+_TAGS_KEPT = 20_000
 
 T = TypeVar("T")
 R = TypeVar("R")

@@ -63,10 +63,17 @@ class Index:
         #: While not None, every look-up is recorded here as dependency → digest of the
         #: answer, so a cached result can later be checked against the objects it read.
         self.looked_up: dict[str, str] | None = None
+        #: Whether an object found by its key is the run's for good: objects are added in
+        #: the run's order, so a later one of the same key never takes its place, and the
+        #: look-up is not recorded (nothing keeps it for a later run). What is not found,
+        #: and what many objects answer, may still change and are recorded all the same.
+        self.lasting = False
         #: What identifies each object (by `id`) across runs, set by whoever records
         #: look-ups: its file's content digest and its place in the file (`identify`), or
         #: for stand-ins of a cached file, what was stored.
         self.digests: dict[int, str] = {}
+        #: The digest of each file whose objects are known by it (`add`).
+        self._contents: dict[str, str] = {}
         #: The context objects, and the place of each (by `id`): (`CONTEXT`, its number).
         self.context = list(context)
         self._context: dict[int, tuple[int, int]] = {}
@@ -84,12 +91,18 @@ class Index:
                 self._add(manifest)
                 self._context[id(manifest)] = (CONTEXT, number)
 
-    def add(self, manifest: Manifest, identity: str | None = None) -> None:
+    def add(
+        self, manifest: Manifest, identity: str | None = None, *, content: str | None = None
+    ) -> None:
         """Add an input once the index is made (a run that indexes files as it reads
-        them), known across runs by `identity` (`identify`)."""
+        them), known across runs by `identity` (`identify`), or by the digest of its
+        file's `content`, from which its identity is made when an answer needs it (an
+        index of a long stream keeps one digest, not one identity per object)."""
         self._add(manifest)
         if identity is not None:
             self.digests[id(manifest)] = identity
+        elif content is not None:
+            self._contents[manifest.source.name] = content
         if self._answer_digests:  # the answers the object may change are worked out again
             for dependency in self._finding(manifest):
                 self._answer_digests.pop(dependency, None)
@@ -285,16 +298,23 @@ class Index:
         if dependency[0] == "any-claims":
             return "some" if self._claims else "none"  # whichever they are
         if dependency not in self._answer_digests:  # answers do not change during a run
-            parts = [self.digests[id(manifest)] for manifest in self.answer(dependency)]
+            parts = [self._identity(manifest) for manifest in self.answer(dependency)]
             digest = blake2b("\n".join(parts).encode(), digest_size=16).hexdigest()
             self._answer_digests[dependency] = digest
         return self._answer_digests[dependency]
 
+    def _identity(self, manifest: Manifest) -> str:
+        found = self.digests.get(id(manifest))
+        return found if found is not None else identify(
+            self._contents[manifest.source.name], manifest)
+
     def _one(self, dependency: tuple[str, ...]) -> Manifest | None:
         found = self.answer(dependency)
-        self._record(dependency)
         if not found:
+            self._record(dependency)
             return None
+        if not self.lasting:
+            self._record(dependency)
         if isinstance(found[0], StandIn) and self._fetch is not None:
             return self._fetch(found[0])
         return found[0]

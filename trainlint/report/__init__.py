@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
@@ -88,6 +88,17 @@ def renderer(name: str) -> Renderer:
     module = importlib.import_module(f"{__name__}.{FORMATS[name]}")
     render: Renderer = module.render
     return render
+
+
+def streamer(name: str) -> Callable[[Report], Iterable[str]]:
+    """The format's report in pieces to write one after the other: a piece per finding
+    where the format writes them so (`chunks`), else the whole report as one."""
+    module = importlib.import_module(f"{__name__}.{FORMATS[name]}")
+    found: Callable[[Report], Iterable[str]] | None = getattr(module, "chunks", None)
+    if found is not None:
+        return found
+    render: Renderer = module.render
+    return lambda report: [render(report)]
 
 
 def summary(findings: Sequence[Finding], report: Report | None = None) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from trainlint.finding import Finding
 from trainlint.report import Report, summary
 
@@ -15,5 +17,12 @@ def headline(finding: Finding, marker: str = "") -> str:
 
 
 def render(report: Report) -> str:
-    lines = [headline(finding, report.marker(finding)) for finding in report.findings]
-    return "\n".join([*lines, summary(report.findings, report)]) + "\n"
+    return "".join(chunks(report))
+
+
+def chunks(report: Report) -> Iterator[str]:
+    """The report a line at a time: a long stream's is tens of megabytes, which need
+    never be held at once."""
+    for finding in report.findings:
+        yield headline(finding, report.marker(finding)) + "\n"
+    yield summary(report.findings, report) + "\n"

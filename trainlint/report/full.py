@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from trainlint.report import Report, paint, summary
 from trainlint.report.concise import headline
 
@@ -9,8 +11,12 @@ CONTEXT_LINES = 2
 
 
 def render(report: Report) -> str:
+    return "".join(chunks(report))
+
+
+def chunks(report: Report) -> Iterator[str]:
+    """The report a finding at a time (see `concise.chunks`)."""
     color = report.color
-    blocks = []
     split: dict[str, list[str]] = {}  # each file's lines, split once
     for finding in report.findings:
         if finding.file not in split:
@@ -38,5 +44,5 @@ def render(report: Report) -> str:
         if finding.remediation:
             help_line = paint(f"= help: {finding.remediation}", "help", color=color)
             block.append(" " * (len(str(span.line)) + 1) + help_line)
-        blocks.append("\n".join(block))
-    return "\n\n".join([*blocks, summary(report.findings, report)]) + "\n"
+        yield "\n".join(block) + "\n\n"
+    yield summary(report.findings, report) + "\n"

@@ -9,6 +9,7 @@ from trainlint.kinds import TRAINER_KINDS
 from trainlint.problem import Fact, Problem, Severity
 from trainlint.render import script
 from trainlint.render.checkpoint import (
+    CheckpointDir,
     CheckpointOptions,
     claim_name,
     path_on_volume,
@@ -132,20 +133,32 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Fact]:
     ```
     """
     if manifest.kind == "TrainJob":  # where each TrainJob writes, inside its volumes
-        inside = sorted({place.inside for place in places(manifest, ctx, ctx.options)})
-        yield Fact((), ["uses", list(ctx.runtime_key(manifest)), inside])
+        runtime = ctx.runtime_for(manifest)
+        if runtime is not None and any(True for _ in _fixed_dirs(runtime, ctx)):  # else no use
+            inside = sorted({place.inside for place in places(manifest, ctx, ctx.options)})
+            yield Fact((), ["uses", list(ctx.runtime_key(manifest)), inside])
         return
     key = list(ctx.key_of(manifest))
-    for container, _ in writers(rendered(manifest, ctx), ctx.options):
+    for directory, claim, place, resume in _fixed_dirs(manifest, ctx):
+        yield Fact(directory.at.path, [
+            "fixed", key, place,
+            f"every TrainJob using this runtime checkpoints to `{directory.path}` on PVC "
+            f"`{claim}` ({directory.origin}): runs overwrite each other's checkpoints"
+            + (f", and a new run resumes from the last run's (`{resume}`)" if resume else ""),
+        ])
+
+
+def _fixed_dirs(
+    runtime: Manifest, ctx: Context
+) -> Iterator[tuple[CheckpointDir, str, str, str | None]]:
+    """Each directory the runtime's own trainer writes checkpoints to on a named PVC,
+    whatever its TrainJobs: the PVC, the path inside it, and what in the command shows
+    the trainer resumes, if anything."""
+    for container, _ in writers(rendered(runtime, ctx), ctx.options):
         for directory in written_dirs(container, ctx.options):
             where = storage(container, directory.path)
             claim = claim_name(container, where)
-            if claim is None or "$(" in directory.path or directory.at.manifest is not manifest:
+            if claim is None or "$(" in directory.path or directory.at.manifest is not runtime:
                 continue
-            resume = script.resumes(script.read(container))
-            yield Fact(directory.at.path, [
-                "fixed", key, path_on_volume(where, directory.path),
-                f"every TrainJob using this runtime checkpoints to `{directory.path}` on PVC "
-                f"`{claim}` ({directory.origin}): runs overwrite each other's checkpoints"
-                + (f", and a new run resumes from the last run's (`{resume}`)" if resume else ""),
-            ])
+            yield (directory, claim, path_on_volume(where, directory.path),
+                   script.resumes(script.read(container)))

@@ -21,6 +21,8 @@ suppressions are the whole file's, so the parent settles the findings of its sli
 from __future__ import annotations
 
 import itertools
+import marshal
+import zlib
 from bisect import bisect_right
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
@@ -29,7 +31,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from trainlint.config.settings import Settings
 from trainlint.digest import blake2b
-from trainlint.document import Loaded, Manifest, Source, Span, StandIn
+from trainlint.document import Loaded, Manifest, Source, Span, StandIn, stand_in_body
 from trainlint.engine.index import Index, identify
 from trainlint.engine.run import Amend, Run, finish
 from trainlint.engine.settle import Suppressions
@@ -228,7 +230,7 @@ class _Read(NamedTuple):
     loaded: Loaded
     digest: str | None
     stopped: bool
-    provides: list[Any]
+    provides: list[Any] | None
 
 
 class Batch(NamedTuple):
@@ -247,13 +249,16 @@ class _Checker:
     to the index once read."""
 
     def __init__(
-        self, run: Run, shelf: Shelf, known: Texts, amend: Amend | None, *, indexing: bool
+        self, run: Run, shelf: Shelf, known: Texts, amend: Amend | None, *, indexing: bool,
+        providing: bool = True,
     ) -> None:
         self.run = run
         self.shelf = shelf
         self.known = known
         self.amend = amend
         self.indexing = indexing
+        #: Whether each unit's result says what it provides to the index.
+        self.providing = providing
         #: The units read and not yet checked: those the last batch peeked at.
         self.peeked: dict[tuple[int, int], _Read] = {}
 
@@ -275,13 +280,13 @@ class _Checker:
         source = Source(unit.name, "")  # the stand-ins' file, shared and text-less
         for manifest in loaded.manifests:
             if object_kind(manifest) in stored.INDEXED_KINDS:
-                provided = stored.provided(manifest, identify(digest or "", manifest))
-                provides.append(provided)
-                if self.indexing:  # the stand-in and the entry share the body
-                    body, identity, document, base = provided
-                    self.run.index.add(StandIn.made(body, source, document, tuple(base)),
-                                       identity)
-        return _Read(loaded, digest, stopped, provides)
+                if self.providing:
+                    provides.append(stored.provided(manifest, identify(digest or "", manifest)))
+                if self.indexing:  # the stand-in and what it provides share the body
+                    body = provides[-1][0] if self.providing else stand_in_body(manifest)
+                    self.run.index.add(StandIn.made(body, source, manifest.document,
+                                                    manifest.base), content=digest or "")
+        return _Read(loaded, digest, stopped, provides if self.providing else None)
 
     def _check(self, unit: Unit, read: _Read) -> Result:
         loaded, digest, stopped, provides = read
@@ -307,11 +312,28 @@ class _Checker:
                 run.plan_for(loaded.source).settings, loaded.source, loaded.manifests)
             result["stopped"] = stopped
         places = numbers([loaded]) if found or suppressions.entries else {}
-        result["settled"] = [_packed(finding, places, self.known) for finding in found]
+        result["settled"] = _sealed([_packed(finding, places, self.known) for finding in found])
         result["suppressions"] = pack_suppressions(suppressions, places)
-        result["notes"] = [pack_note(note) for note in notes]
+        result["notes"] = _sealed([pack_note(note) for note in notes])
         run.forget(position)
         return result
+
+
+def _sealed(values: list[Packed]) -> bytes | list[Packed]:
+    """Packed findings or notes as the run keeps them until every unit is checked: one
+    string of bytes (`marshal`, then `zlib` at its fastest), not thousands of small
+    lists. On the 10,000-document file, what its units found takes 5.1 MB marshalled,
+    0.75 MB compressed (24 ms to compress); the lists took about four times the first.
+    (None found: nothing.)"""
+    return zlib.compress(marshal.dumps(values), 1) if values else []
+
+
+def _opened(result: Result) -> Result:
+    """A unit's result with its findings and notes as lists again (`_sealed`)."""
+    for key in ("settled", "notes"):
+        if isinstance(result[key], bytes):
+            result[key] = marshal.loads(zlib.decompress(result[key]))
+    return result
 
 
 def _packed(finding: Finding, places: Mapping[int, int], known: Texts) -> Packed:
@@ -372,30 +394,45 @@ class _Run:
         return self.outcome(cached, results, checked)
 
     def checked(
-        self, units: list[Unit], cached: dict[int, tuple[stored.CachedFile, stored.Settled]]
+        self, units: list[Unit], cached: dict[int, tuple[stored.CachedFile, stored.Settled]],
+        *, lasting: bool = True,
     ) -> dict[tuple[int, int], Result]:
         """What each unit gives, checked in two rounds; the files whose cache entries no
         longer hold are dropped from `cached` and checked too. (The index, and the shelves
-        of both rounds, go with this method's frame.)"""
-        # First round: each process knows what the cache holds, then what it reads.
+        of both rounds, go with this method's frame.)
+
+        One process that reads every file in the run's order, with no cache to keep what
+        it looked up, makes the whole run's index as it goes: what it finds by key it
+        finds for good (`Index.lasting`), and it keeps nothing to make the index again
+        with (what files provide). Where a slice stops short, what comes after it is none
+        of the run, and may have been found: the run is checked again without that."""
         shelf = Shelf(self.sliced)
-        first = self.checker(self.index(shelf, self.provides(cached, {})), shelf, indexing=True)
+        in_order = not cached and self.processes(units) == 1
+        lasting = lasting and in_order and self.cache is None
+        first = self.checker(self.index(shelf, self.provides(cached, {})), shelf, indexing=True,
+                             providing=not lasting)
+        first.run.index.lasting = lasting
         results = {unit.key: result
                    for unit, result in zip(units, self.spread(units, first), strict=True)}
-        # The whole run's index: what each unit looked up must still hold there. Where
-        # this process read every file in the run's order, and no slice stopped short,
-        # its index is that one.
-        if cached or self.processes(units) > 1 or any(
-                result.get("stopped") for result in results.values()):
+        stopped = any(result.get("stopped") for result in results.values())
+        if lasting and stopped:
+            del first, results
+            return self.checked(units, cached, lasting=False)
+        if in_order and not stopped:
+            index = first.run.index
+            index.lasting = False
+            del first
+        else:
+            del first  # its index goes before the whole run's is made
             shelf = Shelf(self.sliced)
             index = self.index(shelf, self.provides(cached, results))
-        else:
-            index = first.run.index
-        del first
-        files, keys = self.stale(cached, results, index)
         if self.cache is None:  # what only the cache keeps of each unit
             for result in results.values():
-                result["provides"] = result["dependencies"] = None
+                result["provides"] = None
+        files, keys = self.stale(cached, results, index)
+        if self.cache is None:
+            for result in results.values():
+                result["dependencies"] = None
         for position in files:
             cached.pop(position, None)
         for key in [key for key in results if key in keys or key[0] in files]:
@@ -472,9 +509,12 @@ class _Run:
                   if key[1] <= stopped.get(key[0], key[1])]  # libyaml reads no further
         return [(self.names[key[0]], provided) for key, provided in sorted(found)]
 
-    def checker(self, index: Index, shelf: Shelf, *, indexing: bool) -> _Checker:
+    def checker(
+        self, index: Index, shelf: Shelf, *, indexing: bool, providing: bool = True
+    ) -> _Checker:
         run = Run([], settings_for=lambda source: self.settings_of(source.name), index=index)
-        return _Checker(run, shelf, self.texts, self.amend, indexing=indexing)
+        return _Checker(run, shelf, self.texts, self.amend, indexing=indexing,
+                        providing=providing)
 
     def processes(self, units: list[Unit]) -> int:
         """How many processes check `units`."""
@@ -547,7 +587,7 @@ class _Run:
             if name in self.sliced:
                 entries[position], settled[position] = self.joined(position, parts)
                 continue
-            entry = entries[position] = parts[0][1]
+            entry = entries[position] = _opened(parts[0][1])
             unpacked = stored.unpacked(entry, position, Source(name), self.texts)
             assert unpacked is not None, f"an entry made by this run cannot be read: {name}"
             settled[position] = unpacked
@@ -584,7 +624,7 @@ class _Run:
         joined: Result = {"content": self.sliced[name].digest, "objects": 0, "fragments": [],
                           "unchecked": {}, "provides": [], "dependencies": {}}
         while parts:
-            _, result = parts.pop(0)
+            result = _opened(parts.pop(0)[1])
             before = joined["objects"]
             suppressions = unpack_suppressions(result["suppressions"], source, objects, before)
             entries += suppressions.entries
