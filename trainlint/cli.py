@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn
@@ -671,14 +671,31 @@ def _report(
             pieces = streamer(fmt)(report)  # a piece at a time: a report may be huge
         else:
             pieces = [renderer(fmt)(report)]
-        if to_stderr:  # stdout holds the fixed document
-            for piece in pieces:
-                click.echo(piece, nl=False, err=True)
-        elif output_file is None:
-            for piece in pieces:
-                click.echo(piece, nl=False, color=True)  # color was decided: never strip
+        if output_file is None or to_stderr:  # stderr: stdout holds the fixed document
+            for block in _blocks(pieces):
+                # color was decided already: never strip it
+                click.echo(block, nl=False, color=True, err=to_stderr)
         else:
             _write("".join(pieces), output_file)
+
+
+#: A report goes to standard output about this many characters at a time: not a write
+#: per finding (each costs click's checks), not the whole report of a long stream at once.
+_BLOCK_CHARACTERS = 1 << 20
+
+
+def _blocks(pieces: Iterable[str]) -> Iterator[str]:
+    """`pieces` joined into blocks of about `_BLOCK_CHARACTERS`."""
+    block: list[str] = []
+    size = 0
+    for piece in pieces:
+        block.append(piece)
+        size += len(piece)
+        if size >= _BLOCK_CHARACTERS:
+            yield "".join(block)
+            block, size = [], 0
+    if block:
+        yield "".join(block)
 
 
 @main.command("render")

@@ -7,7 +7,7 @@ from trainlint.engine.context import Context
 from trainlint.finding import Note
 from trainlint.kinds import TRAINER_KINDS
 from trainlint.problem import Fact, Problem, Severity
-from trainlint.render import script
+from trainlint.render import Container, script
 from trainlint.render.checkpoint import (
     CheckpointDir,
     CheckpointOptions,
@@ -139,7 +139,8 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Fact]:
             yield Fact((), ["uses", list(ctx.runtime_key(manifest)), inside])
         return
     key = list(ctx.key_of(manifest))
-    for directory, claim, place, resume in _fixed_dirs(manifest, ctx):
+    for directory, claim, place, container in _fixed_dirs(manifest, ctx):
+        resume = script.resumes(script.read(container))
         yield Fact(directory.at.path, [
             "fixed", key, place,
             f"every TrainJob using this runtime checkpoints to `{directory.path}` on PVC "
@@ -150,15 +151,13 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Fact]:
 
 def _fixed_dirs(
     runtime: Manifest, ctx: Context
-) -> Iterator[tuple[CheckpointDir, str, str, str | None]]:
+) -> Iterator[tuple[CheckpointDir, str, str, Container]]:
     """Each directory the runtime's own trainer writes checkpoints to on a named PVC,
-    whatever its TrainJobs: the PVC, the path inside it, and what in the command shows
-    the trainer resumes, if anything."""
+    whatever its TrainJobs: the PVC, the path inside it, and the container that writes."""
     for container, _ in writers(rendered(runtime, ctx), ctx.options):
         for directory in written_dirs(container, ctx.options):
             where = storage(container, directory.path)
             claim = claim_name(container, where)
             if claim is None or "$(" in directory.path or directory.at.manifest is not runtime:
                 continue
-            yield (directory, claim, path_on_volume(where, directory.path),
-                   script.resumes(script.read(container)))
+            yield directory, claim, path_on_volume(where, directory.path), container

@@ -63,14 +63,15 @@ INDEXED_KINDS = LOOKED_UP_KINDS | {"TrainJob"}
 #: What the cache holds of one file: its digest, findings, objects, look-ups.
 CachedFile = dict[str, Any]
 #: The keys of an entry, in the findings file and in the index file.
-FINDINGS_KEYS = frozenset({
-    "content", "stat", "settings", "settled", "suppressions", "notes", "objects", "fragments",
-    "unchecked",
-})
+FINDINGS_KEYS = frozenset(
+    {"content", "stat", "settings", "settled", "objects", "fragments", "unchecked"}
+)
 #: The settings key of a context file's entry: never that of an input, so a file checked
 #: once and read as context another time has an entry of each kind.
 CONTEXT = "context"
-INDEX_KEYS = frozenset({"provides", "dependencies"})
+#: What only a run that is not the last one again reads: what the entry provides to the
+#: index and looked up, and what its file's suppressions and notes were once settled.
+INDEX_KEYS = frozenset({"provides", "dependencies", "suppressions", "notes"})
 #: Ends the settings key of an entry whose findings' fixes hold their text edits.
 WITH_EDITS = "+edits"
 
@@ -317,7 +318,10 @@ def _settled(
     settled: dict[int, Settled] = {}
     try:
         for position, name in enumerate(names):
-            found = unpacked(entries[name], position, Source(name), known)
+            entry = entries[name]
+            if added is not None:  # its findings alone: the rest was worked out
+                entry = {"settled": entry["settled"], "notes": [], "suppressions": []}
+            found = unpacked(entry, position, Source(name), known)
             if found is None:
                 return None
             settled[position] = found

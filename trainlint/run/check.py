@@ -74,11 +74,8 @@ class Unit(NamedTuple):
     piece: Slice | None = None
     sliced: Sliced | None = None
     documents: int = 0
-
-    @property
-    def key(self) -> tuple[int, int]:
-        """Where it is in the run: its file's place, then where in the file it starts."""
-        return self.position, self.piece.start if self.piece is not None else 0
+    #: Where it is in the run: its file's place, then where in the file it starts.
+    key: tuple[int, int] = (0, 0)
 
 
 @dataclass
@@ -139,6 +136,8 @@ MIN_BATCH_BYTES = 64 * 1024
 #: What a batch reads beyond its units (at least one unit): what most references that
 #: reach past a batch's end find.
 PEEK_BYTES = 16 * 1024
+#: What a unit found is compressed from this many bytes marshalled (`_sealed`).
+SEALED_BYTES = 4096
 #: Units of this many bytes in all are worth checking on several processes, however few
 #: they are (the slices of one long file).
 SPREAD_BYTES = 2 * 1024 * 1024
@@ -153,6 +152,7 @@ class Shelf:
         self._sliced = sliced
         self._held: dict[tuple[str, int], Loaded] = {}
         self._kept: OrderedDict[tuple[str, int], Loaded] = OrderedDict()
+        self._characters = 0  # of the text of those kept
 
     def hold(self, name: str, start: int, loaded: Loaded) -> None:
         """Hold a unit of the batch being checked."""
@@ -165,13 +165,14 @@ class Shelf:
         self._held.clear()
 
     def keep(self, key: tuple[str, int], loaded: Loaded) -> None:
+        if key in self._kept:
+            self._kept.move_to_end(key)
+            return
         self._kept[key] = loaded
-        self._kept.move_to_end(key)
+        self._characters += len(loaded.source.text)
         while len(self._kept) > KEPT or (
-            len(self._kept) > 1
-            and sum(len(kept.source.text) for kept in self._kept.values()) > KEPT_CHARACTERS
-        ):
-            self._kept.popitem(last=False)
+                len(self._kept) > 1 and self._characters > KEPT_CHARACTERS):
+            self._characters -= len(self._kept.popitem(last=False)[1].source.text)
 
     def fetch(self, stand_in: StandIn) -> Manifest | None:
         name = stand_in.source.name
@@ -203,7 +204,7 @@ def _slice_units(position: int, name: str, sliced: Sliced, number: int | None = 
     numbers = range(len(pieces)) if number is None else [number]
     return [Unit(position, name, pieces[at], sliced,
                  (pieces[at + 1].documents if at + 1 < len(pieces) else sliced.documents)
-                 - pieces[at].documents)
+                 - pieces[at].documents, (position, pieces[at].start))
             for at in numbers]
 
 
@@ -321,18 +322,24 @@ class _Checker:
 
 def _sealed(values: list[Packed]) -> bytes | list[Packed]:
     """Packed findings or notes as the run keeps them until every unit is checked: one
-    string of bytes (`marshal`, then `zlib` at its fastest), not thousands of small
-    lists. On the 10,000-document file, what its units found takes 5.1 MB marshalled,
-    0.75 MB compressed (24 ms to compress); the lists took about four times the first.
-    (None found: nothing.)"""
-    return zlib.compress(marshal.dumps(values), 1) if values else []
+    string of bytes (`marshal`), compressed where it is long (`zlib` at its fastest: a
+    compression costs about 20 µs, however little it holds), not many small lists. On
+    the 10,000-document file, what its units found takes 5.1 MB marshalled, 0.75 MB
+    compressed (24 ms to compress); the lists took about four times the first. (None
+    found: nothing.)"""
+    if not values:
+        return []
+    sealed = marshal.dumps(values)
+    return zlib.compress(sealed, 1) if len(sealed) > SEALED_BYTES else b"m" + sealed
 
 
 def _opened(result: Result) -> Result:
     """A unit's result with its findings and notes as lists again (`_sealed`)."""
     for key in ("settled", "notes"):
-        if isinstance(result[key], bytes):
-            result[key] = marshal.loads(zlib.decompress(result[key]))
+        sealed = result[key]
+        if isinstance(sealed, bytes):
+            raw = memoryview(sealed)[1:] if sealed[:1] == b"m" else zlib.decompress(sealed)
+            result[key] = marshal.loads(raw)
     return result
 
 
@@ -480,7 +487,7 @@ class _Run:
             if name in self.sliced:
                 found.extend(_slice_units(position, name, self.sliced[name]))
             else:
-                found.append(Unit(position, name))
+                found.append(Unit(position, name, key=(position, 0)))
         return found
 
     def index(self, shelf: Shelf, provides: Sequence[tuple[str, list[Any]]]) -> Index:
