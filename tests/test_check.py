@@ -155,17 +155,23 @@ def test_a_long_file_is_checked_in_slices_as_it_is_whole(
     assert len(held) >= 10 and max(held) < 4 * 2048
 
 
+def _broken_long_file(folder: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A long file cut into small slices, a syntax error in its middle."""
+    monkeypatch.setattr(loader, "SLICED_BYTES", 4096)
+    monkeypatch.setattr(loader, "SLICE_BYTES", 2048)
+    path = _long_file(folder / "stream.yaml", 12)
+    text = path.read_text()
+    middle = text.index("\n---\n", len(text) // 2)
+    path.write_text(text[:middle] + "\n---\nkind: [\n" + text[middle:])
+    return path
+
+
 def test_a_slice_that_stops_has_its_file_read_whole(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A syntax error in a slice: what libyaml reads before the error depends on the
     whole text, so the file is read whole, and found as a run of one file finds it."""
-    monkeypatch.setattr(loader, "SLICED_BYTES", 4096)
-    monkeypatch.setattr(loader, "SLICE_BYTES", 2048)
-    path = _long_file(tmp_path / "stream.yaml", 12)
-    text = path.read_text()
-    middle = text.index("\n---\n", len(text) // 2)
-    path.write_text(text[:middle] + "\n---\nkind: [\n" + text[middle:])
+    path = _broken_long_file(tmp_path, monkeypatch)
     outcome = checking.check([str(path)], lambda _: Settings(), 1)
     assert seen(outcome.findings) == one_run(tmp_path, Settings())
     assert "TL001" in {f.code for f in outcome.findings}
@@ -177,17 +183,13 @@ def test_in_a_file_too_long_to_read_whole_a_slice_that_stops_ends_it(
     """Past the limit of a file read whole, the file is not read again: what the slice
     that stopped holds before its error is checked, and nothing after it, as libyaml
     reads no further."""
-    monkeypatch.setattr(loader, "SLICED_BYTES", 4096)
-    monkeypatch.setattr(loader, "SLICE_BYTES", 2048)
     monkeypatch.setattr(checking, "MAX_FILE_BYTES", 4096)
-    path = _long_file(tmp_path / "stream.yaml", 12)
-    text = path.read_text()
-    middle = text.index("\n---\n", len(text) // 2)
-    path.write_text(text[:middle] + "\n---\nkind: [\n" + text[middle:])
+    path = _broken_long_file(tmp_path, monkeypatch)
     outcome = checking.check([str(path)], lambda _: Settings(), 1)
     whole = one_run(tmp_path, Settings())
     [error_line] = [line for _, line, code, _ in whole if code == "TL001"]
-    assert max(f.span.line for f in outcome.findings) <= error_line < len(text.splitlines())
+    assert max(f.span.line for f in outcome.findings) <= error_line < len(
+        path.read_text().splitlines())
     assert seen(outcome.findings) == whole
 
 
