@@ -59,12 +59,12 @@ FIXED = CHECKPOINTED.replace(
 def test_each_trainjob_is_rendered_once_on_its_runtime(
     jobs: int, labelled: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """One file per object, the runtime's first: TL308 on the runtime asks where each of
-    its TrainJobs checkpoints (the last keeps the runtime's directory, so it asks them
-    all), TL307 on each TrainJob where the ones before it do, TL201 on a runtime with no
-    trainer label what the controller drops of a TrainJob's settings, and every
-    TrainJob's own rules read its render. Each TrainJob is still rendered once on its
-    runtime, and no more renders are alive at once than the run keeps as recent."""
+    """One file per object, the runtime's first: TL308 judges the runtime by where each of
+    its TrainJobs checkpoints (the last keeps the runtime's directory), TL307 each
+    TrainJob by where the ones before it do, TL201 a runtime with no trainer label by
+    what the controller drops of its TrainJobs' settings, all from the TrainJobs' notes,
+    and every TrainJob's own rules read its render. Each TrainJob is rendered once on its
+    runtime, and no render outlives its object: none is alive when the next is made."""
     built: Counter[str] = Counter()
     alive: list[weakref.ref[Render]] = []
     most = 0
@@ -98,4 +98,4 @@ def test_each_trainjob_is_rendered_once_on_its_runtime(
               for code in ("TL201", "TL307")[:1 + (number > 1)]),
         ]
     assert built == Counter({"(runtime)": 1, "sft": 1, **{f"run-{n}": 1 for n in range(jobs - 1)}})
-    assert most <= RECENT + 1
+    assert most == 1  # no render outlives its object
