@@ -12,6 +12,7 @@ from tests.conftest import lint_text
 from tests.test_cache import CHECKPOINTED, checkpointing
 from tests.test_rule_cases import _cases, case_settings
 from trainlint.config.settings import Settings
+from trainlint.document import Source
 from trainlint.engine.run import Run, lint
 from trainlint.loader import load
 from trainlint.run import parallel
@@ -136,16 +137,17 @@ def test_a_suppression_of_a_finding_across_objects_holds_from_the_cache(
         ("own", checkpointing("b", "/mnt/ckpt/b"), [("runtime.yaml", "TL090")]),
         ("shared again", checkpointing("b", "/mnt/ckpt/shared"), []),
     ]
+    unrelated = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n"
     for _, job, expected in steps:
-        _files(folder, {"runtime.yaml": runtime, "trainjob.yaml": job})
+        _files(folder, {"runtime.yaml": runtime, "trainjob.yaml": job, "x.yaml": unrelated})
         for _ in range(2):  # the runtime served; then the whole run the last one again
             outcome = _cached(folder, tmp_path / "cache", jobs, settings)
             assert [(name, code) for name, _, code in _codes(outcome)] == expected
-    # The runtime alone: served whole from the cache, its finding made again from its
-    # notes (no TrainJob sets its own directory now) and silenced on its stand-in.
-    (folder / "trainjob.yaml").unlink()
-    alone = _cached(folder, tmp_path / "cache", jobs, settings)
-    assert (alone.checked, _codes(alone)) == (0, [])
+    # Another run, of the same files but one that nothing looks up: served whole from the
+    # cache, the runtime's finding made again from the notes and silenced on its stand-in.
+    (folder / "x.yaml").unlink()
+    served = _cached(folder, tmp_path / "cache", jobs, settings)
+    assert (served.checked, _codes(served)) == (0, [])
 
 
 def test_what_facts_say_survives_the_cache_and_other_processes() -> None:
@@ -161,3 +163,18 @@ def test_what_facts_say_survives_the_cache_and_other_processes() -> None:
             assert json.loads(json.dumps(note.value)) == note.value, (code, note.value)
             told += 1
     assert told > 100
+
+
+def test_a_runtime_is_not_judged_by_trainjobs_whose_files_turn_the_rule_off() -> None:
+    """A TrainJob whose file's configuration turns TL308 off tells nothing of where it
+    writes: the runtime it uses is not told its directory is shared, which the TrainJob
+    may well not share."""
+    runtime = load(FIXED, "runtimes/runtime.yaml")
+    job = load(checkpointing("a", "/mnt/ckpt/a"), "jobs/job.yaml")
+    quiet = Settings(select=("TL3",), ignore=("TL308",))
+
+    def settings_for(source: Source) -> Settings:
+        return quiet if source.name.startswith("jobs/") else TL3
+
+    assert [f.code for f in lint([runtime, job], settings_for=settings_for)] == []
+    assert [f.code for f in lint([runtime], settings_for=settings_for)] == ["TL308"]

@@ -24,15 +24,19 @@ from trainlint.rule import rule
 
 def _fixed(notes: Sequence[Note]) -> Iterator[tuple[Note, Problem]]:
     """Each fixed directory of a runtime, unless the runtime has TrainJobs in the run
-    and none of them writes to it (each sets its own)."""
+    and none of them writes to it (each sets its own), or where some of them told
+    nothing (a file whose configuration turns this rule off): where they write is
+    unknown."""
     users: dict[tuple[str, ...], list[set[str]]] = {}
     for note in notes:
         if note.value[0] == "uses":
             users.setdefault(tuple(note.value[1]), []).append(set(note.value[2]))
     for note in notes:
         if note.value[0] == "fixed":
-            _, key, place, message = note.value
-            theirs = users.get(tuple(key))
+            _, key, count, place, message = note.value
+            theirs = users.get(tuple(key), [])
+            if len(theirs) < count:
+                continue
             if not theirs or any(place in inside for inside in theirs):
                 yield note, note.problem(message)
 
@@ -59,8 +63,10 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Fact]:
 
     ## When it stays silent
     When the directory is set per TrainJob (`$(VAR)` or a TrainJob's own setting), when
-    it is not on a named PVC, when every TrainJob of the run sets its own, and when the
-    trainer saves nothing (see TL301).
+    it is not on a named PVC, when every TrainJob of the run sets its own, when some
+    TrainJob of the run that uses it is not checked by this rule (its file's
+    configuration turns the rule off: where it writes is unknown), and when the trainer
+    saves nothing (see TL301).
 
     ## Options
     `env-name-parts`, `env-names`, `flags`: how a checkpoint directory is recognised.
@@ -139,10 +145,13 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Fact]:
             yield Fact((), ["uses", list(ctx.runtime_key(manifest)), inside])
         return
     key = list(ctx.key_of(manifest))
+    count: int | None = None  # how many TrainJobs of the run use it: looked up once
     for directory, claim, place, container in _fixed_dirs(manifest, ctx):
+        if count is None:
+            count = len(ctx.trainjobs_using(manifest))
         resume = script.resumes(script.read(container))
         yield Fact(directory.at.path, [
-            "fixed", key, place,
+            "fixed", key, count, place,
             f"every TrainJob using this runtime checkpoints to `{directory.path}` on PVC "
             f"`{claim}` ({directory.origin}): runs overwrite each other's checkpoints"
             + (f", and a new run resumes from the last run's (`{resume}`)" if resume else ""),
