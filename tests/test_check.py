@@ -171,6 +171,33 @@ def test_a_slice_that_stops_has_its_file_read_whole(
     assert "TL001" in {f.code for f in outcome.findings}
 
 
+def test_a_file_read_whole_after_a_slice_stopped_is_not_cut_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The file a slice stopped in is read whole in the second round, not cut into the
+    same slices again (whose join would drop those after the stop): a suppression written
+    after the error, which libyaml never reads, is the whole file's, and TL090 tells it
+    is unused, as a run of one file does."""
+    monkeypatch.setattr(loader, "SLICED_BYTES", 64)
+    monkeypatch.setattr(loader, "SLICE_BYTES", 1)
+    path = tmp_path / "stream.yaml"
+    path.write_text(f"{CLAIM}---\napiVersion: v1\nkind: [\n---\n"
+                    + CLAIM.replace("storage: 1Gi}}", "storage: 1Gi}}  # trainlint: disable=TL307"))
+    whole: list[str] = []
+    read = checking._read
+
+    def counted(unit: checking.Unit) -> tuple[object, ...]:
+        if unit.piece is None:
+            whole.append(unit.name)
+        return read(unit)
+
+    monkeypatch.setattr(checking, "_read", counted)
+    outcome = checking.check([str(path)], lambda _: Settings(), 1)
+    assert whole == [str(path)]
+    assert seen(outcome.findings) == one_run(tmp_path, Settings())
+    assert [f.code for f in outcome.findings] == ["TL001", "TL090"]
+
+
 def test_in_a_file_too_long_to_read_whole_a_slice_that_stops_ends_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
