@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
-from tests.test_cache import CHECKPOINTED, LABELLED, checkpointing
+from tests.test_cache import CHECKPOINTED, LABELLED, MISSING_LABEL, TRAINJOB, checkpointing
 from trainlint import loader
 from trainlint.config.settings import Settings
 from trainlint.document import Manifest, Source, StandIn, stand_in_body
@@ -237,6 +237,59 @@ def test_an_index_that_grows_in_order_records_only_what_may_change(tmp_path: Pat
     index.lasting, index.looked_up = False, {}
     index.memo.clear()  # a new object checked
     assert index.runtime_for(job) is not None
+    assert [key.split("\x1f")[0] for key in index.looked_up] == ["TrainingRuntime"]
+
+
+def test_an_input_read_after_the_context_comes_before_it(tmp_path: Path) -> None:
+    """The context is indexed before any file is read, yet an input comes before it, as
+    in `lint`'s index: the TrainJob finds the runtime of the run (with no trainer label:
+    TL201), not the context's runtime of the same name."""
+    folder = tmp_path / "repo"
+    folder.mkdir()
+    (folder / "runtime.yaml").write_text(MISSING_LABEL)
+    (folder / "trainjob.yaml").write_text(TRAINJOB)
+    context = tmp_path / "context.yaml"
+    context.write_text(LABELLED)
+    names = sorted(str(path) for path in folder.glob("*.yaml"))
+    outcome = checking.check(names, lambda _: Settings(), 1, context=[str(context)])
+    inputs = [load(Path(name).read_text(), name) for name in names]
+    expected = lint(inputs, Settings(), context=load(LABELLED, str(context)).manifests)
+    assert seen(outcome.findings) == seen(expected)
+    assert ("trainjob.yaml", "TL201") in {(Path(f.file).name, f.code) for f in expected}
+
+
+def test_an_input_added_to_an_index_takes_the_place_of_the_context_s_copy() -> None:
+    """Inputs added once the index is made come before its context objects: an input
+    runtime takes the place of the context's runtime of its key, and an input TrainJob
+    that of the context's older copy of it, which is then none of the runtime's users."""
+    runtime = load(LABELLED, "context.yaml").manifests[0]
+    copy = load(TRAINJOB, "context.yaml").manifests[0]
+    index = Index([], [runtime, copy])
+    index.digests.update({id(runtime): "context/0", id(copy): "context/1"})
+    assert index.context_users(runtime) == [copy]
+    before = index.digest(("users", *Index.key_of(runtime)))
+    own = load(MISSING_LABEL, "runtime.yaml").manifests[0]
+    job = load(TRAINJOB, "trainjob.yaml").manifests[0]
+    index.add(own, content="a")
+    index.add(job, content="b")
+    index.memo.clear()
+    assert index.runtime_for(job) is own
+    assert index.runtimes_named("torch-ckpt") == [own]
+    assert index.trainjobs_using(runtime) == [job]
+    assert index.context_users(runtime) == []
+    assert index.digest(("users", *Index.key_of(runtime))) != before
+
+
+def test_a_context_object_found_in_an_index_in_order_is_recorded(tmp_path: Path) -> None:
+    """An index that grows in the run's order keeps an input found by its key for good,
+    but not a context object: an input of its key read later takes its place, so the
+    look-up is recorded, to be judged at the run's end."""
+    runtime = load(LABELLED, "context.yaml").manifests[0]
+    job = load(TRAINJOB, "trainjob.yaml").manifests[0]
+    index = Index([], [runtime])
+    index.digests[id(runtime)] = "context/0"
+    index.lasting, index.looked_up = True, {}
+    assert index.runtime_for(job) is runtime
     assert [key.split("\x1f")[0] for key in index.looked_up] == ["TrainingRuntime"]
 
 
