@@ -1,0 +1,428 @@
+"""Every path of `check` finds what `lint` finds with every file read first, in one process.
+
+`trainlint.run.check` reads files in batches (a long file in slices), checks each one with
+the objects its process knows so far, and judges afterwards what each looked up against
+the whole run's index; the cache serves files whose look-ups still hold. Generated
+repositories of runtimes, TrainJobs and claims that name each other (or not), with
+suppressions, several documents to a file and a file that is not YAML, named so that a
+TrainJob's file comes before or after its runtime's at random, are checked in every mode
+(one process or two, small batches, tiny slices of one long file, cold, warm and edited
+caches): the findings must be `lint`'s, to the span and the message.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.test_cache import CHECKPOINTED
+from trainlint import loader
+from trainlint.config.settings import Settings
+from trainlint.document import Source
+from trainlint.engine.run import Run, lint
+from trainlint.files import read_bytes
+from trainlint.finding import Finding
+from trainlint.loader import load_bytes
+from trainlint.run import check as checking
+from trainlint.run import parallel
+from trainlint.run.cache import Cache
+
+# Few names, some more likely than others, so that objects often find each other.
+NAMESPACES = ("ml", "ml", "ml", "research")
+#: The runtimes TrainJobs name: one of the run's (the first, the likeliest), one the release
+#: installs (`torch-distributed`), one found nowhere.
+RUNTIMES = ("torch-ckpt", "torch-ckpt", "torch-ckpt", "torch-plain", "torch-distributed",
+            "missing")
+CLAIMS = ("ckpt", "ckpt", "data")
+DIRECTORIES = ("/mnt/ckpt/a", "/mnt/ckpt/a", "/mnt/ckpt/a", "/mnt/ckpt/b", "/mnt/ckpt/shared")
+#: What suppressions name: the rules across objects, others a runtime or TrainJob may
+#: take, and a code of no rule (TL091).
+CODES = ("TL307", "TL308", "TL201", "TL309", "TL301", "TL101", "TL102", "TL090", "TL999")
+SUPPRESSIONS = st.one_of(
+    st.none(), st.none(), st.none(),
+    st.tuples(st.sampled_from(("line", "file", "annotation")), st.sampled_from(CODES),
+              st.integers(min_value=0, max_value=30)),
+)
+#: A document libyaml stops at.
+BROKEN = "apiVersion: v1\nkind: [\n"
+
+
+def suppressed(text: str, suppression: tuple[str, str, int] | None) -> str:
+    """`text` (one object) with a suppression of one code: a comment at the end of one of
+    its lines, a file-wide comment, or the object's annotation."""
+    if suppression is None:
+        return text
+    how, code, line = suppression
+    if how == "file":
+        return f"# trainlint: disable-file={code}\n{text}"
+    lines = text.splitlines()
+    if how == "line":
+        line %= len(lines)
+        lines[line] += f"  # trainlint: disable={code}"
+        return "\n".join(lines) + "\n"
+    at = next(number for number, found in enumerate(lines) if found.startswith("metadata:"))
+    name = lines[at].removeprefix("metadata: {").removesuffix("}")
+    fields = [field.split(": ") for field in name.split(", ")]
+    lines[at : at + 1] = ["metadata:", *(f"  {key}: {value}" for key, value in fields),
+                          f'  annotations: {{trainlint.dev/ignore: "{code}"}}']
+    return "\n".join(lines) + "\n"
+
+
+def runtime(kind: str, name: str, namespace: str, claim: str, labelled: bool,
+            fixed: str | None) -> str:
+    """test_cache's checkpointing runtime on two nodes, of either kind, its trainer job
+    labelled or not, its pods on `claim`, checkpointing to a `fixed` directory or not."""
+    text = CHECKPOINTED.replace("claimName: ckpt", f"claimName: {claim}")
+    if not labelled:
+        text = text.replace("{trainer.kubeflow.org/trainjob-ancestor-step: trainer}", "{app: x}")
+    if fixed is not None:
+        text = text.replace("[{name: node, image: busybox, ",
+                            f"[{{name: node, image: busybox, env: [{{name: CKPT_DIR, "
+                            f"value: {fixed}}}], ")
+    where = f", namespace: {namespace}" if kind == "TrainingRuntime" else ""
+    return text.replace("kind: TrainingRuntime", f"kind: {kind}").replace(
+        "metadata: {name: torch-ckpt, namespace: ml}", f"metadata: {{name: {name}{where}}}"
+    ).replace("mlPolicy: {torch: {}}", "mlPolicy: {numNodes: 2, torch: {}}")
+
+
+def trainjob(name: str, namespace: str, kind: str, runtime_name: str, directory: str) -> str:
+    return f"""\
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {{name: {name}, namespace: {namespace}}}
+spec:
+  runtimeRef: {{kind: {kind}, name: {runtime_name}}}
+  trainer:
+    numNodes: 2
+    env: [{{name: CKPT_DIR, value: {directory}}}]
+"""
+
+
+def claim(name: str, namespace: str, mode: str) -> str:
+    return f"""\
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {{name: {name}, namespace: {namespace}}}
+spec:
+  accessModes: [{mode}]
+  resources: {{requests: {{storage: 10Gi}}}}
+"""
+
+
+RUNTIME_KINDS = st.sampled_from(("TrainingRuntime", "TrainingRuntime", "ClusterTrainingRuntime"))
+RUNTIME = st.builds(
+    runtime, RUNTIME_KINDS, st.sampled_from(("torch-ckpt", "torch-ckpt", "torch-plain")),
+    st.sampled_from(NAMESPACES),
+    st.sampled_from(CLAIMS), st.sampled_from((True, True, True, False)),
+    st.sampled_from((None, None, "/mnt/ckpt/shared")))
+TRAINJOB = st.builds(
+    trainjob, st.sampled_from(("a", "b", "c")), st.sampled_from(NAMESPACES), RUNTIME_KINDS,
+    st.sampled_from(RUNTIMES), st.sampled_from(DIRECTORIES))
+CLAIM = st.builds(claim, st.sampled_from(CLAIMS), st.sampled_from(NAMESPACES),
+                  st.sampled_from(("ReadWriteOnce", "ReadWriteMany")))
+#: An object, TrainJobs the likeliest, with a suppression or not.
+OBJECTS = st.builds(suppressed, st.one_of(RUNTIME, TRAINJOB, TRAINJOB, CLAIM), SUPPRESSIONS)
+#: Two TrainJobs writing one directory on their runtime's claim (TL307), each a file of its
+#: own, with a suppression or not, their runtime among the files or not.
+SHARING = st.builds(
+    lambda kind, directory, first, second, known: [
+        suppressed(trainjob("x", "ml", kind, "torch-ckpt", directory), first),
+        suppressed(trainjob("y", "ml", kind, "torch-ckpt", directory), second),
+        *([runtime(kind, "torch-ckpt", "ml", "ckpt", True, None)] if known else [])],
+    RUNTIME_KINDS, st.sampled_from(DIRECTORIES), SUPPRESSIONS, SUPPRESSIONS,
+    st.sampled_from((True, True, False)))
+#: A document that looks like part of an object: not checked, but told of.
+FRAGMENT = "metadata: {name: part}\nspec: {}\n"
+#: A file: one object or a few (documents), now and then one that stops libyaml or a
+#: fragment, or nothing; its lines ended by LF or CRLF, its bytes after a BOM or not.
+FILES = st.builds(
+    lambda text, ending, bom: ("\ufeff" if bom else "") + text.replace("\n", ending),
+    st.one_of(
+        OBJECTS, OBJECTS, OBJECTS,
+        st.lists(OBJECTS, min_size=2, max_size=4).map("---\n".join),
+        st.lists(st.one_of(OBJECTS, OBJECTS, st.just(BROKEN), st.just(FRAGMENT)),
+                 min_size=2, max_size=3).map("---\n".join),
+        st.just(""),
+    ),
+    st.sampled_from(("\n", "\n", "\n", "\r\n")),
+    st.sampled_from((False, False, False, True)),
+)
+
+#: The settings a file may have (the first most often): every rule; some rules off and
+#: annotations not honoured; the first release, without its bundled runtimes.
+SETTINGS = (
+    Settings(),
+    Settings(ignore=("TL201", "TL090", "TL302"), annotation_exemptions=False),
+    Settings(trainer_version=(2, 0), bundled_runtimes=False),
+)
+
+
+class Repository(NamedTuple):
+    """Generated files: their texts, the name each takes (its number: names sort in
+    another order than the texts were drawn), each one's settings (an index of
+    `SETTINGS`), and whether it is read as context only (`--context`)."""
+
+    texts: list[str]
+    order: list[int]
+    settings: list[int]
+    context: list[bool]
+
+    def written(self, folder: Path) -> Files:
+        folder.mkdir()
+        files = Files(folder)
+        for text, number, chosen, context in zip(
+                self.texts, self.order, self.settings, self.context, strict=True):
+            files.write(f"{number:02d}.yaml", text, chosen, context=context)
+        return files
+
+
+class Files:
+    """A repository on disk: which files are inputs and which context, and the settings
+    of each."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.settings: dict[str, int] = {}
+        self.context: set[str] = set()
+
+    def write(self, name: str, text: str, settings: int = 0, *, context: bool = False) -> None:
+        path = self.folder / name
+        if path.exists():  # a later time, as an edit has (see test_cache_properties)
+            before = path.stat()
+            path.write_text(text)
+            os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000_000_000))
+        else:
+            path.write_text(text)
+        self.settings[str(path)] = settings
+        if context:
+            self.context.add(str(path))
+
+    def remove(self, name: str) -> None:
+        (self.folder / name).unlink()
+        self.settings.pop(str(self.folder / name))
+        self.context.discard(str(self.folder / name))
+
+    @property
+    def names(self) -> list[str]:
+        return sorted(name for name in self.settings if name not in self.context)
+
+    @property
+    def context_names(self) -> list[str]:
+        return sorted(self.context)
+
+    def settings_of(self, name: str) -> Settings:
+        return SETTINGS[self.settings[name]]
+
+
+@st.composite
+def repositories(draw: st.DrawFn, *, context: bool = True) -> Repository:
+    texts = draw(st.lists(FILES, min_size=1, max_size=8))
+    if draw(st.booleans()):
+        texts += draw(SHARING)
+    count = len(texts)
+    order = draw(st.permutations(range(count)))
+    chosen = draw(st.lists(st.sampled_from((0, 0, 0, 1, 2)), min_size=count, max_size=count))
+    read_as_context = [False] * count
+    if context and count > 1:
+        read_as_context = draw(st.lists(st.sampled_from((False, False, False, True)),
+                                        min_size=count, max_size=count))
+    return Repository(texts, list(order), chosen, read_as_context)
+
+
+#: What a finding is, for the comparison.
+Seen = tuple[Any, ...]
+
+
+def seen(findings: Sequence[Finding]) -> list[Seen]:
+    return [(f.code, Path(f.file).name, tuple(f.span), f.message, f.path, f.object)
+            for f in findings]
+
+
+class Found(NamedTuple):
+    """What a run finds, and what it says besides: how many objects, which fragments,
+    which runtimes were found nowhere."""
+
+    findings: list[Seen]
+    objects: int
+    fragments: list[tuple[str, tuple[int, ...]]]
+    unchecked: dict[str, int]
+
+
+def reference(files: Files) -> Found:
+    """What `lint` finds with every file read first, in one process (and what the
+    command says of such a run: `cli._Summary.of`)."""
+    inputs = [load_bytes(read_bytes(name), name) for name in files.names]
+    context = [manifest for name in files.context_names
+               for manifest in load_bytes(read_bytes(name), name).manifests]
+
+    def settings_for(source: Source) -> Settings:
+        return files.settings_of(source.name)
+
+    findings = lint(inputs, settings_for=settings_for, context=context)
+    run = Run(inputs, settings_for=settings_for, context=context)
+    return Found(
+        seen(findings), sum(len(item.manifests) for item in inputs),
+        [(Path(item.source.name).name, tuple(span)) for item in inputs for span in item.fragments],
+        run.unchecked(inputs),
+    )
+
+
+def checked(files: Files, jobs: int = 1, cache: Path | None = None) -> Found:
+    outcome = checking.check(files.names, files.settings_of, jobs,
+                             None if cache is None else Cache(cache), files.context_names)
+    return Found(seen(outcome.findings), outcome.objects,
+                 [(Path(name).name, tuple(span)) for name, span in outcome.fragments],
+                 outcome.unchecked)
+
+
+@contextlib.contextmanager
+def patched(module: object, **values: int) -> Iterator[None]:
+    """Module constants set for a while (hypothesis runs many examples in one test:
+    pytest's monkeypatch would undo them only at its end)."""
+    before = {name: getattr(module, name) for name in values}
+    for name, value in values.items():
+        setattr(module, name, value)
+    try:
+        yield
+    finally:
+        for name, value in before.items():
+            setattr(module, name, value)
+
+
+class Mode(NamedTuple):
+    """How `check` runs: on how many processes, in batches of one unit (peeking at
+    `peek` bytes beyond: one unit at the least) or as it would, and with files of more
+    than 64 bytes cut into slices of about `slices` bytes, or not."""
+
+    jobs: int = 1
+    small: bool = False
+    peek: int = 0
+    slices: int | None = None
+
+    @contextlib.contextmanager
+    def applied(self) -> Iterator[None]:
+        with contextlib.ExitStack() as stack:
+            if self.small:
+                stack.enter_context(patched(checking, BATCH_BYTES=1, MIN_BATCH_BYTES=1,
+                                            PEEK_BYTES=self.peek))
+            if self.jobs > 1:  # two processes, whatever few units, batches shared one by one
+                stack.enter_context(patched(checking, MIN_INPUTS=1, SPREAD_BYTES=0))
+                stack.enter_context(patched(parallel, MIN_INPUTS=1, MIN_CHUNK=1))
+            if self.slices is not None:
+                stack.enter_context(patched(loader, SLICED_BYTES=64, SLICE_BYTES=self.slices))
+            yield
+
+
+def modes(jobs: Sequence[int] = (1,)) -> st.SearchStrategy[Mode]:
+    return st.builds(
+        Mode, st.sampled_from(jobs), st.booleans(), st.sampled_from((0, 0, 300, 2048)),
+        st.one_of(st.none(), st.integers(min_value=1, max_value=700)))
+
+
+#: An edit between two runs: a file rewritten, removed, added, or given other settings.
+EDITS = st.tuples(
+    st.sampled_from(("rewrite", "rewrite", "remove", "add", "settings")),
+    st.integers(min_value=0), FILES, st.sampled_from((0, 0, 1, 2)))
+
+
+def edited(files: Files, edit: tuple[str, int, str, int]) -> None:
+    how, position, text, chosen = edit
+    every = sorted(files.settings)
+    name = Path(every[position % len(every)]).name
+    context = str(files.folder / name) in files.context
+    if how == "rewrite":
+        files.write(name, text, files.settings[str(files.folder / name)], context=context)
+    elif how == "remove" and len(files.names) > 1:
+        files.remove(name)
+    elif how == "add":
+        files.write(f"{position % 50:02d}-new.yaml", text, chosen)
+    elif how == "settings" and not context:
+        files.settings[str(files.folder / name)] = chosen
+
+
+HEALTH = [HealthCheck.too_slow, HealthCheck.data_too_large]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=HEALTH)
+@given(repository=repositories(), mode=modes())
+def test_one_process_finds_what_lint_finds(repository: Repository, mode: Mode) -> None:
+    """Files read in one batch, or one at a time peeking at a few more (in slices, some of
+    the time): a look-up that missed an object read later is judged stale and checked
+    again."""
+    with tempfile.TemporaryDirectory() as temporary:
+        files = repository.written(Path(temporary) / "repo")
+        expected = reference(files)
+        assert checked(files) == expected
+        with mode.applied():
+            assert checked(files) == expected
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=HEALTH)
+@given(repository=repositories(), mode=modes(), edits=st.lists(EDITS, min_size=1, max_size=2))
+def test_a_cache_cold_warm_and_edited_finds_what_lint_finds(
+    repository: Repository, mode: Mode, edits: list[tuple[str, int, str, int]]
+) -> None:
+    """A cold run fills the cache, a warm one is served from it, and after a file is
+    rewritten, removed or added (or its settings change) the files whose look-ups no
+    longer hold are checked again; the next run is the last one again."""
+    with tempfile.TemporaryDirectory() as temporary:
+        root = Path(temporary)
+        files = repository.written(root / "repo")
+        with mode.applied():
+            expected = reference(files)
+            assert checked(files, cache=root / "cache") == expected
+            assert checked(files, cache=root / "cache") == expected
+            for edit in edits:
+                edited(files, edit)
+                expected = reference(files)
+                assert checked(files, cache=root / "cache") == expected
+            assert checked(files, cache=root / "cache") == expected
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=HEALTH)
+@given(repository=repositories(), mode=modes((2,)), cached=st.booleans(), edit=EDITS)
+def test_two_processes_find_what_lint_finds(
+    repository: Repository, mode: Mode, cached: bool, edit: tuple[str, int, str, int]
+) -> None:
+    """Batches shared out to two processes, each knowing only the files it read: what
+    each missed is judged against the whole run (and with a cache, after an edit)."""
+    with tempfile.TemporaryDirectory() as temporary:
+        root = Path(temporary)
+        files = repository.written(root / "repo")
+        cache = root / "cache" if cached else None
+        with mode.applied():
+            assert checked(files, 2, cache) == reference(files)
+            if cached:
+                edited(files, edit)
+                assert checked(files, 2, cache) == reference(files)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=HEALTH)
+@given(files=st.lists(FILES, min_size=1, max_size=10),
+       size=st.integers(min_value=1, max_value=700), cached=st.booleans(),
+       jobs=st.sampled_from((1, 1, 1, 2)), edit=EDITS)
+def test_one_long_file_in_tiny_slices_finds_what_lint_finds(
+    files: list[str], size: int, cached: bool, jobs: int, edit: tuple[str, int, str, int]
+) -> None:
+    """Every document in one file, cut into slices of a document or a few, checked in
+    batches of one slice (on two processes, some of the time): its findings are settled
+    over the whole file, with the whole file's suppressions; with a cache, warm and then
+    after a document is added at its end."""
+    with tempfile.TemporaryDirectory() as temporary:
+        root = Path(temporary)
+        repository = Files(root)
+        repository.write("stream.yaml", "---\n".join(files))
+        cache = root / "cache" if cached else None
+        with Mode(jobs, small=True, slices=size).applied():
+            assert checked(repository, jobs, cache) == reference(repository)
+            if cached:
+                assert checked(repository, jobs, cache) == reference(repository)
+                repository.write("stream.yaml", "---\n".join([*files, edit[2]]))
+                assert checked(repository, jobs, cache) == reference(repository)
