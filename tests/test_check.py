@@ -19,6 +19,7 @@ from trainlint.engine.run import lint
 from trainlint.finding import Finding
 from trainlint.loader import load
 from trainlint.run import check as checking
+from trainlint.run import parallel
 
 #: A claim of the namespace the test runtimes mount.
 CLAIM = """\
@@ -69,6 +70,7 @@ def test_files_read_after_the_ones_that_look_them_up_give_one_run_s_findings(
     monkeypatch.setattr(checking, "BATCH_BYTES", 2048)
     monkeypatch.setattr(checking, "MIN_BATCH_BYTES", 1024)
     monkeypatch.setattr(checking, "MIN_INPUTS", 4)
+    monkeypatch.setattr(parallel, "MIN_INPUTS", 4)  # what `worth_it` asks
     monkeypatch.setattr(checking, "PEEK_BYTES", 0)
     names = repository(tmp_path / "repo", 12)
     read: Counter[str] = Counter()
@@ -91,6 +93,7 @@ def test_no_document_crosses_processes(tmp_path: Path, monkeypatch: pytest.Monke
     """Workers send what the cache keeps of each file, never an object: pickling one
     fails the run."""
     monkeypatch.setattr(checking, "MIN_INPUTS", 4)
+    monkeypatch.setattr(parallel, "MIN_INPUTS", 4)  # what `worth_it` asks
     monkeypatch.setattr(checking, "MIN_BATCH_BYTES", 1024)
     names = repository(tmp_path / "repo", 12)
 
@@ -139,6 +142,7 @@ def test_a_long_file_is_checked_in_slices_as_it_is_whole(
     monkeypatch.setattr(loader, "SLICED_BYTES", 4096)
     monkeypatch.setattr(loader, "SLICE_BYTES", 2048)
     monkeypatch.setattr(checking, "MIN_BATCH_BYTES", 4096)
+    monkeypatch.setattr(parallel, "MIN_INPUTS", 4)
     path = _long_file(tmp_path / "stream.yaml", 12)
     held: list[int] = []
     read = checking._read
