@@ -25,11 +25,12 @@ from hypothesis import strategies as st
 from tests.test_cache import CHECKPOINTED
 from trainlint import loader
 from trainlint.config.settings import Settings
-from trainlint.document import Source
+from trainlint.document import Loaded, Manifest, Source
+from trainlint.engine import index
 from trainlint.engine.run import Run, lint
 from trainlint.files import read_bytes
 from trainlint.finding import Finding
-from trainlint.loader import load_bytes
+from trainlint.loader import load_bytes, unreadable
 from trainlint.run import check as checking
 from trainlint.run import parallel
 from trainlint.run.cache import Cache
@@ -164,35 +165,42 @@ SETTINGS = (
 )
 
 
+#: What a file is to a run: one of its inputs, a file of its context (`--context`), the
+#: objects of the cluster (`--from-cluster`: never cached, `cli.check`), or an input
+#: listed but gone before it is read.
+INPUT, CONTEXT, CLUSTER, GONE = range(4)
+
+
 class Repository(NamedTuple):
     """Generated files: their texts, the name each takes (its number: names sort in
     another order than the texts were drawn), each one's settings (an index of
-    `SETTINGS`), and whether it is read as context only (`--context`)."""
+    `SETTINGS`), and what each is to the run."""
 
     texts: list[str]
     order: list[int]
     settings: list[int]
-    context: list[bool]
+    roles: list[int]
 
     def written(self, folder: Path) -> Files:
         folder.mkdir()
         files = Files(folder)
-        for text, number, chosen, context in zip(
-                self.texts, self.order, self.settings, self.context, strict=True):
-            files.write(f"{number:02d}.yaml", text, chosen, context=context)
+        for text, number, chosen, role in zip(
+                self.texts, self.order, self.settings, self.roles, strict=True):
+            files.write(f"{number:02d}.yaml", text, chosen, role)
+            if role == GONE:
+                (folder / f"{number:02d}.yaml").unlink()
         return files
 
 
 class Files:
-    """A repository on disk: which files are inputs and which context, and the settings
-    of each."""
+    """A repository on disk: what each file is to the run, and its settings."""
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
         self.settings: dict[str, int] = {}
-        self.context: set[str] = set()
+        self.roles: dict[str, int] = {}
 
-    def write(self, name: str, text: str, settings: int = 0, *, context: bool = False) -> None:
+    def write(self, name: str, text: str, settings: int = 0, role: int = INPUT) -> None:
         path = self.folder / name
         if path.exists():  # a later time, as an edit has (see test_cache_properties)
             before = path.stat()
@@ -201,47 +209,64 @@ class Files:
         else:
             path.write_text(text)
         self.settings[str(path)] = settings
-        if context:
-            self.context.add(str(path))
+        self.roles[str(path)] = INPUT if role == GONE else role
 
-    def remove(self, name: str) -> None:
-        (self.folder / name).unlink()
-        self.settings.pop(str(self.folder / name))
-        self.context.discard(str(self.folder / name))
+    def remove(self, name: str, *, listed: bool = False) -> None:
+        """A file deleted, and no longer listed unless `listed`."""
+        (self.folder / name).unlink(missing_ok=True)
+        if not listed:
+            del self.settings[str(self.folder / name)], self.roles[str(self.folder / name)]
+
+    def named(self, *roles: int) -> list[str]:
+        return sorted(name for name, role in self.roles.items() if role in roles)
 
     @property
     def names(self) -> list[str]:
-        return sorted(name for name in self.settings if name not in self.context)
+        return self.named(INPUT)
 
     @property
     def context_names(self) -> list[str]:
-        return sorted(self.context)
+        return self.named(CONTEXT)
+
+    def cluster(self) -> list[Manifest]:
+        return [manifest for name in self.named(CLUSTER) for manifest in read(name).manifests]
 
     def settings_of(self, name: str) -> Settings:
         return SETTINGS[self.settings[name]]
 
 
+def read(name: str) -> Loaded:
+    """A file read as the command reads it, whole."""
+    try:
+        data = read_bytes(name)
+    except OSError as error:
+        return unreadable(name, error)
+    return load_bytes(data, name)
+
+
 @st.composite
-def repositories(draw: st.DrawFn, *, context: bool = True) -> Repository:
+def repositories(draw: st.DrawFn, *, cluster: bool = True) -> Repository:
     texts = draw(st.lists(FILES, min_size=1, max_size=8))
     if draw(st.booleans()):
         texts += draw(SHARING)
     count = len(texts)
     order = draw(st.permutations(range(count)))
     chosen = draw(st.lists(st.sampled_from((0, 0, 0, 1, 2)), min_size=count, max_size=count))
-    read_as_context = [False] * count
-    if context and count > 1:
-        read_as_context = draw(st.lists(st.sampled_from((False, False, False, True)),
-                                        min_size=count, max_size=count))
-    return Repository(texts, list(order), chosen, read_as_context)
+    roles = [INPUT] * count
+    if count > 1:
+        others = (CONTEXT, CLUSTER, GONE) if cluster else (CONTEXT, GONE)
+        roles = draw(st.lists(st.sampled_from((INPUT,) * 6 + others), min_size=count,
+                              max_size=count))
+    return Repository(texts, list(order), chosen, roles)
 
 
-#: What a finding is, for the comparison.
+#: What a finding is, for the comparison: what every report shows of it.
 Seen = tuple[Any, ...]
 
 
 def seen(findings: Sequence[Finding]) -> list[Seen]:
-    return [(f.code, Path(f.file).name, tuple(f.span), f.message, f.path, f.object)
+    return [(f.code, Path(f.file).name, tuple(f.span), f.message, f.path, f.object,
+             f.severity, f.remediation, None if f.fix is None else (f.fix.title, f.fix.safe))
             for f in findings]
 
 
@@ -258,9 +283,9 @@ class Found(NamedTuple):
 def reference(files: Files) -> Found:
     """What `lint` finds with every file read first, in one process (and what the
     command says of such a run: `cli._Summary.of`)."""
-    inputs = [load_bytes(read_bytes(name), name) for name in files.names]
-    context = [manifest for name in files.context_names
-               for manifest in load_bytes(read_bytes(name), name).manifests]
+    inputs = [read(name) for name in files.names]
+    context = [*(manifest for name in files.context_names for manifest in read(name).manifests),
+               *files.cluster()]
 
     def settings_for(source: Source) -> Settings:
         return files.settings_of(source.name)
@@ -276,7 +301,8 @@ def reference(files: Files) -> Found:
 
 def checked(files: Files, jobs: int = 1, cache: Path | None = None) -> Found:
     outcome = checking.check(files.names, files.settings_of, jobs,
-                             None if cache is None else Cache(cache), files.context_names)
+                             None if cache is None else Cache(cache), files.context_names,
+                             files.cluster())
     return Found(seen(outcome.findings), outcome.objects,
                  [(Path(name).name, tuple(span)) for name, span in outcome.fragments],
                  outcome.unchecked)
@@ -298,8 +324,9 @@ def patched(module: object, **values: int) -> Iterator[None]:
 
 class Mode(NamedTuple):
     """How `check` runs: on how many processes, in batches of one unit (peeking at
-    `peek` bytes beyond: one unit at the least) or as it would, and with files of more
-    than 64 bytes cut into slices of about `slices` bytes, or not."""
+    `peek` bytes beyond: one unit at the least) and keeping one unit parsed after its
+    batch, or as it would, and with files of more than 64 bytes cut into slices of about
+    `slices` bytes, or not."""
 
     jobs: int = 1
     small: bool = False
@@ -309,9 +336,10 @@ class Mode(NamedTuple):
     @contextlib.contextmanager
     def applied(self) -> Iterator[None]:
         with contextlib.ExitStack() as stack:
-            if self.small:
+            if self.small:  # and little kept: a look-up reads its object's file again
                 stack.enter_context(patched(checking, BATCH_BYTES=1, MIN_BATCH_BYTES=1,
-                                            PEEK_BYTES=self.peek))
+                                            PEEK_BYTES=self.peek, KEPT=1, KEPT_CHARACTERS=1))
+                stack.enter_context(patched(index, RECENT=1))
             if self.jobs > 1:  # two processes, whatever few units, batches shared one by one
                 stack.enter_context(patched(checking, MIN_INPUTS=1, SPREAD_BYTES=0))
                 stack.enter_context(patched(parallel, MIN_INPUTS=1, MIN_CHUNK=1))
@@ -326,9 +354,10 @@ def modes(jobs: Sequence[int] = (1,)) -> st.SearchStrategy[Mode]:
         st.one_of(st.none(), st.integers(min_value=1, max_value=700)))
 
 
-#: An edit between two runs: a file rewritten, removed, added, or given other settings.
+#: An edit between two runs: a file rewritten, removed, gone (still listed), added, or
+#: given other settings.
 EDITS = st.tuples(
-    st.sampled_from(("rewrite", "rewrite", "remove", "add", "settings")),
+    st.sampled_from(("rewrite", "rewrite", "remove", "gone", "add", "settings")),
     st.integers(min_value=0), FILES, st.sampled_from((0, 0, 1, 2)))
 
 
@@ -336,14 +365,14 @@ def edited(files: Files, edit: tuple[str, int, str, int]) -> None:
     how, position, text, chosen = edit
     every = sorted(files.settings)
     name = Path(every[position % len(every)]).name
-    context = str(files.folder / name) in files.context
+    role = files.roles[str(files.folder / name)]
     if how == "rewrite":
-        files.write(name, text, files.settings[str(files.folder / name)], context=context)
-    elif how == "remove" and len(files.names) > 1:
-        files.remove(name)
+        files.write(name, text, files.settings[str(files.folder / name)], role)
+    elif how in ("remove", "gone") and len(files.names) > 1:
+        files.remove(name, listed=how == "gone" and role == INPUT)
     elif how == "add":
         files.write(f"{position % 50:02d}-new.yaml", text, chosen)
-    elif how == "settings" and not context:
+    elif how == "settings" and role == INPUT:
         files.settings[str(files.folder / name)] = chosen
 
 
@@ -365,7 +394,8 @@ def test_one_process_finds_what_lint_finds(repository: Repository, mode: Mode) -
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=HEALTH)
-@given(repository=repositories(), mode=modes(), edits=st.lists(EDITS, min_size=1, max_size=2))
+@given(repository=repositories(cluster=False), mode=modes(),
+       edits=st.lists(EDITS, min_size=1, max_size=2))
 def test_a_cache_cold_warm_and_edited_finds_what_lint_finds(
     repository: Repository, mode: Mode, edits: list[tuple[str, int, str, int]]
 ) -> None:
@@ -387,7 +417,8 @@ def test_a_cache_cold_warm_and_edited_finds_what_lint_finds(
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=HEALTH)
-@given(repository=repositories(), mode=modes((2,)), cached=st.booleans(), edit=EDITS)
+@given(repository=repositories(cluster=False), mode=modes((2,)), cached=st.booleans(),
+       edit=EDITS)
 def test_two_processes_find_what_lint_finds(
     repository: Repository, mode: Mode, cached: bool, edit: tuple[str, int, str, int]
 ) -> None:
