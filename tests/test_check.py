@@ -13,6 +13,7 @@ from tests.conftest import ROOT
 from tests.test_cache import CHECKPOINTED, LABELLED, MISSING_LABEL, TRAINJOB, checkpointing
 from trainlint import loader
 from trainlint.config.settings import Settings
+from trainlint.digest import blake2b
 from trainlint.document import Manifest, Source, StandIn, stand_in_body
 from trainlint.engine.index import Index, identify
 from trainlint.engine.run import lint
@@ -200,6 +201,27 @@ def test_a_file_read_whole_after_a_slice_stopped_is_not_cut_again(
     assert whole == [str(path)]
     assert seen(outcome.findings) == one_run(tmp_path, Settings())
     assert [f.code for f in outcome.findings] == ["TL001", "TL090"]
+
+
+def test_a_suppression_comment_is_never_cut_from_the_line_it_applies_to(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A suppression comment on its own line applies to the next line that is no comment:
+    before a document's `---`, to that line, which may hold the document itself. The file
+    is not cut between them, so the comment silences the finding there, as in the file
+    read whole (cut there, it would apply to its own line: the finding shown, the comment
+    told unused)."""
+    monkeypatch.setattr(loader, "SLICED_BYTES", 64)
+    monkeypatch.setattr(loader, "SLICE_BYTES", 1)
+    flow = ("--- {apiVersion: v1, kind: PersistentVolumeClaim, metadata: {name: x, namespace: "
+            "ml}, spec: {accessModes: [ReadWriteOnce], bogus: 1, resources: {requests: "
+            "{storage: 1Gi}}}}\n")
+    path = tmp_path / "stream.yaml"
+    path.write_text(f"{CLAIM}# trainlint: disable=TL006\n\n# why\n{flow}---\n{CLAIM}")
+    sliced = loader.slices(str(path), blake2b())
+    assert sliced is not None and [piece.documents for piece in sliced.slices] == [0, 2]
+    outcome = checking.check([str(path)], lambda _: Settings(), 1)
+    assert seen(outcome.findings) == one_run(tmp_path, Settings()) == []
 
 
 def test_in_a_file_too_long_to_read_whole_a_slice_that_stops_ends_it(
