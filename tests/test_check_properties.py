@@ -141,15 +141,41 @@ SHARING = st.builds(
     st.sampled_from((True, True, False)))
 #: A document that looks like part of an object: not checked, but told of.
 FRAGMENT = "metadata: {name: part}\nspec: {}\n"
+#: A claim on one line, which a document's `---` may begin (with a field of no schema
+#: some of the time: TL006).
+FLOW = st.builds(
+    lambda name, namespace, bogus: (
+        f"{{apiVersion: v1, kind: PersistentVolumeClaim, metadata: {{name: {name}, "
+        f"namespace: {namespace}}}, spec: {{accessModes: [ReadWriteOnce], "
+        f"resources: {{requests: {{storage: 1Gi}}}}{', bogus: 1' if bogus else ''}}}}}\n"),
+    st.sampled_from(CLAIMS), st.sampled_from(NAMESPACES), st.booleans())
+#: What may come between two documents: comments (a suppression that applies to the line
+#: of the next `---`), a document end marker.
+BETWEEN = st.sampled_from(("", "", "", "...\n", "# note\n", "# trainlint: disable=TL006\n",
+                           "# trainlint: disable=TL006\n\n# note\n"))
+
+
+def joined(documents: list[tuple[str, str]]) -> str:
+    """Documents one after the other, each after what comes `between` it and the one
+    before: a document on one line begins on its `---` line."""
+    text = ""
+    for number, (document, between) in enumerate(documents):
+        if number:
+            text += between + ("--- " if document.startswith("{") else "---\n")
+        text += document
+    return text
+
+
 #: A file: one object or a few (documents), now and then one that stops libyaml or a
 #: fragment, or nothing; its lines ended by LF or CRLF, its bytes after a BOM or not.
 FILES = st.builds(
     lambda text, ending, bom: ("\ufeff" if bom else "") + text.replace("\n", ending),
     st.one_of(
         OBJECTS, OBJECTS, OBJECTS,
-        st.lists(OBJECTS, min_size=2, max_size=4).map("---\n".join),
-        st.lists(st.one_of(OBJECTS, OBJECTS, st.just(BROKEN), st.just(FRAGMENT)),
-                 min_size=2, max_size=3).map("---\n".join),
+        st.lists(st.tuples(st.one_of(OBJECTS, OBJECTS, OBJECTS, FLOW), BETWEEN),
+                 min_size=2, max_size=4).map(joined),
+        st.lists(st.tuples(st.one_of(OBJECTS, st.just(BROKEN), st.just(FRAGMENT), FLOW),
+                           BETWEEN), min_size=2, max_size=3).map(joined),
         st.just(""),
     ),
     st.sampled_from(("\n", "\n", "\n", "\r\n")),
