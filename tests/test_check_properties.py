@@ -130,6 +130,14 @@ CLAIM = st.builds(claim, st.sampled_from(CLAIMS), st.sampled_from(NAMESPACES),
                   st.sampled_from(("ReadWriteOnce", "ReadWriteMany")))
 #: An object, TrainJobs the likeliest, with a suppression or not.
 OBJECTS = st.builds(suppressed, st.one_of(RUNTIME, TRAINJOB, TRAINJOB, CLAIM), SUPPRESSIONS)
+
+
+def listed(objects: list[str]) -> str:
+    """Objects as the items of a `kind: List` (their key paths start with `items`)."""
+    items = ["- " + "\n  ".join(text.splitlines()) + "\n" for text in objects]
+    return "apiVersion: v1\nkind: List\nitems:\n" + "".join(items)
+
+
 #: Two TrainJobs writing one directory on their runtime's claim (TL307), each a file of its
 #: own, with a suppression or not, their runtime among the files or not.
 SHARING = st.builds(
@@ -166,14 +174,16 @@ def joined(documents: list[tuple[str, str]]) -> str:
     return text
 
 
-#: A file: one object or a few (documents), now and then one that stops libyaml or a
-#: fragment, or nothing; its lines ended by LF or CRLF, its bytes after a BOM or not.
+#: A file: one object or a few (documents, or the items of a List), now and then one
+#: that stops libyaml or a fragment, or nothing; its lines ended by LF or CRLF, its
+#: bytes after a BOM or not.
 FILES = st.builds(
     lambda text, ending, bom: ("\ufeff" if bom else "") + text.replace("\n", ending),
     st.one_of(
         OBJECTS, OBJECTS, OBJECTS,
         st.lists(st.tuples(st.one_of(OBJECTS, OBJECTS, OBJECTS, FLOW), BETWEEN),
                  min_size=2, max_size=4).map(joined),
+        st.lists(OBJECTS, min_size=1, max_size=3).map(listed),
         st.lists(st.tuples(st.one_of(OBJECTS, st.just(BROKEN), st.just(FRAGMENT), FLOW),
                            BETWEEN), min_size=2, max_size=3).map(joined),
         st.just(""),
@@ -380,26 +390,40 @@ def modes(jobs: Sequence[int] = (1,)) -> st.SearchStrategy[Mode]:
         st.one_of(st.none(), st.integers(min_value=1, max_value=700)))
 
 
-#: An edit between two runs: a file rewritten, removed, gone (still listed), added, or
-#: given other settings.
+#: An edit between two runs: a file rewritten, removed, gone (still listed), added (an
+#: input or context), renamed, given other settings, or read as context instead of
+#: checked (or the other way round).
 EDITS = st.tuples(
-    st.sampled_from(("rewrite", "rewrite", "remove", "gone", "add", "settings")),
-    st.integers(min_value=0), FILES, st.sampled_from((0, 0, 1, 2)))
+    st.sampled_from(("rewrite", "rewrite", "remove", "gone", "add", "rename", "settings",
+                     "role")),
+    st.integers(min_value=0), FILES, st.sampled_from((0, 0, 1, 2)),
+    st.sampled_from((INPUT, INPUT, CONTEXT)))
+Edit = tuple[str, int, str, int, int]
 
 
-def edited(files: Files, edit: tuple[str, int, str, int]) -> None:
-    how, position, text, chosen = edit
+def edited(files: Files, edit: Edit) -> None:
+    how, position, text, chosen, role = edit
     every = sorted(files.settings)
-    name = Path(every[position % len(every)]).name
-    role = files.roles[str(files.folder / name)]
+    path = every[position % len(every)]
+    name, was, settings_ = Path(path).name, files.roles[path], files.settings[path]
     if how == "rewrite":
-        files.write(name, text, files.settings[str(files.folder / name)], role)
-    elif how in ("remove", "gone") and len(files.names) > 1:
-        files.remove(name, listed=how == "gone" and role == INPUT)
+        files.write(name, text, settings_, was)
+    elif how in ("remove", "gone", "rename", "role") and (
+            len(files.names) == 1 and was == INPUT):
+        return  # the last input stays
+    elif how in ("remove", "gone"):
+        files.remove(name, listed=how == "gone" and was == INPUT)
     elif how == "add":
-        files.write(f"{position % 50:02d}-new.yaml", text, chosen)
-    elif how == "settings" and role == INPUT:
-        files.settings[str(files.folder / name)] = chosen
+        files.write(f"{position % 50:02d}-new.yaml", text, chosen, role)
+    elif how == "rename" and Path(path).exists():  # the same bytes under another name
+        moved = str(files.folder / f"{position % 50:02d}-moved.yaml")
+        Path(path).rename(moved)
+        del files.settings[path], files.roles[path]
+        files.settings[moved], files.roles[moved] = settings_, was
+    elif how == "settings" and was == INPUT:
+        files.settings[path] = chosen
+    elif how == "role" and was in (INPUT, CONTEXT):
+        files.roles[path] = CONTEXT if was == INPUT else INPUT
 
 
 HEALTH = [HealthCheck.too_slow, HealthCheck.data_too_large]
@@ -423,7 +447,7 @@ def test_one_process_finds_what_lint_finds(repository: Repository, mode: Mode) -
 @given(repository=repositories(cluster=False), mode=modes(),
        edits=st.lists(EDITS, min_size=1, max_size=2))
 def test_a_cache_cold_warm_and_edited_finds_what_lint_finds(
-    repository: Repository, mode: Mode, edits: list[tuple[str, int, str, int]]
+    repository: Repository, mode: Mode, edits: list[Edit]
 ) -> None:
     """A cold run fills the cache, a warm one is served from it, and after a file is
     rewritten, removed or added (or its settings change) the files whose look-ups no
@@ -446,7 +470,7 @@ def test_a_cache_cold_warm_and_edited_finds_what_lint_finds(
 @given(repository=repositories(cluster=False), mode=modes((2,)), cached=st.booleans(),
        edit=EDITS)
 def test_two_processes_find_what_lint_finds(
-    repository: Repository, mode: Mode, cached: bool, edit: tuple[str, int, str, int]
+    repository: Repository, mode: Mode, cached: bool, edit: Edit
 ) -> None:
     """Batches shared out to two processes, each knowing only the files it read: what
     each missed is judged against the whole run (and with a cache, after an edit)."""
@@ -466,7 +490,7 @@ def test_two_processes_find_what_lint_finds(
        size=st.integers(min_value=1, max_value=700), cached=st.booleans(),
        jobs=st.sampled_from((1, 1, 1, 2)), edit=EDITS)
 def test_one_long_file_in_tiny_slices_finds_what_lint_finds(
-    files: list[str], size: int, cached: bool, jobs: int, edit: tuple[str, int, str, int]
+    files: list[str], size: int, cached: bool, jobs: int, edit: Edit
 ) -> None:
     """Every document in one file, cut into slices of a document or a few, checked in
     batches of one slice (on two processes, some of the time): its findings are settled
