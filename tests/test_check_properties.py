@@ -158,9 +158,9 @@ FLOW = st.builds(
         f"resources: {{requests: {{storage: 1Gi}}}}{', bogus: 1' if bogus else ''}}}}}\n"),
     st.sampled_from(CLAIMS), st.sampled_from(NAMESPACES), st.booleans())
 #: What may come between two documents: comments (a suppression that applies to the line
-#: of the next `---`), a document end marker.
+#: of the next `---`), a document end marker, a directive (after which no slice starts).
 BETWEEN = st.sampled_from(("", "", "", "...\n", "# note\n", "# trainlint: disable=TL006\n",
-                           "# trainlint: disable=TL006\n\n# note\n"))
+                           "# trainlint: disable=TL006\n\n# note\n", "...\n%YAML 1.1\n"))
 
 
 def joined(documents: list[tuple[str, str]]) -> str:
@@ -443,7 +443,7 @@ def test_one_process_finds_what_lint_finds(repository: Repository, mode: Mode) -
             assert checked(files) == expected
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=HEALTH)
+@settings(max_examples=40, deadline=None, suppress_health_check=HEALTH)
 @given(repository=repositories(cluster=False), mode=modes(),
        edits=st.lists(EDITS, min_size=1, max_size=2))
 def test_a_cache_cold_warm_and_edited_finds_what_lint_finds(
@@ -466,7 +466,7 @@ def test_a_cache_cold_warm_and_edited_finds_what_lint_finds(
             assert checked(files, cache=root / "cache") == expected
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=HEALTH)
+@settings(max_examples=15, deadline=None, suppress_health_check=HEALTH)
 @given(repository=repositories(cluster=False), mode=modes((2,)), cached=st.booleans(),
        edit=EDITS)
 def test_two_processes_find_what_lint_finds(
@@ -485,7 +485,7 @@ def test_two_processes_find_what_lint_finds(
                 assert checked(files, 2, cache) == reference(files)
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=HEALTH)
+@settings(max_examples=40, deadline=None, suppress_health_check=HEALTH)
 @given(files=st.lists(FILES, min_size=1, max_size=10),
        size=st.integers(min_value=1, max_value=700), cached=st.booleans(),
        jobs=st.sampled_from((1, 1, 1, 2)), edit=EDITS)
