@@ -36,7 +36,8 @@ from trainlint.run import parallel
 from trainlint.run.cache import Cache
 
 # Few names, some more likely than others, so that objects often find each other.
-NAMESPACES = ("ml", "ml", "ml", "research")
+#: ("": none written, which is `default`.)
+NAMESPACES = ("ml", "ml", "ml", "research", "default", "")
 #: The runtimes TrainJobs name: one of the run's (the first, the likeliest), one the release
 #: installs (`torch-distributed`), one found nowhere.
 RUNTIMES = ("torch-ckpt", "torch-ckpt", "torch-ckpt", "torch-plain", "torch-distributed",
@@ -87,17 +88,22 @@ def runtime(kind: str, name: str, namespace: str, claim: str, labelled: bool,
         text = text.replace("[{name: node, image: busybox, ",
                             f"[{{name: node, image: busybox, env: [{{name: CKPT_DIR, "
                             f"value: {fixed}}}], ")
-    where = f", namespace: {namespace}" if kind == "TrainingRuntime" else ""
+    where = f", namespace: {namespace}" if kind == "TrainingRuntime" and namespace else ""
     return text.replace("kind: TrainingRuntime", f"kind: {kind}").replace(
         "metadata: {name: torch-ckpt, namespace: ml}", f"metadata: {{name: {name}{where}}}"
     ).replace("mlPolicy: {torch: {}}", "mlPolicy: {numNodes: 2, torch: {}}")
+
+
+def metadata(name: str, namespace: str) -> str:
+    return f"metadata: {{name: {name}, namespace: {namespace}}}" if namespace else (
+        f"metadata: {{name: {name}}}")
 
 
 def trainjob(name: str, namespace: str, kind: str, runtime_name: str, directory: str) -> str:
     return f"""\
 apiVersion: trainer.kubeflow.org/v1alpha1
 kind: TrainJob
-metadata: {{name: {name}, namespace: {namespace}}}
+{metadata(name, namespace)}
 spec:
   runtimeRef: {{kind: {kind}, name: {runtime_name}}}
   trainer:
@@ -110,7 +116,7 @@ def claim(name: str, namespace: str, mode: str) -> str:
     return f"""\
 apiVersion: v1
 kind: PersistentVolumeClaim
-metadata: {{name: {name}, namespace: {namespace}}}
+{metadata(name, namespace)}
 spec:
   accessModes: [{mode}]
   resources: {{requests: {{storage: 10Gi}}}}
@@ -129,7 +135,16 @@ TRAINJOB = st.builds(
 CLAIM = st.builds(claim, st.sampled_from(CLAIMS), st.sampled_from(NAMESPACES),
                   st.sampled_from(("ReadWriteOnce", "ReadWriteMany")))
 #: An object, TrainJobs the likeliest, with a suppression or not.
-OBJECTS = st.builds(suppressed, st.one_of(RUNTIME, TRAINJOB, TRAINJOB, CLAIM), SUPPRESSIONS)
+#: Objects of few fields: a claim of no name, a TrainJob that names no runtime, a
+#: ConfigMap with characters of more than one byte before a key.
+ODD = st.sampled_from((
+    "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {namespace: ml}\nspec: {}\n",
+    "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: a, "
+    "namespace: ml}\nspec: {trainer: {numNodes: 2}}\n",
+    "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: caf\u00e9}\ndata: {\u2615: x, bogus: 1}\n",
+))
+OBJECTS = st.builds(suppressed, st.one_of(RUNTIME, TRAINJOB, TRAINJOB, CLAIM, ODD),
+                    SUPPRESSIONS)
 
 
 def listed(objects: list[str]) -> str:
