@@ -4,11 +4,12 @@
 the objects its process knows so far, and judges afterwards what each looked up against
 the whole run's index; the cache serves files whose look-ups still hold. Generated
 repositories of runtimes, TrainJobs and claims that name each other (or not), with
-suppressions, several documents to a file and a file that is not YAML, named so that a
-TrainJob's file comes before or after its runtime's at random, are checked in every mode
-(one process or two, small batches, tiny slices of one long file, cold, warm and edited
-caches): the findings must be `lint`'s, to the span and the message.
-"""
+suppressions, several documents to a file, a document that stops libyaml, files read as
+context or given as the cluster's objects, and files named so that a TrainJob's comes
+before or after its runtime's at random, are checked in every mode (one process or two,
+batches of one file, tiny slices, cold, warm and edited caches): the findings must be
+`lint`'s, to the span and the message, and so must what the command says besides them
+(objects, fragments, runtimes found nowhere)"""
 
 from __future__ import annotations
 
@@ -35,8 +36,8 @@ from trainlint.run import check as checking
 from trainlint.run import parallel
 from trainlint.run.cache import Cache
 
-# Few names, some more likely than others, so that objects often find each other.
-#: ("": none written, which is `default`.)
+# Few names, some more likely than others, so that objects often find each other
+# ("": no namespace written, which is `default`).
 NAMESPACES = ("ml", "ml", "ml", "research", "default", "")
 #: The runtimes TrainJobs name: one of the run's (the first, the likeliest), one the release
 #: installs (`torch-distributed`), one found nowhere.
