@@ -10,15 +10,17 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
-from tests.test_cache import CHECKPOINTED, LABELLED, checkpointing
+from tests.test_cache import CHECKPOINTED, LABELLED, MISSING_LABEL, TRAINJOB, checkpointing
 from trainlint import loader
 from trainlint.config.settings import Settings
+from trainlint.digest import blake2b
 from trainlint.document import Manifest, Source, StandIn, stand_in_body
 from trainlint.engine.index import Index, identify
 from trainlint.engine.run import lint
 from trainlint.finding import Finding
 from trainlint.loader import load
 from trainlint.run import check as checking
+from trainlint.run import parallel
 
 #: A claim of the namespace the test runtimes mount.
 CLAIM = """\
@@ -69,6 +71,7 @@ def test_files_read_after_the_ones_that_look_them_up_give_one_run_s_findings(
     monkeypatch.setattr(checking, "BATCH_BYTES", 2048)
     monkeypatch.setattr(checking, "MIN_BATCH_BYTES", 1024)
     monkeypatch.setattr(checking, "MIN_INPUTS", 4)
+    monkeypatch.setattr(parallel, "MIN_INPUTS", 4)  # what `worth_it` asks
     monkeypatch.setattr(checking, "PEEK_BYTES", 0)
     names = repository(tmp_path / "repo", 12)
     read: Counter[str] = Counter()
@@ -91,6 +94,7 @@ def test_no_document_crosses_processes(tmp_path: Path, monkeypatch: pytest.Monke
     """Workers send what the cache keeps of each file, never an object: pickling one
     fails the run."""
     monkeypatch.setattr(checking, "MIN_INPUTS", 4)
+    monkeypatch.setattr(parallel, "MIN_INPUTS", 4)  # what `worth_it` asks
     monkeypatch.setattr(checking, "MIN_BATCH_BYTES", 1024)
     names = repository(tmp_path / "repo", 12)
 
@@ -139,6 +143,7 @@ def test_a_long_file_is_checked_in_slices_as_it_is_whole(
     monkeypatch.setattr(loader, "SLICED_BYTES", 4096)
     monkeypatch.setattr(loader, "SLICE_BYTES", 2048)
     monkeypatch.setattr(checking, "MIN_BATCH_BYTES", 4096)
+    monkeypatch.setattr(parallel, "MIN_INPUTS", 4)
     path = _long_file(tmp_path / "stream.yaml", 12)
     held: list[int] = []
     read = checking._read
@@ -177,6 +182,54 @@ def test_a_slice_that_stops_has_its_file_read_whole(
     assert "TL001" in {f.code for f in outcome.findings}
 
 
+def test_a_file_read_whole_after_a_slice_stopped_is_not_cut_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The file a slice stopped in is read whole in the second round, not cut into the
+    same slices again (whose join would drop those after the stop): a suppression written
+    after the error, which libyaml never reads, is the whole file's, and TL090 tells it
+    is unused, as a run of one file does."""
+    monkeypatch.setattr(loader, "SLICED_BYTES", 64)
+    monkeypatch.setattr(loader, "SLICE_BYTES", 1)
+    path = tmp_path / "stream.yaml"
+    path.write_text(f"{CLAIM}---\napiVersion: v1\nkind: [\n---\n"
+                    + CLAIM.replace("storage: 1Gi}}", "storage: 1Gi}}  # trainlint: disable=TL307"))
+    whole: list[str] = []
+    read = checking._read
+
+    def counted(unit: checking.Unit) -> tuple[object, ...]:
+        if unit.piece is None:
+            whole.append(unit.name)
+        return read(unit)
+
+    monkeypatch.setattr(checking, "_read", counted)
+    outcome = checking.check([str(path)], lambda _: Settings(), 1)
+    assert whole == [str(path)]
+    assert seen(outcome.findings) == one_run(tmp_path, Settings())
+    assert [f.code for f in outcome.findings] == ["TL001", "TL090"]
+
+
+def test_a_suppression_comment_is_never_cut_from_the_line_it_applies_to(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A suppression comment on its own line applies to the next line that is no comment:
+    before a document's `---`, to that line, which may hold the document itself. The file
+    is not cut between them, so the comment silences the finding there, as in the file
+    read whole (cut there, it would apply to its own line: the finding shown, the comment
+    told unused)."""
+    monkeypatch.setattr(loader, "SLICED_BYTES", 64)
+    monkeypatch.setattr(loader, "SLICE_BYTES", 1)
+    flow = ("--- {apiVersion: v1, kind: PersistentVolumeClaim, metadata: {name: x, namespace: "
+            "ml}, spec: {accessModes: [ReadWriteOnce], bogus: 1, resources: {requests: "
+            "{storage: 1Gi}}}}\n")
+    path = tmp_path / "stream.yaml"
+    path.write_text(f"{CLAIM}# trainlint: disable=TL006\n\n# why\n{flow}---\n{CLAIM}")
+    sliced = loader.slices(str(path), blake2b())
+    assert sliced is not None and [piece.documents for piece in sliced.slices] == [0, 2]
+    outcome = checking.check([str(path)], lambda _: Settings(), 1)
+    assert seen(outcome.findings) == one_run(tmp_path, Settings()) == []
+
+
 def test_in_a_file_too_long_to_read_whole_a_slice_that_stops_ends_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -212,6 +265,59 @@ def test_an_index_that_grows_in_order_records_only_what_may_change(tmp_path: Pat
     index.lasting, index.looked_up = False, {}
     index.memo.clear()  # a new object checked
     assert index.runtime_for(job) is not None
+    assert [key.split("\x1f")[0] for key in index.looked_up] == ["TrainingRuntime"]
+
+
+def test_an_input_read_after_the_context_comes_before_it(tmp_path: Path) -> None:
+    """The context is indexed before any file is read, yet an input comes before it, as
+    in `lint`'s index: the TrainJob finds the runtime of the run (with no trainer label:
+    TL201), not the context's runtime of the same name."""
+    folder = tmp_path / "repo"
+    folder.mkdir()
+    (folder / "runtime.yaml").write_text(MISSING_LABEL)
+    (folder / "trainjob.yaml").write_text(TRAINJOB)
+    context = tmp_path / "context.yaml"
+    context.write_text(LABELLED)
+    names = sorted(str(path) for path in folder.glob("*.yaml"))
+    outcome = checking.check(names, lambda _: Settings(), 1, context=[str(context)])
+    inputs = [load(Path(name).read_text(), name) for name in names]
+    expected = lint(inputs, Settings(), context=load(LABELLED, str(context)).manifests)
+    assert seen(outcome.findings) == seen(expected)
+    assert ("trainjob.yaml", "TL201") in {(Path(f.file).name, f.code) for f in expected}
+
+
+def test_an_input_added_to_an_index_takes_the_place_of_the_context_s_copy() -> None:
+    """Inputs added once the index is made come before its context objects: an input
+    runtime takes the place of the context's runtime of its key, and an input TrainJob
+    that of the context's older copy of it, which is then none of the runtime's users."""
+    runtime = load(LABELLED, "context.yaml").manifests[0]
+    copy = load(TRAINJOB, "context.yaml").manifests[0]
+    index = Index([], [runtime, copy])
+    index.digests.update({id(runtime): "context/0", id(copy): "context/1"})
+    assert index.context_users(runtime) == [copy]
+    before = index.digest(("users", *Index.key_of(runtime)))
+    own = load(MISSING_LABEL, "runtime.yaml").manifests[0]
+    job = load(TRAINJOB, "trainjob.yaml").manifests[0]
+    index.add(own, content="a")
+    index.add(job, content="b")
+    index.memo.clear()
+    assert index.runtime_for(job) is own
+    assert index.runtimes_named("torch-ckpt") == [own]
+    assert index.trainjobs_using(runtime) == [job]
+    assert index.context_users(runtime) == []
+    assert index.digest(("users", *Index.key_of(runtime))) != before
+
+
+def test_a_context_object_found_in_an_index_in_order_is_recorded(tmp_path: Path) -> None:
+    """An index that grows in the run's order keeps an input found by its key for good,
+    but not a context object: an input of its key read later takes its place, so the
+    look-up is recorded, to be judged at the run's end."""
+    runtime = load(LABELLED, "context.yaml").manifests[0]
+    job = load(TRAINJOB, "trainjob.yaml").manifests[0]
+    index = Index([], [runtime])
+    index.digests[id(runtime)] = "context/0"
+    index.lasting, index.looked_up = True, {}
+    assert index.runtime_for(job) is runtime
     assert [key.split("\x1f")[0] for key in index.looked_up] == ["TrainingRuntime"]
 
 

@@ -687,8 +687,9 @@ class Sliced(NamedTuple):
 
 def slices(name: str, hashed: Any) -> Sliced | None:
     """`name` cut into slices of about `SLICE_BYTES` at lines that start a document (where
-    `_pieces` cuts a text), found in one pass over its bytes, a block at a time: the file
-    is never held whole. Its bytes are fed to `hashed` (a hash object). None when it
+    `_pieces` cuts a text, and not right after a suppression comment, which applies to
+    such a line), found in one pass over its bytes, a block at a time: the file is never
+    held whole. Its bytes are fed to `hashed` (a hash object). None when it
     cannot be cut: a line break other than LF or CRLF, a start that libyaml may read
     otherwise, or no line to cut at."""
     cuts: list[tuple[int, int, int]] = []  # (byte, lines before, document starts before)
@@ -716,8 +717,9 @@ def slices(name: str, hashed: Any) -> Sliced | None:
             if first is None:
                 first = cut
             previous = cuts[-1][0] if cuts else 0
-            if cut - previous >= SLICE_BYTES and not _directive_before(buffer, cut - offset,
-                                                                        whole=not offset):
+            if cut - previous >= SLICE_BYTES and not _directive_before(
+                    buffer, cut - offset, whole=not offset) and not _suppression_before(
+                    buffer, cut - offset, whole=not offset):
                 cuts.append((cut, lines, starts))
             starts += 1
         lines += buffer.count(b"\n", scanned - offset, until)
@@ -748,6 +750,27 @@ def _with_last(items: Iterator[T]) -> Iterator[tuple[T, bool]]:
         previous = [item]
     if previous:
         yield previous[0], True
+
+
+def _suppression_before(buffer: bytes, cut: int, *, whole: bool) -> bool:
+    """Whether a suppression comment may stand on its own line before the line at `cut`,
+    with only blank and comment lines between: it then applies to the line at `cut`
+    (`suppression.comment_entries`), which a slice that ends before it does not hold.
+    Judged on the bytes before it that `buffer` holds (`whole`: all of the file's, from
+    its start); where they are too few to tell, as if it might."""
+    end = cut - 1  # the line break before the line
+    while True:
+        start = buffer.rfind(b"\n", 0, end) + 1
+        if not start and not whole:
+            return True  # the line may begin before the bytes at hand
+        line = buffer[start:end].strip(b" \t\r")
+        if line and not line.startswith(b"#"):
+            return False
+        if b"trainlint:" in line:
+            return True
+        if not start:
+            return False
+        end = start - 1
 
 
 def _directive_before(buffer: bytes, cut: int, *, whole: bool) -> bool:

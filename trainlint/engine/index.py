@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Iterable
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 from trainlint.digest import blake2b
 from trainlint.document import Manifest, StandIn, mapping, string
@@ -43,10 +43,12 @@ class Index:
         #: webhook's `oldObject`), by `previous_key`.
         self._previous = {previous_key(manifest): manifest for manifest in previous
                           if manifest.name}
-        self._users: dict[tuple[str, str, str], list[Manifest]] = defaultdict(list)
-        self._runtimes_by_name: dict[str, list[Manifest]] = defaultdict(list)
-        self._claims: list[Manifest] = []
-        self._claims_by_name: dict[str, list[Manifest]] = defaultdict(list)
+        #: What look-ups that many objects answer find: the TrainJobs that use a runtime
+        #: (by `runtime_key`), the runtimes and the claims of a name, every claim.
+        self._users: _Answers[tuple[str, str, str]] = _Answers()
+        self._runtimes_by_name: _Answers[str] = _Answers()
+        self._claims: _Answers[str] = _Answers()
+        self._claims_by_name: _Answers[str] = _Answers()
         self._answer_digests: dict[tuple[str, ...], str] = {}
         #: Where the objects come from, as messages name it (`the cluster`).
         self.where = where
@@ -63,10 +65,11 @@ class Index:
         #: While not None, every look-up is recorded here as dependency → digest of the
         #: answer, so a cached result can later be checked against the objects it read.
         self.looked_up: dict[str, str] | None = None
-        #: Whether an object found by its key is the run's for good: objects are added in
+        #: Whether an input found by its key is the run's for good: inputs are added in
         #: the run's order, so a later one of the same key never takes its place, and the
         #: look-up is not recorded (nothing keeps it for a later run). What is not found,
-        #: and what many objects answer, may still change and are recorded all the same.
+        #: what many objects answer, and a context object (which an input read later
+        #: displaces) may still change and are recorded all the same.
         self.lasting = False
         #: What identifies each object (by `id`) across runs, set by whoever records
         #: look-ups: its file's content digest and its place in the file (`identify`), or
@@ -77,19 +80,20 @@ class Index:
         #: The context objects, and the place of each (by `id`): (`CONTEXT`, its number).
         self.context = list(context)
         self._context: dict[int, tuple[int, int]] = {}
-        checked: set[tuple[str, str]] = set()
+        #: The TrainJobs of the inputs, by namespace and name; those of the context, each
+        #: until an input of its name takes its place.
+        self._checked: set[tuple[str, str]] = set()
+        self._context_jobs: dict[tuple[str, str], list[Manifest]] = defaultdict(list)
         for manifest in manifests:
             self._add(manifest)
-            if object_kind(manifest) == "TrainJob":
-                checked.add((manifest.namespace, manifest.name))
         for number, manifest in enumerate(self.context):
             # A context TrainJob that is also an input is an older copy of it: the input
             # stands for it (a TrainJob never shares a directory with itself).
             if object_kind(manifest) != "TrainJob" or (
-                (manifest.namespace, manifest.name) not in checked
+                (manifest.namespace, manifest.name) not in self._checked
             ):
-                self._add(manifest)
                 self._context[id(manifest)] = (CONTEXT, number)
+                self._add(manifest)
 
     def add(
         self, manifest: Manifest, identity: str | None = None, *, content: str | None = None
@@ -98,13 +102,14 @@ class Index:
         them), known across runs by `identity` (`identify`), or by the digest of its
         file's `content`, from which its identity is made when an answer needs it (an
         index of a long stream keeps one digest, not one identity per object)."""
-        self._add(manifest)
+        displaced = self._add(manifest)
         if identity is not None:
             self.digests[id(manifest)] = identity
         elif content is not None:
             self._contents[manifest.source.name] = content
         if self._answer_digests:  # the answers the object may change are worked out again
-            for dependency in self._finding(manifest):
+            for dependency in [*self._finding(manifest),
+                               *(found for held in displaced for found in self._finding(held))]:
                 self._answer_digests.pop(dependency, None)
 
     def _finding(self, manifest: Manifest) -> list[tuple[str, ...]]:
@@ -120,19 +125,39 @@ class Index:
             found += [("users", *key), ("context-users", *key)]
         return found
 
-    def _add(self, manifest: Manifest) -> None:
+    def _add(self, manifest: Manifest) -> list[Manifest]:
+        """Index an input, or a context object (placed in `_context` first). The inputs
+        come before the context, whenever they are added (`add`, once the context is
+        known): an input takes the place of the context object of its key, and of the
+        context's copy of its TrainJob, as in an index given every input at once. The
+        context objects it displaces."""
         kind = object_kind(manifest)
+        context = id(manifest) in self._context
+        displaced: list[Manifest] = []
         if kind in LOOKED_UP_KINDS:
             key = self._key(kind, manifest.namespace, manifest.name)
-            if self._objects.setdefault(key, manifest) is not manifest:
-                return
+            held = self._objects.setdefault(key, manifest)
+            if held is not manifest:
+                if context or id(held) not in self._context:
+                    return displaced  # the first input (or context object) of a key stays
+                self._objects[key] = manifest
+                displaced.append(held)
             if kind in RUNTIME_KINDS:
-                self._runtimes_by_name[manifest.name].append(manifest)
+                self._runtimes_by_name.add(manifest.name, manifest, context, displaced)
             elif kind == "PersistentVolumeClaim":
-                self._claims.append(manifest)
-                self._claims_by_name[manifest.name].append(manifest)
+                self._claims.add("", manifest, context, displaced)
+                self._claims_by_name.add(manifest.name, manifest, context, displaced)
         elif kind == "TrainJob":
-            self._users[self.runtime_key(manifest)].append(manifest)
+            name = (manifest.namespace, manifest.name)
+            if context:
+                self._context_jobs[name].append(manifest)
+            else:
+                self._checked.add(name)
+                displaced = self._context_jobs.pop(name, [])
+                for copy in displaced:
+                    self._users.drop(self.runtime_key(copy), copy)
+            self._users.add(self.runtime_key(manifest), manifest, context)
+        return displaced
 
     @staticmethod
     def _key(kind: str, namespace: str, name: str) -> tuple[str, str, str]:
@@ -268,14 +293,13 @@ class Index:
         `("claims-named", name)`, `("bundled", release, name)` or an object key) finds."""
         by_name = {"named": self._runtimes_by_name, "claims-named": self._claims_by_name}
         if dependency[0] in by_name:
-            return by_name[dependency[0]].get(dependency[1], [])
-        if dependency[0] in ("users", "context-users"):
-            users = self._users.get((dependency[1], dependency[2], dependency[3]), [])
-            if dependency[0] == "users":
-                return users
-            return [user for user in users if id(user) in self._context]
+            return by_name[dependency[0]].get(dependency[1])
+        if dependency[0] == "users":
+            return self._users.get((dependency[1], dependency[2], dependency[3]))
+        if dependency[0] == "context-users":
+            return self._users.context.get((dependency[1], dependency[2], dependency[3]), [])
         if dependency[0] == "any-claims":
-            return self._claims[:1]
+            return self._claims.get("")[:1]
         if dependency[0] == "bundled":
             return self._bundled(dependency[1], dependency[2])
         found = self._objects.get((dependency[0], dependency[1], dependency[2]))
@@ -296,7 +320,7 @@ class Index:
             # tells apart: the look-up stands for its answer, and nothing is parsed.
             return DEPENDENCY_SEPARATOR.join(dependency)
         if dependency[0] == "any-claims":
-            return "some" if self._claims else "none"  # whichever they are
+            return "some" if self._claims.get("") else "none"  # whichever they are
         if dependency not in self._answer_digests:  # answers do not change during a run
             parts = [self._identity(manifest) for manifest in self.answer(dependency)]
             digest = blake2b("\n".join(parts).encode(), digest_size=16).hexdigest()
@@ -313,7 +337,9 @@ class Index:
         if not found:
             self._record(dependency)
             return None
-        if not self.lasting:
+        if not self.lasting or id(found[0]) in self._context:
+            # A context object is the run's for good only once every input is known: an
+            # input of its key read later takes its place (`_add`).
             self._record(dependency)
         if isinstance(found[0], StandIn) and self._fetch is not None:
             return self._fetch(found[0])
@@ -326,6 +352,38 @@ class Index:
     def _record(self, dependency: tuple[str, ...]) -> None:
         if self.looked_up is not None:
             self.looked_up[DEPENDENCY_SEPARATOR.join(dependency)] = self.digest(dependency)
+
+
+K = TypeVar("K")
+
+
+class _Answers(Generic[K]):
+    """The objects that answer look-ups of many objects, by key: the inputs' (in the
+    order they are added), then the context's."""
+
+    def __init__(self) -> None:
+        self.inputs: dict[K, list[Manifest]] = defaultdict(list)
+        self.context: dict[K, list[Manifest]] = defaultdict(list)
+
+    def add(
+        self, key: K, manifest: Manifest, context: bool, displaced: Iterable[Manifest] = ()
+    ) -> None:
+        """Add an input (or a context object), in place of the context objects it
+        `displaced`."""
+        for held in displaced:
+            self.drop(key, held)
+        (self.context if context else self.inputs)[key].append(manifest)
+
+    def drop(self, key: K, manifest: Manifest) -> None:
+        """A context object displaced by an input."""
+        found = self.context.get(key, [])
+        found[:] = [held for held in found if held is not manifest]
+
+    def get(self, key: K) -> list[Manifest]:
+        inputs, context = self.inputs.get(key), self.context.get(key)
+        if not context:
+            return inputs or []
+        return [*inputs, *context] if inputs else context
 
 
 #: Where context objects stand in the run's order (`Index.context_order`): after every

@@ -372,6 +372,9 @@ class _Run:
         #: The long files, cut into slices (once per run: the units of both rounds and
         #: every process's shelf use these).
         self.sliced: dict[str, Sliced] = {}
+        #: The long files a slice stopped in, read whole from then on (`stale`): cut
+        #: again, they would stop again, and their slices after the stop be dropped.
+        self.whole: set[str] = set()
 
     def read_context(self, names: Sequence[str], cluster: Sequence[Manifest]) -> None:
         """The context's files (read here, whole: the rules of runtimes ask for their
@@ -477,7 +480,8 @@ class _Run:
         for position in positions:
             name = self.names[position]
             size = (self.stats[name] or [0])[0]
-            if name not in self.sliced and size > SLICED_BYTES and self.amend is None:
+            if (name not in self.sliced and name not in self.whole and size > SLICED_BYTES
+                    and self.amend is None):
                 try:
                     cut = slices(name, blake2b(digest_size=16))
                 except OSError:
@@ -573,6 +577,7 @@ class _Run:
             name = self.names[key[0]]
             if result.get("stopped") and (self.stats[name] or [0])[0] <= MAX_FILE_BYTES:
                 self.sliced.pop(name, None)  # read whole from now on
+                self.whole.add(name)
                 files.add(key[0])
             elif not stored.still_holds(result, index):
                 keys.add(key)
