@@ -71,6 +71,9 @@ class Index:
         #: what many objects answer, and a context object (which an input read later
         #: displaces) may still change and are recorded all the same.
         self.lasting = False
+        #: Whether two inputs of one key were added (the first is the one found): an
+        #: input another process found for good may not be the whole run's.
+        self.collided = False
         #: What identifies each object (by `id`) across runs, set by whoever records
         #: look-ups: its file's content digest and its place in the file (`identify`), or
         #: for stand-ins of a cached file, what was stored.
@@ -139,6 +142,7 @@ class Index:
             held = self._objects.setdefault(key, manifest)
             if held is not manifest:
                 if context or id(held) not in self._context:
+                    self.collided |= not context  # two inputs of one key
                     return displaced  # the first input (or context object) of a key stays
                 self._objects[key] = manifest
                 displaced.append(held)
