@@ -216,6 +216,32 @@ def test_what_is_derived_for_a_while_is_recorded_for_every_object_and_then_dropp
     assert built == [1]  # dropped, so built again
 
 
+def test_what_was_derived_while_inputs_were_missing_is_derived_again_once_all_are_in() -> None:
+    """A run that indexes files as it reads them checks some again on the index of every
+    input (`Index.complete`): what a runtime's users were while one was unread is not
+    what they are."""
+    from trainlint.engine.index import Index
+
+    runtime, first, second = load(
+        f"{CHECKPOINTED}---\n{checkpointing('a', '/mnt/ckpt/a')}---\n"
+        f"{checkpointing('b', '/mnt/ckpt/b')}", "run.yaml").manifests
+    index = Index([], [])
+    index.lasting = True
+    for manifest in (runtime, first):
+        index.add(manifest, "identity")
+
+    def users() -> list[str]:
+        return [user.name for user in index.trainjobs_using(runtime)]
+
+    for recent in (False, True):
+        assert index.per_run(runtime, ("users",), users, recent=recent) == ["a"]
+    index.add(second, "identity")
+    index.complete()
+    assert not index.lasting
+    for recent in (False, True):
+        assert index.per_run(runtime, ("users",), users, recent=recent) == ["a", "b"]
+
+
 def test_a_file_that_is_not_yaml_is_cached_with_its_finding(tmp_path: Path) -> None:
     folder = tmp_path / "manifests"
     folder.mkdir()

@@ -201,6 +201,13 @@ class Index:
             kept = self.memo[key] = (of, build())
         return kept[1]
 
+    def complete(self) -> None:
+        """Every input is in: a look-up is recorded like any other (`lasting` ends), and
+        what `per_run` derived while some inputs were missing is worked out again."""
+        self.lasting = False
+        self._per_run.clear()
+        self._recent.clear()
+
     def per_run(
         self, of: Manifest, what: tuple[Any, ...], build: Callable[[], T], *,
         recent: bool = False,

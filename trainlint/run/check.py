@@ -432,7 +432,7 @@ class _Run:
             return self.checked(units, cached, lasting=False)
         if in_order and not stopped:
             index = first.run.index
-            index.lasting = False
+            index.complete()
             del first
         else:
             del first  # its index goes before the whole run's is made
