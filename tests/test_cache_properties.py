@@ -18,7 +18,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.test_cache import CHECKPOINTED, codes, run_cached
+from tests.test_cache import codes, run_cached
+from tests.test_check_properties import claim, runtime, trainjob
 
 # Few names, some more likely than others, so that objects often find each other: two
 # TrainJobs on one claim and directory, a runtime that a TrainJob names.
@@ -26,48 +27,10 @@ NAMESPACES = ("ml", "ml", "ml", "research")
 RUNTIMES = ("torch-ckpt", "torch-ckpt", "torch-plain", "torch-distributed", "missing")
 CLAIMS = ("ckpt", "ckpt", "data")
 DIRECTORIES = ("/mnt/ckpt/a", "/mnt/ckpt/a", "/mnt/ckpt/b")
-
-
-def runtime(kind: str, name: str, namespace: str, claim: str, labelled: bool) -> str:
-    """test_cache's checkpointing runtime on two nodes, of either kind, its trainer job
-    labelled or not, its pods on `claim`."""
-    text = CHECKPOINTED.replace("claimName: ckpt", f"claimName: {claim}")
-    if not labelled:
-        text = text.replace("{trainer.kubeflow.org/trainjob-ancestor-step: trainer}", "{app: x}")
-    where = f", namespace: {namespace}" if kind == "TrainingRuntime" else ""
-    return text.replace("kind: TrainingRuntime", f"kind: {kind}").replace(
-        "metadata: {name: torch-ckpt, namespace: ml}", f"metadata: {{name: {name}{where}}}"
-    ).replace("mlPolicy: {torch: {}}", "mlPolicy: {numNodes: 2, torch: {}}")
-
-
-def trainjob(name: str, namespace: str, kind: str, runtime_name: str, directory: str) -> str:
-    return f"""\
-apiVersion: trainer.kubeflow.org/v1alpha1
-kind: TrainJob
-metadata: {{name: {name}, namespace: {namespace}}}
-spec:
-  runtimeRef: {{kind: {kind}, name: {runtime_name}}}
-  trainer:
-    numNodes: 2
-    env: [{{name: CKPT_DIR, value: {directory}}}]
-"""
-
-
-def claim(name: str, namespace: str, mode: str) -> str:
-    return f"""\
-apiVersion: v1
-kind: PersistentVolumeClaim
-metadata: {{name: {name}, namespace: {namespace}}}
-spec:
-  accessModes: [{mode}]
-  resources: {{requests: {{storage: 10Gi}}}}
-"""
-
-
 RUNTIME_KINDS = st.sampled_from(("TrainingRuntime", "ClusterTrainingRuntime"))
 OBJECTS = st.one_of(
     st.builds(runtime, RUNTIME_KINDS, st.sampled_from(RUNTIMES[:4]),
-              st.sampled_from(NAMESPACES), st.sampled_from(CLAIMS), st.booleans()),
+              st.sampled_from(NAMESPACES), st.sampled_from(CLAIMS), st.booleans(), st.none()),
     st.builds(trainjob, st.sampled_from(("a", "b", "c")), st.sampled_from(NAMESPACES),
               RUNTIME_KINDS, st.sampled_from(RUNTIMES), st.sampled_from(DIRECTORIES)),
     st.builds(claim, st.sampled_from(CLAIMS), st.sampled_from(NAMESPACES),
