@@ -326,6 +326,7 @@ def check(
                              amend=amend)
         findings, files = result.findings, result.files
         summary = _Summary(result.objects, result.fragments, result.unchecked)
+    summary = summary._replace(patches=chosen.patches)
     if not (summary.objects or findings):
         summary.nothing_checked(files, allow_empty=allow_empty)
     if add_suppressions:
@@ -399,6 +400,8 @@ class _Summary(NamedTuple):
     fragments: list[tuple[str, Span]]
     #: The runtimes found nowhere, with how many TrainJobs name each.
     unchecked: dict[str, int]
+    #: The files left out as kustomize patches, each with the kustomization naming it.
+    patches: Sequence[tuple[str, str]] = ()
 
     @classmethod
     def of(cls, run: Run, inputs: list[Loaded]) -> _Summary:
@@ -414,6 +417,8 @@ class _Summary(NamedTuple):
         unless `allow_empty`."""
         if files:
             what = f"no Kubernetes object (a document with `kind`) in {_count(len(files), 'file')}"
+        elif self.patches:
+            what = "no file to check: every file was excluded, git-ignored or a kustomize patch"
         else:
             what = "no file to check: every file was excluded or git-ignored"
         if allow_empty:
@@ -434,6 +439,16 @@ class _Summary(NamedTuple):
             )
         if len(self.fragments) > MAX_NOTES:
             others = _count(len(self.fragments) - MAX_NOTES, "more such document")
+            click.echo(f"trainlint: note: and {others}", err=True)
+        for name, kustomization in self.patches[:MAX_NOTES]:
+            folder = os.path.dirname(kustomization) or "."  # noqa: PTH120
+            click.echo(
+                f"trainlint: note: {name} is a kustomize patch (named in {kustomization}), "
+                "part of an object, so it is not checked alone: check what kustomize makes "
+                f"of it with `kubectl kustomize {folder} | trainlint check -`", err=True,
+            )
+        if len(self.patches) > MAX_NOTES:
+            others = _count(len(self.patches) - MAX_NOTES, "more patch file")
             click.echo(f"trainlint: note: and {others}", err=True)
         if self.unchecked:
             jobs = sum(self.unchecked.values())
@@ -575,6 +590,8 @@ class _Chosen(NamedTuple):
     cache_dir: Path
     #: The documentation site reports link to (`docs-url` of the working folder).
     docs_url: str
+    #: The files left out as kustomize patches, each with the kustomization naming it.
+    patches: list[tuple[str, str]]
 
 
 def _select(
@@ -582,12 +599,23 @@ def _select(
     overrides: dict[str, Any], stdin_filename: str,
 ) -> _Chosen:
     from trainlint.config.files import Configuration, Resolver, context_files, discover
+    from trainlint.config.kustomize import Patches, kustomizations
     from trainlint.errors import ConfigError
 
     where: dict[str, Settings] = {}
     try:
         resolver = Resolver(config_file, isolated=isolated, overrides=overrides)
-        names = list(dict.fromkeys(discover(paths or (".",), resolver)))  # each file once
+        found = list(dict.fromkeys(discover(paths or (".",), resolver)))  # each file once
+        patches = Patches()
+        for name in kustomizations(found):
+            patches.read(name)
+        names, skipped = [], []
+        for name in found:
+            owner = None if name == STDIN else patches.owner(name)
+            if owner is None:
+                names.append(name)
+            else:
+                skipped.append((name, owner))
         by_folder: dict[str, Configuration] = {}  # one look-up per folder, not per file
         for name in names:
             shown = stdin_filename if name == STDIN else name
@@ -604,9 +632,10 @@ def _select(
             context = [
                 name for name in context_files(roots)
                 if os.path.abspath(name) not in inputs  # noqa: PTH100 - an input is checked
+                and patches.owner(name) is None
             ]
         here = resolver.for_path(Path.cwd())
-        return _Chosen(names, where, context, here.cache_dir, here.settings.docs_url)
+        return _Chosen(names, where, context, here.cache_dir, here.settings.docs_url, skipped)
     except ConfigError as error:
         raise Failure(str(error)) from None
 

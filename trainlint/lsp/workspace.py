@@ -31,6 +31,7 @@ from typing import Any
 
 from trainlint.config.defaults import DOCS_URL
 from trainlint.config.files import Resolver, context_files, discover, validate
+from trainlint.config.kustomize import Patches, kustomizations
 from trainlint.config.settings import Settings
 from trainlint.document import Loaded, Manifest, Source, decode
 from trainlint.engine.index import DEPENDENCY_SEPARATOR, Index, identify
@@ -125,6 +126,9 @@ class Workspace:
         self.options = options
         self.folders: list[Path] = []
         self._resolver: Resolver | None = None
+        #: The kustomize patches of the workspace (not checked, not looked up), read anew
+        #: with the configuration (a kustomization is one of `CONFIG_FILES`).
+        self._patches = Patches()
         self._files: dict[str, _File] = {}
         #: The names of the files on disk the workspace holds (its folders' and the
         #: context's), as the last walk found them.
@@ -147,6 +151,7 @@ class Workspace:
         again; every open document is checked again by `stale`."""
         self.options = options
         self.folders = list(dict.fromkeys(folders))
+        self._patches = Patches()
         try:
             self._resolver = Resolver(
                 options.config_file, isolated=options.isolated, overrides=dict(options.overrides)
@@ -162,6 +167,8 @@ class Workspace:
         """Walk the folders and the context again: read new files and drop those gone
         (created or deleted files, a changed `.gitignore`, `exclude` or `context`)."""
         walked = set(self._walk())
+        for name in kustomizations(walked):
+            self._patches.read(name)
         context = self._walk_context(walked) - walked
         names = walked | context
         moved = self._context_names ^ context  # what they give others depends on it
@@ -256,7 +263,7 @@ class Workspace:
 
     def settings_for(self, name: str) -> Settings | None:
         """A file's settings; None when its configuration cannot be read (then told) or
-        excludes it."""
+        excludes it, or when it is a kustomize patch."""
         if self._resolver is None:
             return None
         try:
@@ -264,7 +271,7 @@ class Workspace:
         except ConfigError as error:
             self.on_problem(str(error))
             return None
-        if configuration.excluded(name):
+        if configuration.excluded(name) or self._patches.owner(name) is not None:
             return None
         return configuration.settings_for(name)
 

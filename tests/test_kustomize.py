@@ -1,0 +1,211 @@
+"""Kustomize patches are parts of objects: not checked alone, and never the object a
+look-up finds. Real kustomizations, real files, the real command (and `kubectl kustomize`
+where it is installed: what it makes of a patch is what trainlint checks)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from lsprotocol import types
+
+from tests.lsp_session import Session
+from tests.test_lsp import RESOLVING, codes
+from trainlint.config.files import followed
+from trainlint.config.kustomize import Patches
+
+RUNTIME = """\
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata:
+  name: torch-custom
+spec:
+  mlPolicy:
+    numNodes: 1
+    torch: {}
+  template:
+    spec:
+      replicatedJobs:
+        - name: node
+          template:
+            metadata:
+              labels:
+                trainer.kubeflow.org/trainjob-ancestor-step: trainer
+            spec:
+              template:
+                spec:
+                  containers:
+                    - name: node
+                      image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
+"""
+#: Parts of objects, as overlays write them: checked alone, the runtime's would have no
+#: trainer job (TL201, and TrainJobs that name it would be told the same), the TrainJob's
+#: no `runtimeRef` (TL009).
+RUNTIME_PATCH = """\
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata:
+  name: torch-custom
+spec:
+  mlPolicy:
+    numNodes: 2
+"""
+JOB = """\
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata:
+  name: finetune
+  namespace: team
+spec:
+  runtimeRef:
+    name: torch-custom
+  trainer:
+    numNodes: 2
+    image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
+    command: [torchrun, train.py]
+"""
+JOB_PATCH = """\
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata:
+  name: finetune
+  namespace: team
+spec:
+  trainer:
+    numNodes: 4
+"""
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A base and an overlay that sorts before it, patching the runtime and the TrainJob."""
+    write(tmp_path, {
+        "base/kustomization.yaml": "resources: [runtime.yaml, job.yaml]\n",
+        "base/runtime.yaml": RUNTIME,
+        "base/job.yaml": JOB,
+        "a-overlay/kustomization.yaml": (
+            "resources: [../base]\npatches:\n  - path: runtime-patch.yaml\n"
+            "patchesStrategicMerge:\n  - patches/job.yaml\n"
+        ),
+        "a-overlay/runtime-patch.yaml": RUNTIME_PATCH,
+        "a-overlay/patches/job.yaml": JOB_PATCH,
+    })
+    return tmp_path
+
+
+def check(cwd: Path, *arguments: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["trainlint", "check", "--no-cache", "--output-format", "concise", *arguments],
+        cwd=cwd, capture_output=True, text=True, timeout=60, check=False,
+    )
+
+
+def note(patch: str, kustomization: str) -> str:
+    folder = Path(kustomization).parent.as_posix()
+    return (
+        f"trainlint: note: {patch} is a kustomize patch (named in {kustomization}), part of "
+        "an object, so it is not checked alone: check what kustomize makes of it with "
+        f"`kubectl kustomize {folder} | trainlint check -`\n"
+    )
+
+
+def test_patches_are_neither_checked_nor_looked_up(repo: Path) -> None:
+    """Checked as objects, the overlay's runtime patch would be the run's `torch-custom`
+    (it is read first) and its TrainJob patch a TrainJob without a runtime."""
+    result = check(repo, ".")
+    assert (result.returncode, result.stdout) == (0, "All checks passed.\n")
+    assert result.stderr == (
+        note("a-overlay/runtime-patch.yaml", "a-overlay/kustomization.yaml")
+        + note("a-overlay/patches/job.yaml", "a-overlay/kustomization.yaml")
+    )
+    (repo / "a-overlay" / "kustomization.yaml").unlink()  # now they are objects
+    result = check(repo, ".")
+    codes = [line.split(" ")[1] for line in result.stdout.splitlines()[:-1]]
+    assert (result.returncode, sorted(codes)) == (1, ["TL009", "TL201", "TL201"])
+
+
+def test_a_patch_named_alone_is_told_as_such(repo: Path) -> None:
+    """As a pre-commit hook names it: from its own folder, or the repository's."""
+    overlay = repo / "a-overlay"
+    result = check(overlay, "runtime-patch.yaml")
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == note("runtime-patch.yaml", "kustomization.yaml") + (
+        "trainlint: no file to check: every file was excluded, git-ignored or a kustomize "
+        "patch, so nothing was checked (`--allow-empty` accepts this)\n"
+    )
+    result = check(repo, "--allow-empty", "a-overlay/patches/job.yaml", "base/job.yaml",
+                   "base/runtime.yaml")
+    assert (result.returncode, result.stdout) == (0, "All checks passed.\n")
+    assert result.stderr == note("a-overlay/patches/job.yaml", "a-overlay/kustomization.yaml")
+
+
+def test_the_kustomizations_that_may_name_a_file(tmp_path: Path) -> None:
+    """Those of its folder and the folders above it, under any of kustomize's names; one
+    elsewhere only once read (a `../` path). A resource, an inline patch, or a file that
+    a broken kustomization would name, is no patch."""
+    write(tmp_path, {
+        "app/Kustomization": (
+            "resources: [deploy.yaml]\npatchesJson6902:\n"
+            "  - {target: {kind: TrainJob, name: a}, path: json/ops.yaml}\n"
+            "patchesStrategicMerge:\n  - |\n    kind: TrainJob\n    metadata: {name: a}\n"
+        ),
+        "app/component/kustomization.yaml": "kind: Component\npatches: [{path: part.yaml}]\n",
+        "app/overlay/kustomization.yaml": "patches: [{path: ../../shared/part.yaml}]\n",
+        "broken/kustomization.yaml": "patches: [{path: part.yaml}\n",
+    })
+    patches = Patches()
+    root = str(tmp_path)
+    assert patches.owner(f"{root}/app/json/ops.yaml") == f"{root}/app/Kustomization"
+    assert patches.owner(f"{root}/app/component/part.yaml") == (
+        f"{root}/app/component/kustomization.yaml")
+    for name in ("app/deploy.yaml", "app/component/other.yaml", "shared/part.yaml",
+                 "broken/part.yaml"):
+        assert patches.owner(f"{root}/{name}") is None, name
+    patches.read(f"{root}/app/overlay/kustomization.yaml")
+    assert patches.owner(f"{root}/shared/part.yaml") == f"{root}/app/overlay/kustomization.yaml"
+
+
+def test_a_change_to_a_kustomization_is_followed() -> None:
+    """`check --watch` and the language server read the patches again."""
+    assert all(followed(f"overlay/{name}")
+               for name in ("kustomization.yaml", "kustomization.yml", "Kustomization"))
+
+
+def test_the_editor_shows_nothing_on_a_patch_and_follows_its_kustomization(repo: Path) -> None:
+    """The language server: no diagnostics on a patch, and the TrainJob's runtime is the
+    base's; once the kustomization no longer names the patch, it is an object again (a
+    runtime with no trainer job, TL201)."""
+    session = Session(["trainlint", "lsp"], repo, capabilities=RESOLVING)
+    try:
+        patch = session.open("a-overlay/runtime-patch.yaml")
+        job = session.open("base/job.yaml")
+        assert (session.diagnostics(patch), session.diagnostics(job)) == ([], [])
+        mark = session.count(patch)
+        (repo / "a-overlay" / "kustomization.yaml").write_text("resources: [../base]\n")
+        session.files_changed(("a-overlay/kustomization.yaml", types.FileChangeType.Changed))
+        assert codes(session.diagnostics(patch, after=mark)) == ["TL201"]
+        assert session.stop() == 0
+    finally:
+        if session.alive():
+            session.stop()
+
+
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed")
+def test_what_kustomize_makes_of_the_patches_is_checked(repo: Path) -> None:
+    """The command the note gives: the overlay's objects, patched, checked whole."""
+    built = subprocess.run(["kubectl", "kustomize", "a-overlay"], cwd=repo, capture_output=True,
+                           text=True, timeout=60, check=True).stdout
+    assert "numNodes: 4" in built
+    result = subprocess.run(
+        ["trainlint", "check", "--no-cache", "--output-format", "concise", "-"], cwd=repo,
+        input=built, capture_output=True, text=True, timeout=60, check=False,
+    )
+    assert (result.returncode, result.stdout, result.stderr) == (0, "All checks passed.\n", "")
