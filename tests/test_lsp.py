@@ -684,3 +684,33 @@ def test_findings_caused_by_another_object_point_at_its_key(
                   item.object.kind == "TrainJob"]
     assert [(item.manifest.kind, item.manifest.span(item.path).line, item.message)
             for item in finding.related] == [(kind, line, message) for message in related]
+
+
+@pytest.mark.parametrize("first", ["broken", "labelled"])
+def test_of_two_runtimes_of_one_name_the_editor_finds_the_one_check_finds(
+    tmp_path: Path, first: str
+) -> None:
+    """The first in the order `trainlint check` reads the workspace, whatever order the
+    server's sets iterate in (string hashes differ from process to process)."""
+    runtime = (EXAMPLE / "runtime.yaml").read_text()
+    texts = {"broken": runtime, "labelled": runtime_labelled(runtime)}
+    second = "labelled" if first == "broken" else "broken"
+    for name in ("trainjob.yaml", "storage.yaml"):
+        shutil.copy(EXAMPLE / name, tmp_path / name)
+    for folder, kind in (("a", first), ("b", second)):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "runtime.yaml").write_text(texts[kind])
+    expected = as_reported(cli_findings(tmp_path), "trainjob.yaml")
+    assert ("TL201" in codes_of(expected)) == (first == "broken")
+    for seed in ("1", "2", "3"):
+        session = Session(["env", f"PYTHONHASHSEED={seed}", "trainlint", "lsp"], tmp_path)
+        try:
+            assert as_shown(session.diagnostics(session.open("trainjob.yaml"))) == expected
+            assert session.stop() == 0
+        finally:
+            if session.alive():
+                session.stop()
+
+
+def codes_of(reported: list[tuple[Any, ...]]) -> list[Any]:
+    return [code for code, *_ in reported]

@@ -130,6 +130,8 @@ class Workspace:
         #: with the configuration (a kustomization is one of `CONFIG_FILES`).
         self._patches = Patches()
         self._files: dict[str, _File] = {}
+        #: Each file's place in the order the command line reads the workspace.
+        self._order: dict[str, int] = {}
         #: The names of the files on disk the workspace holds (its folders' and the
         #: context's), as the last walk found them.
         self._on_disk: set[str] = set()
@@ -166,11 +168,15 @@ class Workspace:
     def rescan(self) -> None:
         """Walk the folders and the context again: read new files and drop those gone
         (created or deleted files, a changed `.gitignore`, `exclude` or `context`)."""
-        walked = set(self._walk())
-        for name in kustomizations(walked):
+        in_order = list(self._walk())
+        walked = set(in_order)
+        for name in kustomizations(in_order):
             self._patches.read(name)
-        context = self._walk_context(walked) - walked
+        in_order += [name for name in self._walk_context(walked) if name not in walked]
+        context = set(in_order) - walked
         names = walked | context
+        self._order = {name: number for number, name in enumerate(in_order)}
+        self._index = self._context = None
         moved = self._context_names ^ context  # what they give others depends on it
         self._context_names = context
         for name in self._on_disk - names:
@@ -279,9 +285,7 @@ class Workspace:
         """The objects that the rules of `name` may look up besides its own: those of
         every other file of the workspace."""
         if self._context is None:
-            self._context = [
-                manifest for file in self._files.values() for manifest in file.objects
-            ]
+            self._context = [manifest for file in self._in_order() for manifest in file.objects]
         return [manifest for manifest in self._context if manifest.source.name != name]
 
     def shown(self, name: str) -> str:
@@ -337,12 +341,12 @@ class Workspace:
             self.on_problem(str(error))
             return []
 
-    def _walk_context(self, walked: Iterable[str]) -> set[str]:
+    def _walk_context(self, walked: Iterable[str]) -> list[str]:
         """The files that the configurations of the folders, of their files and of the
         open documents name as `context` (a root that does not exist is told, and the
         others are read)."""
         if self._resolver is None:
-            return set()
+            return []
         folders = {str(folder) for folder in self.folders}
         folders.update(os.path.dirname(name) for name in [*walked, *self._open])  # noqa: PTH120
         roots: dict[str, None] = {}
@@ -351,17 +355,17 @@ class Workspace:
                 roots.update(dict.fromkeys(self._resolver.for_path(Path(folder)).context))
             except ConfigError as error:
                 self.on_problem(str(error))
-        found: set[str] = set()
+        found: dict[str, None] = {}  # in the order the command line reads them
         existing = []
         for root in roots:
             try:
-                found.update(context_files([root]))
+                found.update(dict.fromkeys(context_files([root])))
             except ConfigError as error:
                 self.on_problem(str(error))
                 continue
             existing.append(root)
         self.context_roots = tuple(existing)
-        return found
+        return list(found)
 
     def _read(self, name: str) -> None:
         """Read a file of the workspace; one that is not a regular file is not read (a FIFO
@@ -399,10 +403,18 @@ class Workspace:
         """Every object of the workspace, with its identity: what the look-ups of each
         open document are checked against."""
         if self._index is None:
-            objects = [manifest for file in self._files.values() for manifest in file.objects]
+            objects = [manifest for file in self._in_order() for manifest in file.objects]
             self._index = Index(objects)
             self._index.digests.update({id(item): self.identity(item) for item in objects})
         return self._index
+
+
+    def _in_order(self) -> list[_File]:
+        """The files in the order `trainlint check` reads them (of two objects of one
+        name, the first is the one look-ups find), documents not on disk last."""
+        last = len(self._order)
+        return [self._files[name]
+                for name in sorted(self._files, key=lambda name: self._order.get(name, last))]
 
 
 def _still_holds(dependencies: dict[str, str], index: Index) -> bool:
