@@ -16,6 +16,7 @@ from trainlint.config.defaults import DEFAULT_CACHE_DIR, DEFAULT_STDIN_NAME
 from trainlint.report import FORMATS, Output
 
 if TYPE_CHECKING:
+    from trainlint.config.builders import Built
     from trainlint.config.settings import Settings
     from trainlint.document import Loaded, Manifest, Source, Span
     from trainlint.engine.run import Amend, Run
@@ -326,7 +327,7 @@ def check(
                              amend=amend)
         findings, files = result.findings, result.files
         summary = _Summary(result.objects, result.fragments, result.unchecked)
-    summary = summary._replace(patches=chosen.patches)
+    summary = summary._replace(built=chosen.built)
     if not (summary.objects or findings):
         summary.nothing_checked(files, allow_empty=allow_empty)
     if add_suppressions:
@@ -400,8 +401,8 @@ class _Summary(NamedTuple):
     fragments: list[tuple[str, Span]]
     #: The runtimes found nowhere, with how many TrainJobs name each.
     unchecked: dict[str, int]
-    #: The files left out as kustomize patches, each with the kustomization naming it.
-    patches: Sequence[tuple[str, str]] = ()
+    #: The files left out as what kustomize or Helm builds from, each with why.
+    built: Sequence[tuple[str, Built]] = ()
 
     @classmethod
     def of(cls, run: Run, inputs: list[Loaded]) -> _Summary:
@@ -417,8 +418,9 @@ class _Summary(NamedTuple):
         unless `allow_empty`."""
         if files:
             what = f"no Kubernetes object (a document with `kind`) in {_count(len(files), 'file')}"
-        elif self.patches:
-            what = "no file to check: every file was excluded, git-ignored or a kustomize patch"
+        elif self.built:
+            what = ("no file to check: every file was excluded, git-ignored or one that "
+                    "kustomize or Helm builds from")
         else:
             what = "no file to check: every file was excluded or git-ignored"
         if allow_empty:
@@ -440,16 +442,11 @@ class _Summary(NamedTuple):
         if len(self.fragments) > MAX_NOTES:
             others = _count(len(self.fragments) - MAX_NOTES, "more such document")
             click.echo(f"trainlint: note: and {others}", err=True)
-        for name, kustomization in self.patches[:MAX_NOTES]:
-            folder = os.path.dirname(kustomization) or "."  # noqa: PTH120
-            click.echo(
-                f"trainlint: note: {name} is a kustomize patch (named in {kustomization}), "
-                "part of an object, so it is not checked alone: check what kustomize makes "
-                f"of it with `kubectl kustomize {folder} | trainlint check -`", err=True,
-            )
-        if len(self.patches) > MAX_NOTES:
-            others = _count(len(self.patches) - MAX_NOTES, "more patch file")
-            click.echo(f"trainlint: note: and {others}", err=True)
+        told = _built(self.built)
+        for line in told[:MAX_NOTES]:
+            click.echo(f"trainlint: note: {line}", err=True)
+        if len(told) > MAX_NOTES:
+            click.echo(f"trainlint: note: and {_count(len(told) - MAX_NOTES, 'more')}", err=True)
         if self.unchecked:
             jobs = sum(self.unchecked.values())
             runtimes = sorted(self.unchecked)
@@ -464,6 +461,38 @@ class _Summary(NamedTuple):
 
 #: Notes of one kind printed at most, the rest counted.
 MAX_NOTES = 10
+
+
+def _built(built: Sequence[tuple[str, Built]]) -> list[str]:
+    """What the files kustomize or Helm builds from are, and how to check what they build:
+    a line for each kustomization's patches and each chart's files (Helm's own files, its
+    `Chart.yaml` and values, go unsaid)."""
+    groups: dict[Built, list[str]] = {}
+    for name, why in built:
+        if why.what != "helm":
+            groups.setdefault(why, []).append(name)
+    lines = []
+    for why, names in groups.items():
+        one = len(names) == 1
+        subject, it = (names[0], "it") if one else (_count(len(names), "file"), "them")
+        if why.what == "patch":
+            folder = os.path.dirname(why.by) or "."  # noqa: PTH120
+            lines.append(
+                f"{subject} is a kustomize patch (named in {why.by}), part of an object, so "
+                "it is not checked alone" if one else
+                f"{subject} are kustomize patches (named in {why.by}), parts of objects, so "
+                "they are not checked alone")
+            lines[-1] += (f": check what kustomize makes of {it} with "
+                          f"`kubectl kustomize {folder} | trainlint check -`")
+        else:
+            lines.append(
+                f"{subject} is part of the Helm chart in {why.by}, no manifest until Helm "
+                "renders it, so it is not checked as written" if one else
+                f"{subject} are part of the Helm chart in {why.by}, no manifests until Helm "
+                "renders them, so they are not checked as written")
+            lines[-1] += (f": check what Helm makes of {it} with "
+                          f"`helm template {why.by} | trainlint check -`")
+    return lines
 
 
 def _count(number: int, noun: str) -> str:
@@ -590,32 +619,32 @@ class _Chosen(NamedTuple):
     cache_dir: Path
     #: The documentation site reports link to (`docs-url` of the working folder).
     docs_url: str
-    #: The files left out as kustomize patches, each with the kustomization naming it.
-    patches: list[tuple[str, str]]
+    #: The files left out as what kustomize or Helm builds from, each with why.
+    built: list[tuple[str, Built]]
 
 
 def _select(
     paths: tuple[str, ...], config_file: str | None, isolated: bool,
     overrides: dict[str, Any], stdin_filename: str,
 ) -> _Chosen:
+    from trainlint.config.builders import Builders, kustomizations
     from trainlint.config.files import Configuration, Resolver, context_files, discover
-    from trainlint.config.kustomize import Patches, kustomizations
     from trainlint.errors import ConfigError
 
     where: dict[str, Settings] = {}
     try:
         resolver = Resolver(config_file, isolated=isolated, overrides=overrides)
         found = list(dict.fromkeys(discover(paths or (".",), resolver)))  # each file once
-        patches = Patches()
+        builders = Builders()
         for name in kustomizations(found):
-            patches.read(name)
-        names, skipped = [], []
+            builders.read(name)
+        names, built = [], []
         for name in found:
-            owner = None if name == STDIN else patches.owner(name)
-            if owner is None:
+            why = None if name == STDIN else builders.built(name)
+            if why is None:
                 names.append(name)
             else:
-                skipped.append((name, owner))
+                built.append((name, why))
         by_folder: dict[str, Configuration] = {}  # one look-up per folder, not per file
         for name in names:
             shown = stdin_filename if name == STDIN else name
@@ -632,10 +661,10 @@ def _select(
             context = [
                 name for name in context_files(roots)
                 if os.path.abspath(name) not in inputs  # noqa: PTH100 - an input is checked
-                and patches.owner(name) is None
+                and builders.built(name) is None
             ]
         here = resolver.for_path(Path.cwd())
-        return _Chosen(names, where, context, here.cache_dir, here.settings.docs_url, skipped)
+        return _Chosen(names, where, context, here.cache_dir, here.settings.docs_url, built)
     except ConfigError as error:
         raise Failure(str(error)) from None
 

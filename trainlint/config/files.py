@@ -19,8 +19,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from trainlint.config.builders import CHART, KUSTOMIZATION_NAMES
 from trainlint.config.defaults import DEFAULTS
-from trainlint.config.kustomize import KUSTOMIZATION_NAMES
 from trainlint.config.settings import Settings
 from trainlint.errors import ConfigError
 from trainlint.options import RuleOptions
@@ -36,8 +36,8 @@ CONFIG_NAMES = (".trainlint.toml", ".trainlint.yaml", "pyproject.toml")
 #: Extensions read when walking a folder; files named on the command line are always read.
 EXTENSIONS = (".yaml", ".yml", ".json")
 #: The files whose change may change which files are checked, and how (a kustomization
-#: names files that are patches, not objects).
-CONFIG_FILES = frozenset({*CONFIG_NAMES, ".gitignore", *KUSTOMIZATION_NAMES})
+#: names files that are patches, a Helm chart holds templates: not objects).
+CONFIG_FILES = frozenset({*CONFIG_NAMES, ".gitignore", *KUSTOMIZATION_NAMES, CHART})
 DEFAULT = "default"
 #: An exclude pattern that is a folder name alone: it matches folders of that name anywhere.
 _FOLDER_NAME = re.compile(r"[^/*?\[\]!#\\\s]+/")

@@ -29,9 +29,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from trainlint.config.builders import Builders, kustomizations
 from trainlint.config.defaults import DOCS_URL
 from trainlint.config.files import Resolver, context_files, discover, validate
-from trainlint.config.kustomize import Patches, kustomizations
 from trainlint.config.settings import Settings
 from trainlint.document import Loaded, Manifest, Source, decode
 from trainlint.engine.index import DEPENDENCY_SEPARATOR, Index, identify
@@ -126,9 +126,9 @@ class Workspace:
         self.options = options
         self.folders: list[Path] = []
         self._resolver: Resolver | None = None
-        #: The kustomize patches of the workspace (not checked, not looked up), read anew
-        #: with the configuration (a kustomization is one of `CONFIG_FILES`).
-        self._patches = Patches()
+        #: What kustomize and Helm build from (not checked, not looked up), read anew with
+        #: the configuration (a kustomization and a `Chart.yaml` are `CONFIG_FILES`).
+        self._builders = Builders()
         self._files: dict[str, _File] = {}
         #: Each file's place in the order the command line reads the workspace.
         self._order: dict[str, int] = {}
@@ -153,7 +153,7 @@ class Workspace:
         again; every open document is checked again by `stale`."""
         self.options = options
         self.folders = list(dict.fromkeys(folders))
-        self._patches = Patches()
+        self._builders = Builders()
         try:
             self._resolver = Resolver(
                 options.config_file, isolated=options.isolated, overrides=dict(options.overrides)
@@ -171,7 +171,7 @@ class Workspace:
         in_order = list(self._walk())
         walked = set(in_order)
         for name in kustomizations(in_order):
-            self._patches.read(name)
+            self._builders.read(name)
         in_order += [name for name in self._walk_context(walked) if name not in walked]
         context = set(in_order) - walked
         names = walked | context
@@ -269,7 +269,7 @@ class Workspace:
 
     def settings_for(self, name: str) -> Settings | None:
         """A file's settings; None when its configuration cannot be read (then told) or
-        excludes it, or when it is a kustomize patch."""
+        excludes it, or when kustomize or Helm builds from it (`Builders`)."""
         if self._resolver is None:
             return None
         try:
@@ -277,7 +277,7 @@ class Workspace:
         except ConfigError as error:
             self.on_problem(str(error))
             return None
-        if configuration.excluded(name) or self._patches.owner(name) is not None:
+        if configuration.excluded(name) or self._builders.built(name) is not None:
             return None
         return configuration.settings_for(name)
 

@@ -1,6 +1,7 @@
-"""Kustomize patches are parts of objects: not checked alone, and never the object a
-look-up finds. Real kustomizations, real files, the real command (and `kubectl kustomize`
-where it is installed: what it makes of a patch is what trainlint checks)."""
+"""What kustomize and Helm build from is not checked as written, and never the object a
+look-up finds: kustomize patches (parts of objects) and Helm charts (templates, and Helm's
+own files). Real kustomizations and charts, real files, the real command (and `kubectl
+kustomize` where it is installed: what it makes of a patch is what trainlint checks)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,8 @@ from lsprotocol import types
 
 from tests.lsp_session import Session
 from tests.test_lsp import RESOLVING, codes
+from trainlint.config.builders import Builders, Built
 from trainlint.config.files import followed
-from trainlint.config.kustomize import Patches
 
 RUNTIME = """\
 apiVersion: trainer.kubeflow.org/v1alpha1
@@ -117,14 +118,33 @@ def note(patch: str, kustomization: str) -> str:
     )
 
 
+def chart_note(files: str, chart: str) -> str:
+    """The note on `files` of a chart: a name, or how many."""
+    if files[0].isdigit():
+        what = (f"{files} are part of the Helm chart in {chart}, no manifests until Helm "
+                "renders them, so they are not checked as written: check what Helm makes of "
+                "them")
+    else:
+        what = (f"{files} is part of the Helm chart in {chart}, no manifest until Helm renders "
+                "it, so it is not checked as written: check what Helm makes of it")
+    return f"trainlint: note: {what} with `helm template {chart} | trainlint check -`\n"
+
+
+NOTHING = (
+    "trainlint: no file to check: every file was excluded, git-ignored or one that kustomize "
+    "or Helm builds from, so nothing was checked (`--allow-empty` accepts this)\n"
+)
+
+
 def test_patches_are_neither_checked_nor_looked_up(repo: Path) -> None:
     """Checked as objects, the overlay's runtime patch would be the run's `torch-custom`
     (it is read first) and its TrainJob patch a TrainJob without a runtime."""
     result = check(repo, ".")
     assert (result.returncode, result.stdout) == (0, "All checks passed.\n")
     assert result.stderr == (
-        note("a-overlay/runtime-patch.yaml", "a-overlay/kustomization.yaml")
-        + note("a-overlay/patches/job.yaml", "a-overlay/kustomization.yaml")
+        "trainlint: note: 2 files are kustomize patches (named in a-overlay/kustomization.yaml)"
+        ", parts of objects, so they are not checked alone: check what kustomize makes of them "
+        "with `kubectl kustomize a-overlay | trainlint check -`\n"
     )
     (repo / "a-overlay" / "kustomization.yaml").unlink()  # now they are objects
     result = check(repo, ".")
@@ -137,10 +157,7 @@ def test_a_patch_named_alone_is_told_as_such(repo: Path) -> None:
     overlay = repo / "a-overlay"
     result = check(overlay, "runtime-patch.yaml")
     assert (result.returncode, result.stdout) == (2, "")
-    assert result.stderr == note("runtime-patch.yaml", "kustomization.yaml") + (
-        "trainlint: no file to check: every file was excluded, git-ignored or a kustomize "
-        "patch, so nothing was checked (`--allow-empty` accepts this)\n"
-    )
+    assert result.stderr == note("runtime-patch.yaml", "kustomization.yaml") + NOTHING
     result = check(repo, "--allow-empty", "a-overlay/patches/job.yaml", "base/job.yaml",
                    "base/runtime.yaml")
     assert (result.returncode, result.stdout) == (0, "All checks passed.\n")
@@ -161,22 +178,87 @@ def test_the_kustomizations_that_may_name_a_file(tmp_path: Path) -> None:
         "app/overlay/kustomization.yaml": "patches: [{path: ../../shared/part.yaml}]\n",
         "broken/kustomization.yaml": "patches: [{path: part.yaml}\n",
     })
-    patches = Patches()
+    builders = Builders()
     root = str(tmp_path)
-    assert patches.owner(f"{root}/app/json/ops.yaml") == f"{root}/app/Kustomization"
-    assert patches.owner(f"{root}/app/component/part.yaml") == (
-        f"{root}/app/component/kustomization.yaml")
+    assert builders.built(f"{root}/app/json/ops.yaml") == Built(
+        "patch", f"{root}/app/Kustomization")
+    assert builders.built(f"{root}/app/component/part.yaml") == Built(
+        "patch", f"{root}/app/component/kustomization.yaml")
     for name in ("app/deploy.yaml", "app/component/other.yaml", "shared/part.yaml",
                  "broken/part.yaml"):
-        assert patches.owner(f"{root}/{name}") is None, name
-    patches.read(f"{root}/app/overlay/kustomization.yaml")
-    assert patches.owner(f"{root}/shared/part.yaml") == f"{root}/app/overlay/kustomization.yaml"
+        assert builders.built(f"{root}/{name}") is None, name
+    builders.read(f"{root}/app/overlay/kustomization.yaml")
+    assert builders.built(f"{root}/shared/part.yaml") == Built(
+        "patch", f"{root}/app/overlay/kustomization.yaml")
 
 
-def test_a_change_to_a_kustomization_is_followed() -> None:
-    """`check --watch` and the language server read the patches again."""
-    assert all(followed(f"overlay/{name}")
-               for name in ("kustomization.yaml", "kustomization.yml", "Kustomization"))
+#: A chart's template, as Helm charts write them (and files their templates render with
+#: `tpl`): no YAML until rendered (checked as written, TL001 `did not find expected key`);
+#: and its Chart.yaml (TL004: no `kind`).
+TEMPLATE = """\
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata:
+  name: {{ .Release.Name }}-finetune
+  labels:
+    {{- include "training.labels" . | nindent 4 }}
+spec:
+  runtimeRef:
+    name: torch-distributed
+  trainer:
+    numNodes: {{ .Values.numNodes }}
+"""
+
+
+@pytest.fixture
+def charts(tmp_path: Path) -> Path:
+    """A chart with a subchart, a plain CRD folder, and a TrainJob beside them."""
+    write(tmp_path, {
+        "chart/Chart.yaml": "apiVersion: v2\nname: training\nversion: 0.1.0\n",
+        "chart/values.yaml": "numNodes: 2\n",
+        "chart/values-prod.yaml": "numNodes: 8\n",
+        "chart/templates/trainjob.yaml": TEMPLATE,
+        "chart/files/job.yaml": TEMPLATE,
+        "chart/charts/sub/Chart.yaml": "apiVersion: v2\nname: sub\nversion: 0.1.0\n",
+        "chart/charts/sub/templates/runtime.yaml": RUNTIME_PATCH.replace(
+            "numNodes: 2", "numNodes: {{ .Values.nodes }}"),
+        "chart/crds/runtime.yaml": RUNTIME,
+        "jobs/job.yaml": JOB.replace("namespace: team", "namespace: team\n  labels: {a: b}"),
+    })
+    return tmp_path
+
+
+def test_a_helm_chart_is_not_checked_as_written(charts: Path) -> None:
+    """Its templates and files (a subchart's are its own chart's) and Helm's own files are
+    left out, said once a chart; its `crds/` are checked: the TrainJob beside the chart
+    finds its runtime there."""
+    result = check(charts, ".")
+    assert (result.returncode, result.stdout) == (0, "All checks passed.\n")
+    assert result.stderr == (
+        chart_note("chart/charts/sub/templates/runtime.yaml", "chart/charts/sub")
+        + chart_note("2 files", "chart")
+    )
+    (charts / "chart" / "Chart.yaml").rename(charts / "chart" / "Chart.yml")  # no chart now
+    result = check(charts, "chart/templates", "chart/Chart.yml")
+    assert (result.returncode, sorted({line.split(" ")[1] for line in result.stdout.splitlines()
+                                       if ": TL" in line})) == (1, ["TL001", "TL004"])
+
+
+def test_helms_own_files_named_alone_are_no_failure(charts: Path) -> None:
+    """A commit of a chart's Chart.yaml and values: nothing to check, said once."""
+    result = check(charts, "chart/Chart.yaml", "chart/values.yaml", "chart/values-prod.yaml")
+    assert (result.returncode, result.stdout, result.stderr) == (2, "", NOTHING)
+    builders = Builders()
+    assert [builders.built(f"{charts}/chart/{name}") for name in (
+        "Chart.yaml", "values-prod.yaml", "crds/runtime.yaml", "files/job.yaml",
+    )] == [Built("helm", str(charts / "chart")), Built("helm", str(charts / "chart")),
+           None, Built("chart", str(charts / "chart"))]
+
+
+def test_a_change_to_a_kustomization_or_a_chart_is_followed() -> None:
+    """`check --watch` and the language server read the patches and charts again."""
+    assert all(followed(f"overlay/{name}") for name in (
+        "kustomization.yaml", "kustomization.yml", "Kustomization", "Chart.yaml"))
 
 
 def test_the_editor_shows_nothing_on_a_patch_and_follows_its_kustomization(repo: Path) -> None:
