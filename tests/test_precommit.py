@@ -192,3 +192,43 @@ def test_a_commit_of_one_trainjob_is_checked_against_the_repository_s_context(
         "jobs/tune.yaml:9:5: TL206 [error] `spec.initializer.dataset` needs what "
         "ClusterTrainingRuntime `torch-distributed` lacks"
     ) in output
+
+
+def test_a_commit_of_a_chart_template_or_a_kustomize_patch_is_no_failure(
+    hooks: tuple[str, dict[str, str]], tmp_path: Path
+) -> None:
+    """What kustomize and Helm build from is no manifest as written: a commit that edits a
+    chart's template (TL001 as written) or an overlay's patch of a TrainJob (TL009: no
+    `runtimeRef`) passes, and the hook says why it checked nothing."""
+    config, env = hooks
+    repo = tmp_path / "project"
+    for folder in ("chart/templates", "base", "overlays/prod"):
+        (repo / folder).mkdir(parents=True)
+    _git("init", "--quiet", cwd=repo)
+    (repo / ".pre-commit-config.yaml").write_text(config)
+    (repo / "chart" / "Chart.yaml").write_text("apiVersion: v2\nname: jobs\nversion: 0.1.0\n")
+    (repo / "base" / "kustomization.yaml").write_text("resources: [sft.yaml]\n")
+    (repo / "base" / "sft.yaml").write_text(trainjob("sft", "torch-distributed"))
+    (repo / "overlays" / "prod" / "kustomization.yaml").write_text(
+        "resources: [../../base]\npatches:\n  - path: sft.yaml\n")
+    _git("add", ".", cwd=repo)
+    _git("commit", "--quiet", "--no-verify", "-m", "the project before the hook", cwd=repo)
+    subprocess.run(["pre-commit", "install"], cwd=repo, env=env, check=True, capture_output=True)
+    template = trainjob("{{ .Release.Name }}-sft", "torch-distributed",
+                        "  trainer:\n    numNodes: {{ .Values.nodes }}\n")
+    patch = ("apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\n"
+             "metadata:\n  name: sft\nspec:\n  trainer:\n    numNodes: 4\n")
+    for path, text, told in (
+        ("chart/templates/sft.yaml", template, "is part of the Helm chart in chart"),
+        ("overlays/prod/sft.yaml", patch,
+         "is a kustomize patch (named in overlays/prod/kustomization.yaml)"),
+    ):
+        (repo / path).write_text(text)
+        _git("add", path, cwd=repo)
+        done = subprocess.run(
+            ["git", "commit", "-m", f"edit {path}"], cwd=repo, env=env, capture_output=True,
+            text=True, timeout=300, check=False,
+        )
+        output = done.stdout + done.stderr
+        assert done.returncode == 0, output
+        assert f"trainlint: note: {path} {told}" in output and "TL0" not in output
