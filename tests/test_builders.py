@@ -13,34 +13,11 @@ import pytest
 from lsprotocol import types
 
 from tests.lsp_session import Session
+from tests.test_base import JOB, RUNTIME
 from tests.test_lsp import RESOLVING, codes
 from trainlint.config.builders import Builders, Built
 from trainlint.config.files import followed
 
-RUNTIME = """\
-apiVersion: trainer.kubeflow.org/v1alpha1
-kind: ClusterTrainingRuntime
-metadata:
-  name: torch-custom
-spec:
-  mlPolicy:
-    numNodes: 1
-    torch: {}
-  template:
-    spec:
-      replicatedJobs:
-        - name: node
-          template:
-            metadata:
-              labels:
-                trainer.kubeflow.org/trainjob-ancestor-step: trainer
-            spec:
-              template:
-                spec:
-                  containers:
-                    - name: node
-                      image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
-"""
 #: Parts of objects, as overlays write them: checked alone, the runtime's would have no
 #: trainer job (TL201, and TrainJobs that name it would be told the same), the TrainJob's
 #: no `runtimeRef` (TL009).
@@ -53,26 +30,12 @@ spec:
   mlPolicy:
     numNodes: 2
 """
-JOB = """\
-apiVersion: trainer.kubeflow.org/v1alpha1
-kind: TrainJob
-metadata:
-  name: finetune
-  namespace: team
-spec:
-  runtimeRef:
-    name: torch-custom
-  trainer:
-    numNodes: 2
-    image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
-    command: [torchrun, train.py]
-"""
 JOB_PATCH = """\
 apiVersion: trainer.kubeflow.org/v1alpha1
 kind: TrainJob
 metadata:
-  name: finetune
-  namespace: team
+  name: sft
+  namespace: ml
 spec:
   trainer:
     numNodes: 4
@@ -223,7 +186,7 @@ def charts(tmp_path: Path) -> Path:
         "chart/charts/sub/templates/runtime.yaml": RUNTIME_PATCH.replace(
             "numNodes: 2", "numNodes: {{ .Values.nodes }}"),
         "chart/crds/runtime.yaml": RUNTIME,
-        "jobs/job.yaml": JOB.replace("namespace: team", "namespace: team\n  labels: {a: b}"),
+        "jobs/job.yaml": JOB,
     })
     return tmp_path
 

@@ -473,26 +473,25 @@ def _built(built: Sequence[tuple[str, Built]]) -> list[str]:
             groups.setdefault(why, []).append(name)
     lines = []
     for why, names in groups.items():
-        one = len(names) == 1
-        subject, it = (names[0], "it") if one else (_count(len(names), "file"), "them")
-        if why.what == "patch":
-            folder = os.path.dirname(why.by) or "."  # noqa: PTH120
-            lines.append(
-                f"{subject} is a kustomize patch (named in {why.by}), part of an object, so "
-                "it is not checked alone" if one else
-                f"{subject} are kustomize patches (named in {why.by}), parts of objects, so "
-                "they are not checked alone")
-            lines[-1] += (f": check what kustomize makes of {it} with "
-                          f"`kubectl kustomize {folder} | trainlint check -`")
-        else:
-            lines.append(
-                f"{subject} is part of the Helm chart in {why.by}, no manifest until Helm "
-                "renders it, so it is not checked as written" if one else
-                f"{subject} are part of the Helm chart in {why.by}, no manifests until Helm "
-                "renders them, so they are not checked as written")
-            lines[-1] += (f": check what Helm makes of {it} with "
-                          f"`helm template {why.by} | trainlint check -`")
+        one, many, tool, command = _BUILT[why.what]
+        folder = os.path.dirname(why.by) or "."  # noqa: PTH120 - a kustomization's
+        subject, said, it = ((names[0], one, "it") if len(names) == 1
+                             else (_count(len(names), "file"), many, "them"))
+        lines.append(f"{subject} {said.format(why.by)}: check what {tool} makes of {it} with "
+                     f"`{command.format(why.by, folder)} | trainlint check -`")
     return lines
+
+
+#: How `_built` tells of one file and of several, by `Built.what`, and what builds them.
+_BUILT = {
+    "patch": ("is a kustomize patch (named in {0}), part of an object, so it is not checked "
+              "alone", "are kustomize patches (named in {0}), parts of objects, so they are "
+              "not checked alone", "kustomize", "kubectl kustomize {1}"),
+    "chart": ("is part of the Helm chart in {0}, no manifest until Helm renders it, so it is "
+              "not checked as written", "are part of the Helm chart in {0}, no manifests "
+              "until Helm renders them, so they are not checked as written", "Helm",
+              "helm template {0}"),
+}
 
 
 def _count(number: int, noun: str) -> str:
