@@ -152,3 +152,25 @@ def test_no_repository_or_unknown_revision_is_a_usage_error(repo: Path, tmp_path
                       "(a remote branch needs `git fetch`)\n")
     status, _, stderr = check(repo, "--base-all", ".")
     assert status == 2 and "--base-all needs --base REV" in stderr
+
+
+def test_a_patch_at_the_base_is_no_objects_previous_state(repo: Path) -> None:
+    """An overlay's patch of the TrainJob, committed at the base: paired with it (the last
+    of its name), the TrainJob's `spec.trainer` would differ from the patch's. What the
+    base's kustomization names as a patch is left out of the base; a real change still
+    shows."""
+    (repo / "overlay").mkdir()
+    (repo / "overlay" / "kustomization.yaml").write_text(
+        "resources: [../jobs/sft-run.yaml]\npatches:\n  - path: sft.yaml\n")
+    (repo / "overlay" / "sft.yaml").write_text(
+        "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\n"
+        "metadata: {name: sft, namespace: ml}\nspec:\n  trainer: {numNodes: 8}\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "an overlay")
+    job = repo / "jobs" / "sft-run.yaml"
+    labelled = "  namespace: ml\n  labels: {a: b}\n"
+    job.write_text(job.read_text().replace("  namespace: ml\n", labelled))
+    assert check(repo, "--base", "HEAD", "jobs/sft-run.yaml")[:2] == (0, "[]\n")
+    job.write_text(job.read_text().replace("numNodes: 4", "numNodes: 8"))
+    status, stdout, _ = check(repo, "--base", "HEAD", "jobs/sft-run.yaml")
+    assert (status, [f["code"] for f in findings(stdout)]) == (1, ["TL012"])

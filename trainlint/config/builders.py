@@ -19,7 +19,7 @@ they are neither checked nor looked up, and the run says so.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
 #: The names kustomize reads a kustomization (or a component) from.
@@ -52,9 +52,15 @@ class _Folder(NamedTuple):
 
 class Builders:
     """Which files of a run kustomize and Helm build from; each kustomization and each
-    folder's are read once."""
+    folder's are read once. The files are those on disk, or those `exists` and `read`
+    know of (a git revision's: absolute paths)."""
 
-    def __init__(self) -> None:
+    def __init__(
+        self, exists: Callable[[str], bool] = os.path.isfile,
+        read: Callable[[str], bytes] | None = None,
+    ) -> None:
+        self._exists = exists
+        self._reader = read or _read_bytes
         #: Each patch's absolute path → the kustomization that names it, as given.
         self._named: dict[str, str] = {}
         self._read: set[str] = set()
@@ -73,8 +79,7 @@ class Builders:
         self._read.add(absolute)
         self._by_folder.clear()  # a folder's patches may be more now
         try:
-            with open(absolute, "rb") as file:  # noqa: PTH123
-                text = file.read()
+            text = self._reader(absolute)
         except OSError:
             return
         folder = os.path.dirname(absolute)  # noqa: PTH120
@@ -121,11 +126,16 @@ class Builders:
         if found is None:
             for candidate in KUSTOMIZATION_NAMES:
                 path = os.path.join(folder, candidate)  # noqa: PTH118
-                if os.path.isfile(path):  # noqa: PTH113
+                if self._exists(path):
                     self.read(_shown(path))
                     break  # kustomize reads the first of its names it finds
-            found = self._charts[folder] = os.path.isfile(os.path.join(folder, CHART))  # noqa: PTH113, PTH118
+            found = self._charts[folder] = self._exists(os.path.join(folder, CHART))  # noqa: PTH118
         return found
+
+
+def _read_bytes(path: str) -> bytes:
+    with open(path, "rb") as file:  # noqa: PTH123
+        return file.read()
 
 
 def _shown(path: str) -> str:

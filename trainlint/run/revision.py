@@ -2,8 +2,9 @@
 
 Every YAML and JSON file that git lists at REV is read (one `git ls-tree`, one `git
 cat-file --batch`) and loaded with the project's loader, so an object still pairs with its
-previous state after its file was renamed or split. Nothing is written, and no work tree
-is touched.
+previous state after its file was renamed or split; what kustomize and Helm build from at
+REV (`trainlint.config.builders`, judged on REV's files) holds no previous state. Nothing
+is written, and no work tree is touched.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from trainlint.config.builders import Builders, kustomizations
 from trainlint.document import Loaded, Manifest, decode
 from trainlint.engine.index import Index
 
@@ -78,20 +80,41 @@ def read(name: str, cwd: Path) -> Revision:
         raise RevisionError(
             f"--base {name}: no such revision in {top} (a remote branch needs `git fetch`)"
         ) from None
-    listed = _blobs(_git(["ls-tree", "-r", "-z", "--full-tree", "-l", commit], top))
-    texts: dict[str, str] = {}
-    objects: list[Manifest] = []
+    every, listed = _blobs(_git(["ls-tree", "-r", "-z", "--full-tree", "-l", commit], top))
     request = "".join(f"{blob}\n" for blob, _ in listed).encode()
     contents = _batch(_git(["cat-file", "--batch"], top, request)) if listed else []
-    for (_, path), data in zip(listed, contents, strict=True):
-        loaded = _load(data, f"{name}:{path}")
+    data = {str(top / path): content for (_, path), content in zip(listed, contents, strict=True)}
+    builders = _builders(every, data, top)
+    texts: dict[str, str] = {}
+    objects: list[Manifest] = []
+    for _, path in listed:
+        loaded = _load(data[str(top / path)], f"{name}:{path}")
         texts[path] = loaded.source.text
-        objects.extend(loaded.manifests)
+        if builders.built(str(top / path)) is None:
+            objects.extend(loaded.manifests)
     return Revision(name, top, texts, objects)
 
 
-def _blobs(listing: bytes) -> list[tuple[str, str]]:
-    """(blob id, path) of the manifests `git ls-tree -r -z -l` lists."""
+def _builders(every: set[str], data: dict[str, bytes], top: Path) -> Builders:
+    """What kustomize and Helm build from at the revision (not the work tree): a patch
+    or a chart's template would otherwise be an object's previous state."""
+    paths = {str(top / path) for path in every}
+
+    def read(path: str) -> bytes:
+        if path not in data:
+            raise OSError(f"{path} is not read at the revision")
+        return data[path]
+
+    builders = Builders(paths.__contains__, read)
+    for path in kustomizations(data):
+        builders.read(path)
+    return builders
+
+
+def _blobs(listing: bytes) -> tuple[set[str], list[tuple[str, str]]]:
+    """The path of every file `git ls-tree -r -z -l` lists, and (blob id, path) of the
+    manifests among them."""
+    every: set[str] = set()
     found = []
     for entry in listing.split(b"\0"):
         if not entry:
@@ -99,10 +122,11 @@ def _blobs(listing: bytes) -> list[tuple[str, str]]:
         info, _, raw_path = entry.partition(b"\t")
         _, kind, blob, size = info.split()
         path = raw_path.decode(errors="surrogateescape")
+        every.add(path)
         if (kind == b"blob" and path.lower().endswith(EXTENSIONS)
                 and size.isdigit() and int(size) <= MAX_BLOB):
             found.append((blob.decode(), path))
-    return found
+    return every, found
 
 
 def _batch(output: bytes) -> list[bytes]:
