@@ -115,6 +115,16 @@ def test_patches_are_neither_checked_nor_looked_up(repo: Path) -> None:
     assert (result.returncode, sorted(codes)) == (1, ["TL009", "TL201", "TL201"])
 
 
+def test_a_patch_in_the_context_is_never_looked_up(repo: Path) -> None:
+    """The configuration's `context` holds the base and the overlay: the TrainJob checked
+    alone finds the base's runtime, not the patch read before it."""
+    (repo / ".trainlint.toml").write_text('context = ["a-overlay", "base"]\n')
+    (repo / "jobs").mkdir()
+    (repo / "base" / "job.yaml").rename(repo / "jobs" / "job.yaml")
+    result = check(repo, "jobs/job.yaml")
+    assert (result.returncode, result.stdout, result.stderr) == (0, "All checks passed.\n", "")
+
+
 def test_a_patch_named_alone_is_told_as_such(repo: Path) -> None:
     """As a pre-commit hook names it: from its own folder, or the repository's."""
     overlay = repo / "a-overlay"

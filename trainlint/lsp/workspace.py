@@ -391,7 +391,8 @@ class Workspace:
             for manifest in loaded.manifests
             if object_kind(manifest) in INDEXED_KINDS
         ]
-        known = name in self._context_names or self.settings_for(name) is not None
+        known = self.settings_for(name) is not None or (
+            name in self._context_names and self._builders.built(name) is None)
         self._files[name] = _File(_digest(loaded.source.text), objects if known else [])
         self._index = self._context = None
 
