@@ -332,3 +332,35 @@ def test_an_object_known_by_its_file_s_digest_is_known_as_by_its_identity() -> N
                     identify("abc", runtime))
     key = Index.key_of(runtime)
     assert by_content.digest(key) == by_identity.digest(key)
+
+
+def test_two_inputs_of_one_key_check_again_only_the_files_that_found_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On two processes, an object a process found by its key may not be the run's when
+    another input has that key (a kustomize repository's overlays often repeat a claim):
+    the files that found an object of such a key are checked again, not every file."""
+    monkeypatch.setattr(checking, "MIN_INPUTS", 4)
+    monkeypatch.setattr(parallel, "MIN_INPUTS", 4)  # what `worth_it` asks
+    monkeypatch.setattr(checking, "MIN_BATCH_BYTES", 1024)
+    folder = tmp_path / "repo"
+    folder.mkdir()
+    for number in range(40):
+        (folder / f"claim-{number:03d}.yaml").write_text(CLAIM.replace("ckpt,", f"c-{number},"))
+    for copy in ("a", "z"):  # the same claim twice: the first is the run's
+        (folder / f"{copy}-shared.yaml").write_text(CLAIM.replace("ckpt,", "shared,"))
+    (folder / "m-runtime.yaml").write_text(CHECKPOINTED.replace("claimName: ckpt",
+                                                                "claimName: shared"))
+    names = sorted(str(path) for path in folder.glob("*.yaml"))
+    rounds: list[list[str]] = []
+    spread = checking._Run.spread
+
+    def recorded(self: checking._Run, units: list[checking.Unit],
+                 checker: checking._Checker) -> list[checking.Result]:
+        rounds.append([Path(unit.name).name for unit in units])
+        return spread(self, units, checker)
+
+    monkeypatch.setattr(checking._Run, "spread", recorded)
+    outcome = checking.check(names, lambda _: Settings(), 2)
+    assert seen(outcome.findings) == one_run(folder, Settings())
+    assert (len(rounds[0]), rounds[1]) == (43, ["m-runtime.yaml"])

@@ -71,9 +71,13 @@ class Index:
         #: what many objects answer, and a context object (which an input read later
         #: displaces) may still change and are recorded all the same.
         self.lasting = False
-        #: Whether two inputs of one key were added (the first is the one found): an
-        #: input another process found for good may not be the whole run's.
-        self.collided = False
+        #: With `lasting`, whether an input found by its key is recorded all the same, as
+        #: found for good (`FOUND`): a process that reads only some of the inputs found the
+        #: run's object unless another input has its key (`collisions`). One that reads
+        #: them all in the run's order need not: the first input of a key stays.
+        self.marking = False
+        #: The keys two inputs share (the first added is the one found).
+        self.collisions: set[tuple[str, str, str]] = set()
         #: What identifies each object (by `id`) across runs, set by whoever records
         #: look-ups: its file's content digest and its place in the file (`identify`), or
         #: for stand-ins of a cached file, what was stored.
@@ -142,7 +146,8 @@ class Index:
             held = self._objects.setdefault(key, manifest)
             if held is not manifest:
                 if context or id(held) not in self._context:
-                    self.collided |= not context  # two inputs of one key
+                    if not context:
+                        self.collisions.add(key)
                     return displaced  # the first input (or context object) of a key stays
                 self._objects[key] = manifest
                 displaced.append(held)
@@ -352,6 +357,8 @@ class Index:
             # A context object is the run's for good only once every input is known: an
             # input of its key read later takes its place (`_add`).
             self._record(dependency)
+        elif self.marking and self.looked_up is not None:
+            self.looked_up[DEPENDENCY_SEPARATOR.join(dependency)] = FOUND
         if isinstance(found[0], StandIn) and self._fetch is not None:
             return self._fetch(found[0])
         return found[0]
@@ -359,6 +366,14 @@ class Index:
     def _many(self, dependency: tuple[str, ...]) -> list[Manifest]:
         self._record(dependency)
         return self.answer(dependency)
+
+    def still_found(self, dependency: str, found: str) -> bool:
+        """Whether a look-up recorded elsewhere (`looked_up`: a cache entry, another
+        process's check) finds here what it found then."""
+        parts = tuple(dependency.split(DEPENDENCY_SEPARATOR))
+        if found == FOUND:
+            return parts not in self.collisions
+        return self.digest(parts) == found
 
     def _record(self, dependency: tuple[str, ...]) -> None:
         if self.looked_up is not None:
@@ -405,6 +420,9 @@ RECENT = 64
 
 #: Joins the parts of a dependency into one string (a JSON key).
 DEPENDENCY_SEPARATOR = "\x1f"
+#: What a look-up of an input by its key found, recorded while `Index.marking`: no
+#: digest is ever empty. Never cached: only runs without a cache mark.
+FOUND = ""
 
 
 def previous_key(manifest: Manifest) -> tuple[str, str, str, str]:

@@ -34,7 +34,7 @@ from trainlint.config.defaults import DOCS_URL
 from trainlint.config.files import Resolver, context_files, discover, validate
 from trainlint.config.settings import Settings
 from trainlint.document import Loaded, Manifest, Source, decode
-from trainlint.engine.index import DEPENDENCY_SEPARATOR, Index, identify
+from trainlint.engine.index import Index, identify
 from trainlint.engine.run import Run, lint, unchecked_trainjobs
 from trainlint.errors import ConfigError
 from trainlint.files import read_bytes
@@ -419,10 +419,7 @@ class Workspace:
 
 
 def _still_holds(dependencies: dict[str, str], index: Index) -> bool:
-    return all(
-        index.digest(tuple(dependency.split(DEPENDENCY_SEPARATOR))) == digest
-        for dependency, digest in dependencies.items()
-    )
+    return all(index.still_found(dependency, found) for dependency, found in dependencies.items())
 
 
 def _digest(text: str) -> str:

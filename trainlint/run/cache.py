@@ -42,7 +42,7 @@ from trainlint.config.settings import Settings
 from trainlint.digest import blake2b
 from trainlint.document import Loaded, Manifest, Source, Span, StandIn, stand_in_body
 from trainlint.engine.index import CONTEXT as CONTEXT_PLACE
-from trainlint.engine.index import DEPENDENCY_SEPARATOR, Index, identify
+from trainlint.engine.index import Index, identify
 from trainlint.engine.run import Amend, finish
 from trainlint.engine.settle import Suppressions
 from trainlint.files import read_bytes
@@ -445,10 +445,8 @@ def still_holds(entry: CachedFile, index: Index) -> bool:
     """Whether every look-up an entry (or a file just checked) made finds what it found
     then in `index`."""
     try:
-        return all(
-            index.digest(tuple(dependency.split(DEPENDENCY_SEPARATOR))) == found
-            for dependency, found in entry["dependencies"].items()
-        )
+        return all(index.still_found(dependency, found)
+                   for dependency, found in entry["dependencies"].items())
     except _MALFORMED:
         return False
 

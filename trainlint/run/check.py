@@ -419,17 +419,19 @@ class _Run:
 
         With no cache to keep what was looked up, what a process finds by key it finds for
         good (`Index.lasting`): another object of that key is the run's only where two
-        inputs share a key, which the whole run's index tells (then every file is checked
-        again). One process that reads every file in the run's order makes that index as
-        it goes, and keeps nothing to make it again with (what files provide). Where a
-        slice stops short, what comes after it is none of the run, and may have been
-        found: the run is checked again without that."""
+        inputs share the key, which the whole run's index tells (`Index.collisions`: the
+        units that found an object of such a key are checked again). One process that
+        reads every file in the run's order makes that index as it goes, and keeps nothing
+        to make it again with (what files provide). Where a slice stops short, what comes
+        after it is none of the run, and may have been found: the run is checked again
+        without that."""
         shelf = Shelf(self.sliced)
         in_order = not cached and self.processes(units) == 1
         lasting = lasting and self.cache is None
         first = self.checker(self.index(shelf, self.provides(cached, {})), shelf, indexing=True,
                              providing=not (lasting and in_order))
         first.run.index.lasting = lasting
+        first.run.index.marking = lasting and not in_order
         results = {unit.key: result
                    for unit, result in zip(units, self.spread(units, first), strict=True)}
         stopped = any(result.get("stopped") for result in results.values())
@@ -448,8 +450,6 @@ class _Run:
             for result in results.values():
                 result["provides"] = None
         files, keys = self.stale(cached, results, index)
-        if lasting and index.collided and not in_order:
-            keys |= set(results)
         if self.cache is None:
             for result in results.values():
                 result["dependencies"] = None
