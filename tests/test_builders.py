@@ -125,6 +125,19 @@ def test_a_patch_in_the_context_is_never_looked_up(repo: Path) -> None:
     assert (result.returncode, result.stdout, result.stderr) == (0, "All checks passed.\n", "")
 
 
+def test_many_kustomizations_are_told_ten_at_most(tmp_path: Path) -> None:
+    for number in range(12):
+        write(tmp_path, {f"o{number:02d}/kustomization.yaml": "patches: [{path: p.yaml}]\n",
+                         f"o{number:02d}/p.yaml": JOB_PATCH})
+    result = check(tmp_path, "--allow-empty", ".")
+    said = result.stderr.splitlines()  # the kustomizations themselves hold no object
+    assert (result.returncode, len(said)) == (0, 12)
+    assert said[0] == ("trainlint: no Kubernetes object (a document with `kind`) in 12 files,"
+                       " so nothing was checked")
+    assert said[1] == note("o00/p.yaml", "o00/kustomization.yaml").rstrip("\n")
+    assert said[11] == "trainlint: note: and 2 more"
+
+
 def test_a_patch_named_alone_is_told_as_such(repo: Path) -> None:
     """As a pre-commit hook names it: from its own folder, or the repository's."""
     overlay = repo / "a-overlay"

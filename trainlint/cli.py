@@ -446,7 +446,7 @@ class _Summary(NamedTuple):
         for line in told[:MAX_NOTES]:
             click.echo(f"trainlint: note: {line}", err=True)
         if len(told) > MAX_NOTES:
-            click.echo(f"trainlint: note: and {_count(len(told) - MAX_NOTES, 'more')}", err=True)
+            click.echo(f"trainlint: note: and {len(told) - MAX_NOTES} more", err=True)
         if self.unchecked:
             jobs = sum(self.unchecked.values())
             runtimes = sorted(self.unchecked)
