@@ -193,10 +193,12 @@ def _evidence(runtime: Manifest, ctx: Context) -> tuple[str, KeyPath, str] | Non
                 ("spec", "mlPolicy", "numNodes"), "the node count it sets")
     labels = mapping(dig(runtime.body, "metadata", "labels"))
     if FRAMEWORK_LABEL in labels:
+        keys = "command, resourcesPerNode" if is_mpi(runtime) else (  # MPI keeps numNodes
+            "command, numNodes, resourcesPerNode")
         return (
             f"the Kubeflow SDK lists it by `{FRAMEWORK_LABEL}`, and the TrainJobs of the "
-            "SDK's trainers set `spec.trainer` (command, numNodes, resourcesPerNode), which "
-            "the controller silently drops here",
+            f"SDK's trainers set `spec.trainer` ({keys}), which the controller silently "
+            "drops here",
             ("metadata", "labels", FRAMEWORK_LABEL), "what makes the SDK list it",
         )
     return None
