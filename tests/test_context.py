@@ -250,12 +250,41 @@ def test_a_git_ignored_file_is_checked_when_named(tmp_path: Path) -> None:
     assert named.returncode == 0 and "1 TrainJob not checked" in named.stderr
 
 
+#: What the note on a fragment or a template says after its place.
+NO_OBJECT = (
+    "this document is no object as written (`metadata` or `spec` but no `kind` and "
+    "`apiVersion`, or `${...}` placeholders for values or lines), so nothing in it is "
+    "checked (a fragment or a template of a manifest?)"
+)
+
+
+def test_a_template_gets_a_note_not_findings(tmp_path: Path) -> None:
+    """`envsubst` templates, as NVIDIA/aicr's benchmarks write them: a value that is a
+    placeholder alone (checked as written: TL005, TL008), or a line that is one (TL001:
+    no YAML until filled). A `${...}` inside a script is the container's own."""
+    (tmp_path / "job.yaml").write_text(
+        TRAINJOB.replace("name: sft", "name: sft\n  namespace: ${NAMESPACE}")
+        .replace("numNodes: 3", "numNodes: ${WORKER_COUNT}"))
+    (tmp_path / "lines.yaml").write_text(TRAINJOB.replace(
+        "    numNodes: 3\n", "    numNodes: 3\n${EXTRA_TRAINER_FIELDS}\n    image: x\n"))
+    (tmp_path / "script.yaml").write_text(TRAINJOB.replace(
+        "numNodes: 3", 'numNodes: "3"\n    command: [sh, -c, "echo ${RANK:-0}"]'))
+    result = subprocess.run(
+        ["trainlint", "check", "--output-format", "concise", "--cache-dir", "cache",
+         "job.yaml", "lines.yaml", "script.yaml"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False)
+    assert [line.split(" ")[:2] for line in result.stdout.splitlines()[:-1]] == [
+        ["script.yaml:9:5:", "TL005"]]
+    assert result.stderr.splitlines()[:2] == [
+        f"trainlint: note: job.yaml:1:1: {NO_OBJECT}",
+        f"trainlint: note: lines.yaml:10:1: {NO_OBJECT}"]
+
+
 def test_a_fragment_gets_a_note(tmp_path: Path) -> None:
     (tmp_path / "snippet.yaml").write_text(WORKFLOW + "---\n" + FRAGMENT)
     (tmp_path / "sft.yaml").write_text(TRAINJOB.replace("torch-ckpt", "torch-distributed"))
     note = (
-        "trainlint: note: snippet.yaml:6:1: this document has `metadata` or `spec` but no "
-        "`kind` and `apiVersion`, so nothing in it is checked (a fragment of a manifest?)\n"
+        "trainlint: note: snippet.yaml:6:1: " + NO_OBJECT + "\n"
     )
     for _ in range(2):  # the second time from the cache
         result = _check(tmp_path, "snippet.yaml", "sft.yaml")

@@ -432,12 +432,14 @@ class _Summary(NamedTuple):
         sys.exit(2)
 
     def tell(self) -> None:
-        """The notes: documents that are fragments, TrainJobs not checked in full."""
+        """The notes: documents that are fragments or templates, TrainJobs not checked in
+        full."""
         for name, span in self.fragments[:MAX_NOTES]:
             click.echo(
-                f"trainlint: note: {name}:{span.line}:{span.column}: this document has "
-                "`metadata` or `spec` but no `kind` and `apiVersion`, so nothing in it is "
-                "checked (a fragment of a manifest?)", err=True,
+                f"trainlint: note: {name}:{span.line}:{span.column}: this document is no "
+                "object as written (`metadata` or `spec` but no `kind` and `apiVersion`, or "
+                "`${...}` placeholders for values or lines), so nothing in it is checked (a "
+                "fragment or a template of a manifest?)", err=True,
             )
         if len(self.fragments) > MAX_NOTES:
             others = _count(len(self.fragments) - MAX_NOTES, "more such document")

@@ -252,6 +252,7 @@ def _part(text: str, piece: Piece, guarded: bool) -> Part:
     problems: list[LoadProblem] = []
     fragments: list[Span] = []
     index = 0
+    templating = PLACEHOLDER_START in piece_text  # most pieces have none: no walk for them
     try:
         for node in yaml.compose_all(piece_text, Loader=_GuardedLoader if guarded else _Loader):
             builder = _Builder(node, lines)
@@ -261,15 +262,24 @@ def _part(text: str, piece: Piece, guarded: bool) -> Part:
                 problems.append(refused.problem)
             else:
                 problems.extend(builder.problems)
-                if _fragment(body):
-                    fragments.append(_span(node, lines))
-                _collect(body, index, objects, problems, node, builder)
+                if templating and _MAYBE_VALUE.search(
+                        piece_text, node.start_mark.index, node.end_mark.index
+                ) and _templated(body):
+                    fragments.append(_span(node, lines))  # a template, no object yet
+                else:
+                    if _fragment(body):
+                        fragments.append(_span(node, lines))
+                    _collect(body, index, objects, problems, node, builder)
             index += 1
     except _Refused as refused:  # by the guarded composer, at a mark in the piece
         problems.append(_shifted(refused.problem, lines))
     except yaml.MarkedYAMLError as error:
         found = _nesting_refused(piece_text, error) or _syntax_problem(error)
-        problems.append(_shifted(found, lines))
+        line = _placeholder_line(piece_text) if templating else None
+        if line is not None:  # a template of lines, no YAML until filled
+            fragments.append(Span(line + lines, 1, line + lines, 1))
+        else:
+            problems.append(_shifted(found, lines))
     except yaml.YAMLError as error:  # reader errors (control characters) carry no mark
         problems.append(InvalidYaml(f"invalid YAML: {error}", UNKNOWN_SPAN))
     else:
@@ -365,6 +375,40 @@ def _fragment(body: Any) -> bool:
         isinstance(body, dict) and ("metadata" in body or "spec" in body)
         and "kind" not in body and "apiVersion" not in body
     )
+
+
+#: A value left for a tool to fill before the object is applied (`envsubst`, Katib's
+#: trial templates, shell-style defaults): `${NAME}`, `${NAME:-default}`, `${a.b}`.
+PLACEHOLDER = re.compile(r"\$\{[^{}\s]+\}")
+PLACEHOLDER_START = "${"
+#: A placeholder where a value may stand alone (after `key:`, `- ` or `[`, up to the end
+#: of the line, `,`, `]` or `}`): only a document where one may is walked for them, not
+#: one whose `${...}` are all inside scripts.
+_MAYBE_VALUE = re.compile(r"""(?:[:\[,-]\s*|^\s*)["']?\$\{[^{}\s]+\}["']?\s*(?:$|[,\]}#])""",
+                          re.MULTILINE)
+
+
+def _templated(body: Any) -> bool:
+    """Whether a document has a value that is a placeholder alone (`numNodes: ${NODES}`):
+    a template, whose values are not known until filled, rather than an object. Placeholders
+    inside a longer string (a shell script's `${RANK:-0}`) are the container's own."""
+    pending = [body]
+    while pending:
+        value = pending.pop()
+        if isinstance(value, dict):
+            pending.extend(value.values())
+        elif isinstance(value, list):
+            pending.extend(value)
+        elif isinstance(value, str) and PLACEHOLDER.fullmatch(value):
+            return True
+    return False
+
+
+def _placeholder_line(text: str) -> int | None:
+    """The first line (1-based) of `text` that is a placeholder alone (`${EXTRA_LIMITS}`,
+    for lines a tool writes in): what makes a template no YAML until filled."""
+    return next((number for number, line in enumerate(text.splitlines(), start=1)
+                 if PLACEHOLDER_START in line and PLACEHOLDER.fullmatch(line.strip())), None)
 
 
 def _collect(
