@@ -41,13 +41,19 @@ class Built(NamedTuple):
     by: str
 
 
-class _Folder(NamedTuple):
-    #: Its files named as patches → their kustomization.
-    patches: dict[str, str]
-    #: The chart it is part of (None: no chart, or its `crds/`).
-    chart: str | None
-    #: Whether it is the chart's own folder.
-    top: bool
+class _Folder:
+    """What a folder's files may be built from (a plain class: a named tuple costs every
+    run 0.07 ms to make)."""
+
+    __slots__ = ("chart", "patches", "top")
+
+    def __init__(self, patches: dict[str, str], chart: str | None, *, top: bool) -> None:
+        #: Its files named as patches → their kustomization.
+        self.patches = patches
+        #: The chart it is part of (None: no chart, or its `crds/`).
+        self.chart = chart
+        #: Whether it is the chart's own folder.
+        self.top = top
 
 
 class Builders:
