@@ -259,9 +259,10 @@ NO_OBJECT = (
 
 
 def test_a_template_gets_a_note_not_findings(tmp_path: Path) -> None:
-    """`envsubst` templates, as NVIDIA/aicr's benchmarks write them: a value that is a
-    placeholder alone (checked as written: TL005, TL008), or a line that is one (TL001:
-    no YAML until filled). A `${...}` inside a script is the container's own."""
+    """Templates, as NVIDIA/aicr's `envsubst` benchmarks and Kueue's clusterloader2 tests
+    write them: a value that is a placeholder alone (checked as written: TL005, TL008,
+    TL001), or a line that is one (TL001: no YAML until filled). A `${...}` inside a
+    script is the container's own."""
     (tmp_path / "job.yaml").write_text(
         TRAINJOB.replace("name: sft", "name: sft\n  namespace: ${NAMESPACE}")
         .replace("numNodes: 3", "numNodes: ${WORKER_COUNT}"))
@@ -269,15 +270,35 @@ def test_a_template_gets_a_note_not_findings(tmp_path: Path) -> None:
         "    numNodes: 3\n", "    numNodes: 3\n${EXTRA_TRAINER_FIELDS}\n    image: x\n"))
     (tmp_path / "script.yaml").write_text(TRAINJOB.replace(
         "numNodes: 3", 'numNodes: "3"\n    command: [sh, -c, "echo ${RANK:-0}"]'))
+    # Go templates outside a chart (clusterloader2's, goreleaser's): a value that is an
+    # action (TL001 as written: a mapping key must be a scalar), a line that is one.
+    (tmp_path / "go.yaml").write_text(
+        TRAINJOB.replace("name: sft", "name: {{ .Name }}") + "---\n"
+        + TRAINJOB.replace("  trainer:\n", "  trainer:\n{{- if .Nodes }}\n"))
     result = subprocess.run(
         ["trainlint", "check", "--output-format", "concise", "--cache-dir", "cache",
-         "job.yaml", "lines.yaml", "script.yaml"],
+         "go.yaml", "job.yaml", "lines.yaml", "script.yaml"],
         cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False)
     assert [line.split(" ")[:2] for line in result.stdout.splitlines()[:-1]] == [
         ["script.yaml:9:5:", "TL005"]]
-    assert result.stderr.splitlines()[:2] == [
+    assert result.stderr.splitlines()[:4] == [
+        f"trainlint: note: go.yaml:1:1: {NO_OBJECT}",
+        f"trainlint: note: go.yaml:19:1: {NO_OBJECT}",
         f"trainlint: note: job.yaml:1:1: {NO_OBJECT}",
         f"trainlint: note: lines.yaml:10:1: {NO_OBJECT}"]
+
+
+def test_a_json_lines_dataset_is_no_manifest_gone_wrong(tmp_path: Path) -> None:
+    """A dataset beside the manifests (opendatahub-io's fine-tuning tests keep one): YAML
+    reads no further than its first line, which is no TL001; broken JSON still is."""
+    (tmp_path / "data.json").write_text('{"text": "a", "label": 1}\n{"text": "b"}\n')
+    (tmp_path / "broken.json").write_text(
+        '{"apiVersion": "v1", "kind": "Pod",\n "metadata": {"name": "a"}\n')  # no `}`
+    result = subprocess.run(
+        ["trainlint", "check", "--no-cache", "--output-format", "concise", "data.json",
+         "broken.json"], cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False)
+    assert [line.split(" ")[:2] for line in result.stdout.splitlines()[:-1]] == [
+        ["broken.json:3:1:", "TL001"]]
 
 
 def test_a_fragment_gets_a_note(tmp_path: Path) -> None:

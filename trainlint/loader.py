@@ -253,7 +253,8 @@ def _part(text: str, piece: Piece, guarded: bool) -> Part:
     problems: list[LoadProblem] = []
     fragments: list[Span] = []
     index = 0
-    templating = PLACEHOLDER_START in piece_text  # most pieces have none: no walk for them
+    # Most pieces have no placeholder: no look for templates in their documents.
+    templating = PLACEHOLDER_START in piece_text or GO_START in piece_text
     try:
         for node in yaml.compose_all(piece_text, Loader=_GuardedLoader if guarded else _Loader):
             builder = _Builder(node, lines)
@@ -262,12 +263,12 @@ def _part(text: str, piece: Piece, guarded: bool) -> Part:
             except _Refused as refused:
                 problems.append(refused.problem)
             else:
-                problems.extend(builder.problems)
-                if templating and _placeholders()[1].search(
-                        piece_text, node.start_mark.index, node.end_mark.index
-                ) and _templated(body):
+                if templating and _is_template(
+                        piece_text, node.start_mark.index, node.end_mark.index, body,
+                        builder.problems):
                     fragments.append(_span(node, lines))  # a template, no object yet
                 else:
+                    problems.extend(builder.problems)
                     if _fragment(body):
                         fragments.append(_span(node, lines))
                     _collect(body, index, objects, problems, node, builder)
@@ -276,10 +277,11 @@ def _part(text: str, piece: Piece, guarded: bool) -> Part:
         problems.append(_shifted(refused.problem, lines))
     except yaml.MarkedYAMLError as error:
         found = _nesting_refused(piece_text, error) or _syntax_problem(error)
-        line = _placeholder_line(piece_text) if templating else None
+        mark = error.problem_mark or error.context_mark
+        line = _template_line(piece_text, mark.line + 1 if mark else 1) if templating else None
         if line is not None:  # a template of lines, no YAML until filled
             fragments.append(Span(line + lines, 1, line + lines, 1))
-        else:
+        elif not _json_lines(piece_text):
             problems.append(_shifted(found, lines))
     except yaml.YAMLError as error:  # reader errors (control characters) carry no mark
         problems.append(InvalidYaml(f"invalid YAML: {error}", UNKNOWN_SPAN))
@@ -378,26 +380,38 @@ def _fragment(body: Any) -> bool:
     )
 
 
-#: A value left for a tool to fill before the object is applied (`envsubst`, Katib's
-#: trial templates, shell-style defaults): `${NAME}`, `${NAME:-default}`, `${a.b}`.
-PLACEHOLDER = r"\$\{[^{}\s]+\}"
+#: A value left for a tool to fill before the object is applied: `${NAME}`,
+#: `${NAME:-default}`, `${a.b}` (`envsubst`, Katib's trial templates, shells), or a Go
+#: template's action `{{ .Name }}` (Helm, clusterloader2, goreleaser...).
+PLACEHOLDER = r"\$\{[^{}\s]+\}|\{\{[^{}]*\}\}"
 PLACEHOLDER_START = "${"
+GO_START = "{{"
 
 
 @functools.cache
-def _placeholders() -> tuple[re.Pattern[str], re.Pattern[str]]:
-    """A placeholder, and one where a value may stand alone (after `key:`, `- ` or `[`, up
-    to the end of the line, `,`, `]` or `}`): only a document where one may is walked for
-    them, not one whose `${...}` are all inside scripts. Compiled when a text first has a
-    `${`: both take 0.4 ms, a run that meets none never pays it."""
-    alone = rf"""(?:[:\[,-]\s*|^\s*)["']?{PLACEHOLDER}["']?\s*(?:$|[,\]}}#])"""
-    return re.compile(PLACEHOLDER), re.compile(alone, re.MULTILINE)
+def _placeholders() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    """A placeholder; one where a value may stand alone (after `key:`, `- ` or `[`, up to
+    the end of the line, `,`, `]` or `}`), so that only a document where one may is walked
+    for them, not one whose placeholders are all inside scripts; and a Go action anywhere
+    in a line. Compiled when a text first has one: they take 0.4 ms, which a run that
+    meets none never pays."""
+    alone = rf"""(?:[:\[,-]\s*|^\s*)["']?(?:{PLACEHOLDER})["']?\s*(?:$|[,\]}}#])"""
+    return (re.compile(PLACEHOLDER), re.compile(alone, re.MULTILINE),
+            re.compile(r"\{\{.*?\}\}"))
 
 
-def _templated(body: Any) -> bool:
-    """Whether a document has a value that is a placeholder alone (`numNodes: ${NODES}`):
-    a template, whose values are not known until filled, rather than an object. Placeholders
-    inside a longer string (a shell script's `${RANK:-0}`) are the container's own."""
+def _is_template(
+    text: str, start: int, end: int, body: Any, problems: list[LoadProblem]
+) -> bool:
+    """Whether the document of `text[start:end]` is a template rather than an object: a
+    value is a placeholder alone (`numNodes: ${NODES}`, `name: "{{ .Name }}"`), or a Go
+    action makes what it holds no object (`name: {{ .Name }}` is a flow mapping whose key
+    is a mapping). Placeholders inside a longer string (a script's `${RANK:-0}`) are the
+    container's own."""
+    if problems and text.find(GO_START, start, end) != -1:
+        return True
+    if not _placeholders()[1].search(text, start, end):
+        return False
     placeholder = _placeholders()[0]
     pending = [body]
     while pending:
@@ -411,12 +425,32 @@ def _templated(body: Any) -> bool:
     return False
 
 
-def _placeholder_line(text: str) -> int | None:
-    """The first line (1-based) of `text` that is a placeholder alone (`${EXTRA_LIMITS}`,
-    for lines a tool writes in): what makes a template no YAML until filled."""
-    placeholder = _placeholders()[0]
-    return next((number for number, line in enumerate(text.splitlines(), start=1)
-                 if PLACEHOLDER_START in line and placeholder.fullmatch(line.strip())), None)
+def _template_line(text: str, stop: int) -> int | None:
+    """The line (1-based) of `text` nearest before the line `stop` where libyaml stopped
+    (or, if none, after it) that is a placeholder alone (`${EXTRA_LIMITS}`, for lines a
+    tool writes in) or holds a Go action: what makes a template no YAML until filled."""
+    placeholder, _, action = _placeholders()
+    found = None
+    for number, line in enumerate(text.splitlines(), start=1):
+        if (PLACEHOLDER_START in line and placeholder.fullmatch(line.strip())) or (
+                GO_START in line and action.search(line)):
+            if number > stop:
+                return found or number
+            found = number
+    return found
+
+
+def _json_lines(text: str) -> bool:
+    """Whether `text` is JSON Lines (a dataset: a JSON object or array on each line), which
+    YAML reads no further than its first line, rather than a manifest gone wrong."""
+    import json
+
+    rows = [line for line in text.splitlines()[:2] if line.strip()]
+    try:
+        return len(rows) == 2 and all(
+            isinstance(json.loads(row), dict | list) for row in rows)
+    except ValueError:
+        return False
 
 
 def _collect(
