@@ -67,8 +67,8 @@ class Builders:
     ) -> None:
         self._exists = exists
         self._reader = read or _read_bytes
-        #: Each patch's absolute path → the kustomization that names it, as given.
-        self._named: dict[str, str] = {}
+        #: The patches of each absolute folder: file name → the kustomization naming it.
+        self._named: dict[str, dict[str, str]] = {}
         self._read: set[str] = set()
         #: The absolute folders looked at: the kustomization found there (if any) is read;
         #: whether they hold a chart.
@@ -88,9 +88,12 @@ class Builders:
             text = self._reader(absolute)
         except OSError:
             return
+        if b"patches" not in text:  # every key that names patches has it: most parse none
+            return
         folder = os.path.dirname(absolute)  # noqa: PTH120
         for path in _patch_paths(_parsed(text)):
-            self._named.setdefault(os.path.normpath(os.path.join(folder, path)), kustomization)  # noqa: PTH118
+            named, _, file = os.path.normpath(os.path.join(folder, path)).rpartition(os.sep)  # noqa: PTH118
+            self._named.setdefault(named, {}).setdefault(file, kustomization)
 
     def built(self, name: str) -> Built | None:
         """Why the file `name` is not checked; None for a manifest."""
@@ -119,8 +122,7 @@ class Builders:
             if parent == above:
                 break
             above = parent
-        patches = {os.path.basename(path): owner for path, owner in self._named.items()  # noqa: PTH119
-                   if os.path.dirname(path) == absolute}  # noqa: PTH120
+        patches = self._named.get(absolute, {})
         crds = os.path.join(chart, CRDS) if chart is not None else ""  # noqa: PTH118
         if chart is None or absolute == crds or absolute.startswith(crds + os.sep):
             return _Folder(patches, None, top=False) if patches else None
