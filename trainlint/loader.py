@@ -876,8 +876,15 @@ def _directive_before(buffer: bytes, cut: int, *, whole: bool) -> bool:
 def _documents_in(head: bytes) -> int | None:
     """How many documents libyaml reads in the bytes before a file's first line that
     starts one (0 or 1: an implicit first document); None when it cannot tell."""
-    if not head.strip():
+    significant = [line for line in head.splitlines()
+                   if line.strip() and not line.lstrip().startswith(b"#")]
+    if not significant:
         return 0
+    if not any(line.startswith((b"%", b"...")) for line in significant):
+        # No `---` before it (it ends at the first), no end marker, no directive: one
+        # document, told without parsing what may be all of a long file's first object
+        # (istio's CRDs: 0.45 ms for its 33 KB head, against 3 ms parsed).
+        return 1
     try:
         events = yaml.parse(head.decode("utf-8"), Loader=yaml.CSafeLoader)
         return sum(isinstance(event, yaml.DocumentStartEvent) for event in events)
