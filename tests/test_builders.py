@@ -125,6 +125,18 @@ def test_a_patch_in_the_context_is_never_looked_up(repo: Path) -> None:
     assert (result.returncode, result.stdout, result.stderr) == (0, "All checks passed.\n", "")
 
 
+def test_render_says_what_it_left_out(repo: Path) -> None:
+    """`render` of a patch alone: nothing to render, and how to render what it builds."""
+    result = subprocess.run(["trainlint", "render", "a-overlay/patches/job.yaml"], cwd=repo,
+                            capture_output=True, text=True, timeout=60, check=False)
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == (
+        "trainlint: note: a-overlay/patches/job.yaml is a kustomize patch (named in "
+        "a-overlay/kustomization.yaml), part of an object, so it is not rendered alone: "
+        "render what kustomize makes of it with `kubectl kustomize a-overlay | trainlint "
+        "render -`\nError: no TrainJob among the inputs\n")
+
+
 def test_many_kustomizations_are_told_ten_at_most(tmp_path: Path) -> None:
     for number in range(12):
         write(tmp_path, {f"o{number:02d}/kustomization.yaml": "patches: [{path: p.yaml}]\n",

@@ -465,34 +465,36 @@ class _Summary(NamedTuple):
 MAX_NOTES = 10
 
 
-def _built(built: Sequence[tuple[str, Built]]) -> list[str]:
-    """What the files kustomize or Helm builds from are, and how to check what they build:
-    a line for each kustomization's patches and each chart's files (Helm's own files, its
-    `Chart.yaml` and values, go unsaid)."""
+def _built(built: Sequence[tuple[str, Built]], command: str = "check") -> list[str]:
+    """What the files kustomize or Helm builds from are, and how to check (or `render`)
+    what they build: a line for each kustomization's patches and each chart's files
+    (Helm's own files, its `Chart.yaml` and values, go unsaid)."""
     groups: dict[Built, list[str]] = {}
     for name, why in built:
         if why.what != "helm":
             groups.setdefault(why, []).append(name)
     lines = []
     for why, names in groups.items():
-        one, many, tool, command = _BUILT[why.what]
+        one, many, tool, builds = _BUILT[why.what]
         folder = os.path.dirname(why.by) or "."  # noqa: PTH120 - a kustomization's
         subject, said, it = ((names[0], one, "it") if len(names) == 1
                              else (_count(len(names), "file"), many, "them"))
-        lines.append(f"{subject} {said.format(why.by)}: check what {tool} makes of {it} with "
-                     f"`{command.format(why.by, folder)} | trainlint check -`")
+        done = "checked" if command == "check" else f"{command}ed"
+        lines.append(f"{subject} {said.format(by=why.by, done=done)}: {command} what {tool} "
+                     f"makes of {it} with `{builds.format(by=why.by, folder=folder)} | "
+                     f"trainlint {command} -`")
     return lines
 
 
 #: How `_built` tells of one file and of several, by `Built.what`, and what builds them.
 _BUILT = {
-    "patch": ("is a kustomize patch (named in {0}), part of an object, so it is not checked "
-              "alone", "are kustomize patches (named in {0}), parts of objects, so they are "
-              "not checked alone", "kustomize", "kubectl kustomize {1}"),
-    "chart": ("is part of the Helm chart in {0}, no manifest until Helm renders it, so it is "
-              "not checked as written", "are part of the Helm chart in {0}, no manifests "
-              "until Helm renders them, so they are not checked as written", "Helm",
-              "helm template {0}"),
+    "patch": ("is a kustomize patch (named in {by}), part of an object, so it is not {done} "
+              "alone", "are kustomize patches (named in {by}), parts of objects, so they are "
+              "not {done} alone", "kustomize", "kubectl kustomize {folder}"),
+    "chart": ("is part of the Helm chart in {by}, no manifest until Helm renders it, so it "
+              "is not {done} as written", "are part of the Helm chart in {by}, no manifests "
+              "until Helm renders them, so they are not {done} as written", "Helm",
+              "helm template {by}"),
 }
 
 
@@ -837,6 +839,8 @@ def render_command(
             results.append(render(manifest, runtime, version))
     if not results:
         wanted = f"runtime `{runtime_name}`" if runtime_name else "TrainJob"
+        for line in _built(chosen.built, "render")[:MAX_NOTES]:  # what it may render, built
+            click.echo(f"trainlint: note: {line}", err=True)
         raise Failure(f"no {wanted} among the inputs")
     if output_format == "json":
         _write(json.dumps([to_json(result) for result in results], indent=2) + "\n", None)
