@@ -288,6 +288,22 @@ def test_a_template_gets_a_note_not_findings(tmp_path: Path) -> None:
         f"trainlint: note: lines.yaml:10:1: {NO_OBJECT}"]
 
 
+def test_a_docs_placeholder_is_silent_and_the_rest_is_checked(tmp_path: Path) -> None:
+    """A guide's `<job-name>` and `<num-nodes>` are for the reader to write: no TL010, TL005
+    or TL008 on them; what the rest says still counts (a v2.1 field, pruned on v2.3)."""
+    (tmp_path / "guide.yaml").write_text(
+        TRAINJOB.replace("name: sft", "name: <job-name>")
+        .replace("numNodes: 3", "numNodes: <num-nodes>\n    resourcesPerNode:\n"
+                 "      limits: {nvidia.com/gpu: <gpus>}")
+        + "  podTemplateOverrides:\n    - targetJobs: [{name: <job-name>}]\n"
+          "      spec: {serviceAccountName: <service-account>}\n")
+    result = subprocess.run(
+        ["trainlint", "check", "--no-cache", "--output-format", "concise", "guide.yaml"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False)
+    assert [line.split(" ")[:2] for line in result.stdout.splitlines()[:-1]] == [
+        ["guide.yaml:12:3:", "TL007"]]
+
+
 def test_a_json_lines_dataset_is_no_manifest_gone_wrong(tmp_path: Path) -> None:
     """A dataset beside the manifests (opendatahub-io's fine-tuning tests keep one): YAML
     reads no further than its first line, which is no TL001; broken JSON still is."""

@@ -349,6 +349,29 @@ def is_count(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+def is_placeholder(value: str) -> bool:
+    """Whether a string is a placeholder of the docs (`<your-namespace>`, `<num-nodes>`): a
+    value the reader writes before applying, whose type and format are not yet known. The
+    rest of the object is checked: only what reads the placeholder is silent."""
+    inner = value[1:-1]
+    return (len(value) > 2 and value[0] == "<" and value[-1] == ">" and inner[0].isalpha()
+            and "<" not in inner and ">" not in inner and "\n" not in inner)
+
+
+def holds_placeholder(value: Any) -> bool:
+    """Whether a value (what a CRD rule reads) has a docs placeholder in it."""
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, dict):
+            pending.extend(item.values())
+        elif isinstance(item, list | tuple):
+            pending.extend(item)
+        elif isinstance(item, str) and item[:1] == "<" and is_placeholder(item):
+            return True
+    return False
+
+
 # --- loading ---
 
 

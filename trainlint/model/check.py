@@ -11,7 +11,7 @@ from collections.abc import Iterable, Iterator
 from enum import StrEnum
 from typing import Any, NamedTuple
 
-from trainlint.document import KeyPath, Manifest, dotted, is_count
+from trainlint.document import KeyPath, Manifest, dotted, is_count, is_placeholder
 from trainlint.kinds import TRAINER_API, TRAINER_KINDS
 from trainlint.lookups import Lookups
 from trainlint.memo import PerValue
@@ -194,6 +194,8 @@ class _Walker:
             if not node.nullable:
                 self.null(path, kind)
             return
+        if type(value) is str and value[:1] == "<" and is_placeholder(value):
+            return  # the docs' `<your-namespace>`: a value for the reader to write
         if type(value) not in _FITS[kind]:
             self.wrong_type(value, node, path)
             return

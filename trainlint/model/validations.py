@@ -31,7 +31,7 @@ from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 from trainlint.digest import blake2b
-from trainlint.document import KeyPath
+from trainlint.document import KeyPath, holds_placeholder
 from trainlint.model.crd_rules import ITEMS, CrdRule, Node, Reads, compiled
 from trainlint.release import TrainerVersion
 
@@ -84,7 +84,7 @@ def violations(
             before = _prepared(rule, node, old_value, resource) if rule.transition else None
             key = verdict_key((kind, release, _schema_path(path), position), seen, before)
             detail = _verdict(key, rule, node, seen, before)
-            if detail is not None:
+            if detail is not None and not holds_placeholder(seen):  # `<your-name>`: unknown
                 found.append(Violation(path, rule, detail))
     return found
 
