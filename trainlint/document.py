@@ -358,8 +358,8 @@ def is_placeholder(value: str) -> bool:
             and "<" not in inner and ">" not in inner and "\n" not in inner)
 
 
-def holds_placeholder(value: Any) -> bool:
-    """Whether a value (what a CRD rule reads) has a docs placeholder in it."""
+def any_string(value: Any, test: Callable[[str], object]) -> bool:
+    """Whether a string of a value (its mappings' values, its lists' items) passes `test`."""
     pending = [value]
     while pending:
         item = pending.pop()
@@ -367,9 +367,14 @@ def holds_placeholder(value: Any) -> bool:
             pending.extend(item.values())
         elif isinstance(item, list | tuple):
             pending.extend(item)
-        elif isinstance(item, str) and item[:1] == "<" and is_placeholder(item):
+        elif isinstance(item, str) and test(item):
             return True
     return False
+
+
+def holds_placeholder(value: Any) -> bool:
+    """Whether a value (what a CRD rule reads) has a docs placeholder in it."""
+    return any_string(value, lambda text: text[:1] == "<" and is_placeholder(text))
 
 
 # --- loading ---

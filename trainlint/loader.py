@@ -37,6 +37,7 @@ from trainlint.document import (
     Source,
     Span,
     TooComplex,
+    any_string,
     decode,
     entries_at,
     locate,
@@ -410,19 +411,8 @@ def _is_template(
     container's own."""
     if problems and text.find(GO_START, start, end) != -1:
         return True
-    if not _placeholders()[1].search(text, start, end):
-        return False
-    placeholder = _placeholders()[0]
-    pending = [body]
-    while pending:
-        value = pending.pop()
-        if isinstance(value, dict):
-            pending.extend(value.values())
-        elif isinstance(value, list):
-            pending.extend(value)
-        elif isinstance(value, str) and placeholder.fullmatch(value):
-            return True
-    return False
+    return bool(_placeholders()[1].search(text, start, end)) and any_string(
+        body, _placeholders()[0].fullmatch)
 
 
 def _template_line(text: str, stop: int) -> int | None:
