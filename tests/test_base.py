@@ -154,13 +154,14 @@ def test_no_repository_or_unknown_revision_is_a_usage_error(repo: Path, tmp_path
     assert status == 2 and "--base-all needs --base REV" in stderr
 
 
-def test_a_patch_at_the_base_is_no_objects_previous_state(repo: Path) -> None:
+@pytest.mark.parametrize("kustomization", ["kustomization.yaml", "Kustomization"])
+def test_a_patch_at_the_base_is_no_objects_previous_state(repo: Path, kustomization: str) -> None:
     """An overlay's patch of the TrainJob, committed at the base: paired with it (the last
     of its name), the TrainJob's `spec.trainer` would differ from the patch's. What the
     base's kustomization names as a patch is left out of the base; a real change still
     shows."""
     (repo / "overlay").mkdir()
-    (repo / "overlay" / "kustomization.yaml").write_text(
+    (repo / "overlay" / kustomization).write_text(
         "resources: [../jobs/sft-run.yaml]\npatches:\n  - path: sft.yaml\n")
     (repo / "overlay" / "sft.yaml").write_text(
         "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\n"

@@ -113,7 +113,7 @@ def _builders(every: set[str], data: dict[str, bytes], top: Path) -> Builders:
 
 def _blobs(listing: bytes) -> tuple[set[str], list[tuple[str, str]]]:
     """The path of every file `git ls-tree -r -z -l` lists, and (blob id, path) of the
-    manifests among them."""
+    manifests among them and of the kustomizations (`Kustomization` has no extension)."""
     every: set[str] = set()
     found = []
     for entry in listing.split(b"\0"):
@@ -123,7 +123,7 @@ def _blobs(listing: bytes) -> tuple[set[str], list[tuple[str, str]]]:
         _, kind, blob, size = info.split()
         path = raw_path.decode(errors="surrogateescape")
         every.add(path)
-        if (kind == b"blob" and path.lower().endswith(EXTENSIONS)
+        if (kind == b"blob" and (path.lower().endswith(EXTENSIONS) or kustomizations([path]))
                 and size.isdigit() and int(size) <= MAX_BLOB):
             found.append((blob.decode(), path))
     return every, found
