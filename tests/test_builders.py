@@ -5,6 +5,7 @@ kustomize` where it is installed: what it makes of a patch is what trainlint che
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -253,6 +254,16 @@ def test_helms_own_files_named_alone_are_no_failure(charts: Path) -> None:
         "Chart.yaml", "values-prod.yaml", "crds/runtime.yaml", "files/job.yaml",
     )] == [Built("helm", str(charts / "chart")), Built("helm", str(charts / "chart")),
            None, Built("chart", str(charts / "chart"))]
+
+
+def test_a_kustomization_that_is_a_named_pipe_is_never_opened(repo: Path) -> None:
+    """As any input that is no regular file: TL001, not a run that waits forever."""
+    os.mkfifo(repo / "base" / "kustomization.yml")
+    result = subprocess.run(
+        ["trainlint", "check", "--no-cache", "--output-format", "concise", "base"], cwd=repo,
+        capture_output=True, text=True, timeout=60, check=False)
+    assert [line.split(" ")[:2] for line in result.stdout.splitlines()[:-1]] == [
+        ["base/kustomization.yml:1:1:", "TL001"]]
 
 
 def test_a_change_to_a_kustomization_or_a_chart_is_followed() -> None:

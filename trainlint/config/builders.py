@@ -22,6 +22,8 @@ import os
 from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
+from trainlint.files import read_bytes
+
 #: The names kustomize reads a kustomization (or a component) from.
 KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 #: What makes a folder a Helm chart.
@@ -66,7 +68,7 @@ class Builders:
         read: Callable[[str], bytes] | None = None,
     ) -> None:
         self._exists = exists
-        self._reader = read or _read_bytes
+        self._reader = read or read_bytes  # a FIFO named `kustomization.yaml` is not opened
         #: The patches of each absolute folder: file name → the kustomization naming it.
         self._named: dict[str, dict[str, str]] = {}
         self._read: set[str] = set()
@@ -139,11 +141,6 @@ class Builders:
                     break  # kustomize reads the first of its names it finds
             found = self._charts[folder] = self._exists(os.path.join(folder, CHART))  # noqa: PTH118
         return found
-
-
-def _read_bytes(path: str) -> bytes:
-    with open(path, "rb") as file:  # noqa: PTH123
-        return file.read()
 
 
 def _shown(path: str) -> str:
