@@ -630,7 +630,7 @@ def _select(
     paths: tuple[str, ...], config_file: str | None, isolated: bool,
     overrides: dict[str, Any], stdin_filename: str,
 ) -> _Chosen:
-    from trainlint.config.builders import Builders, kustomizations
+    from trainlint.config.builders import Builders
     from trainlint.config.files import Configuration, Resolver, context_files, discover
     from trainlint.errors import ConfigError
 
@@ -639,8 +639,7 @@ def _select(
         resolver = Resolver(config_file, isolated=isolated, overrides=overrides)
         found = list(dict.fromkeys(discover(paths or (".",), resolver)))  # each file once
         builders = Builders()
-        for name in kustomizations(found):
-            builders.read(name)
+        builders.read_among(found)
         names, built = [], []
         for name in found:
             why = None if name == STDIN else builders.built(name)

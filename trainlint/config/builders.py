@@ -97,6 +97,13 @@ class Builders:
             named, _, file = os.path.normpath(os.path.join(folder, path)).rpartition(os.sep)  # noqa: PTH118
             self._named.setdefault(named, {}).setdefault(file, kustomization)
 
+    def read_among(self, names: Iterable[str]) -> None:
+        """Take in the kustomizations among the files of a run (which may name patches
+        outside their folder, with `../`)."""
+        for name in names:
+            if is_kustomization(name):
+                self.read(name)
+
     def built(self, name: str) -> Built | None:
         """Why the file `name` is not checked; None for a manifest."""
         folder, _, file = name.rpartition(os.sep)  # os.path.split takes 6 times as long
@@ -149,10 +156,9 @@ def _shown(path: str) -> str:
     return path if relative.startswith("..") else relative
 
 
-def kustomizations(names: Iterable[str]) -> list[str]:
-    """The kustomization files among `names`."""
-    return [name for name in names if name.endswith(KUSTOMIZATION_NAMES)
-            and os.path.basename(name) in KUSTOMIZATION_NAMES]  # noqa: PTH119
+def is_kustomization(name: str) -> bool:
+    return name.endswith(KUSTOMIZATION_NAMES) and (
+        os.path.basename(name) in KUSTOMIZATION_NAMES)  # noqa: PTH119
 
 
 def _parsed(text: bytes) -> Any:

@@ -367,13 +367,14 @@ class Index:
         self._record(dependency)
         return self.answer(dependency)
 
-    def still_found(self, dependency: str, found: str) -> bool:
-        """Whether a look-up recorded elsewhere (`looked_up`: a cache entry, another
-        process's check) finds here what it found then."""
-        parts = tuple(dependency.split(DEPENDENCY_SEPARATOR))
-        if found == FOUND:
-            return parts not in self.collisions
-        return self.digest(parts) == found
+    def still_found(self, dependencies: dict[str, str]) -> bool:
+        """Whether every look-up recorded elsewhere (`looked_up`: a cache entry, another
+        process's check, an editor's last check) finds here what it found then."""
+        for dependency, found in dependencies.items():
+            parts = tuple(dependency.split(DEPENDENCY_SEPARATOR))
+            if parts in self.collisions if found == FOUND else self.digest(parts) != found:
+                return False
+        return True
 
     def _record(self, dependency: tuple[str, ...]) -> None:
         if self.looked_up is not None:

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from trainlint.config.builders import Builders, kustomizations
+from trainlint.config.builders import Builders
 from trainlint.config.defaults import DOCS_URL
 from trainlint.config.files import Resolver, context_files, discover, validate
 from trainlint.config.settings import Settings
@@ -170,8 +170,7 @@ class Workspace:
         (created or deleted files, a changed `.gitignore`, `exclude` or `context`)."""
         in_order = list(self._walk())
         walked = set(in_order)
-        for name in kustomizations(in_order):
-            self._builders.read(name)
+        self._builders.read_among(in_order)
         in_order += [name for name in self._walk_context(walked) if name not in walked]
         context = set(in_order) - walked
         names = walked | context
@@ -262,7 +261,7 @@ class Workspace:
             checked = self._checked.get(name)
             if (
                 checked is None or checked.loaded is not loaded or checked.dependencies is None
-                or not _still_holds(checked.dependencies, index)
+                or not index.still_found(checked.dependencies)
             ):
                 found.append(name)
         return found
@@ -416,10 +415,6 @@ class Workspace:
         last = len(self._order)
         return [self._files[name]
                 for name in sorted(self._files, key=lambda name: self._order.get(name, last))]
-
-
-def _still_holds(dependencies: dict[str, str], index: Index) -> bool:
-    return all(index.still_found(dependency, found) for dependency, found in dependencies.items())
 
 
 def _digest(text: str) -> str:

@@ -445,8 +445,7 @@ def still_holds(entry: CachedFile, index: Index) -> bool:
     """Whether every look-up an entry (or a file just checked) made finds what it found
     then in `index`."""
     try:
-        return all(index.still_found(dependency, found)
-                   for dependency, found in entry["dependencies"].items())
+        return index.still_found(entry["dependencies"])
     except _MALFORMED:
         return False
 

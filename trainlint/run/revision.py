@@ -14,7 +14,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from trainlint.config.builders import Builders, kustomizations
+from trainlint.config.builders import Builders, is_kustomization
 from trainlint.document import Loaded, Manifest, decode
 from trainlint.engine.index import Index
 
@@ -106,8 +106,7 @@ def _builders(every: set[str], data: dict[str, bytes], top: Path) -> Builders:
         return data[path]
 
     builders = Builders(paths.__contains__, read)
-    for path in kustomizations(data):
-        builders.read(path)
+    builders.read_among(data)
     return builders
 
 
@@ -123,7 +122,7 @@ def _blobs(listing: bytes) -> tuple[set[str], list[tuple[str, str]]]:
         _, kind, blob, size = info.split()
         path = raw_path.decode(errors="surrogateescape")
         every.add(path)
-        if (kind == b"blob" and (path.lower().endswith(EXTENSIONS) or kustomizations([path]))
+        if (kind == b"blob" and (path.lower().endswith(EXTENSIONS) or is_kustomization(path))
                 and size.isdigit() and int(size) <= MAX_BLOB):
             found.append((blob.decode(), path))
     return every, found
