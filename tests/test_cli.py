@@ -3,10 +3,12 @@ bytes written, format choice and color."""
 
 from __future__ import annotations
 
+import ast
 import gc
 import json
 import os
 import pty
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.test_suppression import RUNTIME
+from trainlint.__main__ import NON_PRINTABLE, NON_PRINTABLE_RANGES
 
 NO_GRACE = RUNTIME.replace("                  terminationGracePeriodSeconds: 120\n", "")
 CLEAN = RUNTIME.replace("emptyDir: {}", "persistentVolumeClaim: {claimName: ckpt}")
@@ -255,6 +258,44 @@ def test_the_command_imports_the_cli_with_the_collector_off(tmp_path: Path) -> N
         [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True
     )
     assert result.stdout.splitlines() == ["trainlint, version 0.1.0", "0 True True"]
+
+
+def test_pyyaml_s_pattern_and_the_ranges_seeded_for_it_match_the_same_characters() -> None:
+    """The command seeds `re`'s cache with the text PyYAML's reader compiles on import:
+    compiled from its ranges, it matches what PyYAML's own would, at every code point."""
+    import yaml.reader
+
+    tree = ast.parse(Path(yaml.reader.__file__).read_text())
+    compiled = [argument.value for node in ast.walk(tree)
+                if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+                and [getattr(target, "id", None) for target in node.targets] == ["NON_PRINTABLE"]
+                for argument in node.value.args if isinstance(argument, ast.Constant)]
+    assert compiled == [NON_PRINTABLE]
+    every = "".join(map(chr, range(sys.maxunicode + 1)))
+    found = re.compile(NON_PRINTABLE_RANGES).findall(every)
+    assert found == re.compile(NON_PRINTABLE).findall(every)
+    assert len(found) == 2111 and found[0] == "\x00" and found[-1] == "\uffff"
+
+
+def test_the_command_finds_pyyaml_s_pattern_compiled(tmp_path: Path) -> None:
+    """`trainlint check` imports PyYAML with the pattern its reader compiles already in
+    `re`'s cache, compiled from the ranges."""
+    (tmp_path / "clean.yaml").write_text(CLEAN)
+    code = (
+        "import os, sys\nfrom trainlint.__main__ import NON_PRINTABLE_RANGES, main\n"
+        "def end(code):\n"
+        "    import yaml.reader\n"
+        "    print(yaml.reader.Reader.NON_PRINTABLE.pattern == NON_PRINTABLE_RANGES, code)\n"
+        "    sys.stdout.flush()\n"
+        "    leave(code)\n"
+        "leave, os._exit = os._exit, end\n"
+        "sys.argv = ['trainlint', 'check', '--no-cache', 'clean.yaml']\n"
+        "try:\n    main()\nexcept SystemExit as stop:\n    end(stop.code)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=False
+    )
+    assert (result.returncode, result.stdout.splitlines()[-1]) == (1, "True 1")  # 2 warnings
 
 
 def test_check_without_configuration_imports_no_validation_library(tmp_path: Path) -> None:

@@ -166,7 +166,7 @@ def one_at_a_time(text: str, findings: list[Finding]) -> list[tuple[TextEdit, ..
             fixed, applied = fix.apply(piece, [alone])
         except fix.Unfixable:
             applied = []
-        found.append(tuple(replace(edit, row=edit.row + start, end_row=edit.end_row + start)
+        found.append(tuple(edit._replace(row=edit.row + start, end_row=edit.end_row + start)
                            for edit in fix.text_edits(piece, fixed)) if applied else ())
     return found
 

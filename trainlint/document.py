@@ -262,9 +262,9 @@ def stand_in_body(manifest: Manifest) -> dict[str, Any]:
     return body
 
 
-@dataclass(frozen=True, slots=True)
-class Loaded:
-    """Everything read from one input."""
+class Loaded(NamedTuple):
+    """Everything read from one input (a named tuple, as `Span`: pickled as it is made,
+    and cheap to declare)."""
 
     source: Source
     manifests: list[Manifest]
@@ -273,9 +273,6 @@ class Loaded:
     #: `kind` nor `apiVersion`) start: nothing in them is checked, which a note says.
     fragments: tuple[Span, ...] = ()
 
-    def __reduce__(self) -> tuple[type[Loaded], tuple[Any, ...]]:
-        # see `Manifest`
-        return Loaded, (self.source, self.manifests, self.problems, self.fragments)
 
 
 def without_keys(value: Any, dropped: Callable[[Any, Any], bool], verbatim: str = "") -> Any:

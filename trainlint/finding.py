@@ -11,8 +11,9 @@ from trainlint.document import KeyPath, Manifest, Source, Span, mapping
 from trainlint.problem import Fix, Problem, Related, Severity
 
 
-@dataclass(frozen=True, slots=True)
-class ObjectRef:
+class ObjectRef(NamedTuple):
+    """The object a finding is on, as findings name it (a named tuple, as `Problem`)."""
+
     api_version: str
     kind: str
     name: str

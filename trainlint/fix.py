@@ -636,7 +636,7 @@ def with_edits(findings: Sequence[Finding]) -> list[Finding]:
     for group in by_file.values():
         for finding, edits in zip(group, _file_edits(group[0].source.text, group), strict=True):
             assert finding.fix is not None
-            done[id(finding)] = replace(finding, fix=replace(finding.fix, edits=edits))
+            done[id(finding)] = replace(finding, fix=finding.fix._replace(edits=edits))
     return [done.get(id(finding), finding) for finding in findings]
 
 
@@ -661,7 +661,7 @@ def _file_edits(text: str, findings: Sequence[Finding]) -> list[tuple[TextEdit, 
         piece = "".join(every[start:end])
         for key, found in _document_edits(piece, number, by_document[number], newline).items():
             edits[key] = tuple(
-                replace(edit, row=edit.row + start, end_row=edit.end_row + start)
+                edit._replace(row=edit.row + start, end_row=edit.end_row + start)
                 for edit in found)
     return [edits.get(id(finding), ()) for finding in findings]
 

@@ -11,7 +11,6 @@ found on, so fixing always happens where the finding was made.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import astuple, replace
 from functools import lru_cache
 from typing import Any
 
@@ -99,13 +98,13 @@ def _packed_fix(fix: Fix) -> list[Any]:
     once worked out."""
     if fix.edits is None:
         return [fix.title, fix.safe]
-    return [fix.title, fix.safe, [list(astuple(edit)) for edit in fix.edits]]
+    return [fix.title, fix.safe, [list(edit) for edit in fix.edits]]
 
 
 def _unpacked_fix(title: str, safe: object, edits: list[list[Any]] | None = None) -> Fix:
     if edits is None:
         return _fix(title, bool(safe))
-    return replace(_fix(title, bool(safe)), edits=tuple(
+    return _fix(title, bool(safe))._replace(edits=tuple(
         TextEdit(int(row), int(column), int(end_row), int(end_column), str(content))
         for row, column, end_row, end_column, content in edits
     ))
