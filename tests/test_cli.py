@@ -408,7 +408,7 @@ def test_an_edited_file_takes_the_kubernetes_definitions_it_needs_from_the_cache
         "from trainlint.cli import main\nfrom trainlint.model import k8s\n"
         "try:\n    main(['check', '--cache-dir', 'cache', 'job.yaml'])\n"
         "except SystemExit as end:\n    print(end.code)\n"
-        "print(k8s._starts.cache_info().currsize, k8s._definitions.cache_info().currsize)\n"
+        "print(k8s._places.cache_info().currsize, k8s._definitions.cache_info().currsize)\n"
     )
 
     def run() -> list[str]:

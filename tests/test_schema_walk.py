@@ -55,14 +55,15 @@ def mutations() -> list[dict[str, Any]]:
     return variants
 
 
-def test_each_definition_read_alone_is_the_whole_files() -> None:
-    """The definitions a run needs are parsed alone, from where the index of the file puts
-    them: each is the one the whole file holds, and the index finds every one."""
-    version = k8s.resolve_version(DEFAULT_KUBERNETES_VERSION)
+@pytest.mark.parametrize("version", k8s.versions())
+def test_each_definition_read_alone_is_the_whole_files(version: str) -> None:
+    """The definitions a run needs are parsed alone, from where the index of the mapped
+    file puts them: in every installed version, each is the one the whole file holds, and
+    the index finds every one."""
     definitions = k8s._definitions(version)
-    starts = k8s._starts(version)
-    assert starts is not None and set(starts[1]) == set(definitions)
-    assert all(k8s._read(version, name) == found for name, found in definitions.items())
+    found = k8s._places(version)
+    assert found is not None and set(found[1]) == set(definitions)
+    assert all(k8s._read(version, name) == value for name, value in definitions.items())
 
 
 def test_walk_agrees_with_jsonschema_on_pod_templates() -> None:
