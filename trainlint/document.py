@@ -263,8 +263,8 @@ def stand_in_body(manifest: Manifest) -> dict[str, Any]:
 
 
 class Loaded(NamedTuple):
-    """Everything read from one input (a named tuple, as `Span`: pickled as it is made,
-    and cheap to declare)."""
+    """Everything read from one input (a named tuple, as `Span`: cheap to declare, and
+    pickled as its fields)."""
 
     source: Source
     manifests: list[Manifest]
@@ -272,7 +272,6 @@ class Loaded(NamedTuple):
     #: Where documents that look like part of an object (`metadata` or `spec`, but neither
     #: `kind` nor `apiVersion`) start: nothing in them is checked, which a note says.
     fragments: tuple[Span, ...] = ()
-
 
 
 def without_keys(value: Any, dropped: Callable[[Any, Any], bool], verbatim: str = "") -> Any:

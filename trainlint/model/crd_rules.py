@@ -4,10 +4,9 @@ kind and release, as `trainlint.model.crd` writes them into `COMPILED`."""
 from __future__ import annotations
 
 import pickle
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from trainlint.release import TrainerVersion
 
@@ -25,9 +24,10 @@ Reads = dict[str, "Reads | None"]
 ITEMS = "[]"
 
 
-@dataclass(frozen=True, slots=True)
-class CrdRule:
-    """One `x-kubernetes-validations` entry."""
+class CrdRule(NamedTuple):
+    """One `x-kubernetes-validations` entry. (Named tuples, this and `Compiled`: checking
+    unpickles them, and a frozen dataclass costs every run's start-up its compiled
+    methods.)"""
 
     expression: str
     message: str
@@ -110,8 +110,7 @@ def _node(properties: dict[str, Node] | None, items: Node | None, additional: No
                 default=default, rules=rules)
 
 
-@dataclass(frozen=True)
-class Compiled:
+class Compiled(NamedTuple):
     #: (kind, release) → (root node, whether status is a subresource).
     roots: dict[tuple[str, TrainerVersion], tuple[Node, bool]]
     #: Each distinct rule's parsed CEL program (a pickled cel-python AST).

@@ -11,7 +11,7 @@ import pickle
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from trainlint.release import TrainerVersion, format_version, parse_version
 
@@ -20,12 +20,15 @@ from trainlint.release import TrainerVersion, format_version, parse_version
 COMPILED = Path(__file__).with_name("trees.pickle")
 
 
-@dataclass(frozen=True)
-class Releases:
-    """A range of Trainer releases (`until` included)."""
+class Released(NamedTuple):
+    """The releases a field (or a constraint) exists in, `until` included, and what to do
+    in the others: (first release, advice) pairs in `instead`, the advice of the latest
+    pair not after the release applies. (A named tuple: checking unpickles them with the
+    trees, and a frozen dataclass costs every run's start-up its compiled methods.)"""
 
     since: str = "2.0"
     until: str | None = None
+    instead: tuple[tuple[str, str], ...] = ()
 
     def covers(self, release: TrainerVersion) -> bool:
         return parse_version(self.since) <= release and (
@@ -38,17 +41,6 @@ class Releases:
             return f"{first} and later" if self.since != "2.0" else "every release"
         last = format_version(parse_version(self.until))
         return f"{first} only" if first == last else f"{first}–{last}"
-
-
-@dataclass(frozen=True)
-class Released(Releases):
-    """The field exists only in these releases.
-
-    `instead` says what to do in the other releases: (first release, advice) pairs, the
-    advice of the latest pair not after the release applies.
-    """
-
-    instead: tuple[tuple[str, str], ...] = ()
 
     def advice(self, release: TrainerVersion) -> str:
         found = ""

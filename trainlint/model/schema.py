@@ -24,7 +24,7 @@ from annotated_types import Ge, Le, MaxLen, MinLen
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 
-from trainlint.model.node import Node, Released, Releases, Type
+from trainlint.model.node import Node, Released, Type
 from trainlint.release import TrainerVersion
 
 
@@ -62,12 +62,12 @@ class Integer:
 class Versioned:
     """Constraints that hold only in some releases."""
 
-    releases: Releases
+    releases: Released
     constraints: tuple[object, ...]
 
 
 def only(since: str = "2.0", until: str | None = None, *constraints: object) -> Versioned:
-    return Versioned(Releases(since, until), constraints)
+    return Versioned(Released(since, until), constraints)
 
 
 @dataclass(frozen=True)
