@@ -298,6 +298,27 @@ def test_the_command_finds_pyyaml_s_pattern_compiled(tmp_path: Path) -> None:
     assert (result.returncode, result.stdout.splitlines()[-1]) == (1, "True 1")  # 2 warnings
 
 
+@pytest.mark.parametrize(("arguments", "release"), [([], "(2, 3)"),
+                                                   (["--trainer-version", "2.1"], "(2, 1)")])
+def test_a_check_unpickles_the_trees_and_rules_of_its_release_only(
+    tmp_path: Path, arguments: list[str], release: str
+) -> None:
+    """The schema trees and the CRD rules ship a section per release: a run unpickles
+    those of the release it checks, not all four."""
+    (tmp_path / "runtime.yaml").write_text(WARN)
+    code = (
+        "from trainlint.cli import main\nfrom trainlint.model import crd_rules, node\n"
+        f"try:\n    main(['check', '--no-cache', *{arguments!r}, 'runtime.yaml'])\n"
+        "except SystemExit as end:\n    print(end.code)\n"
+        "print(list(node.TREES), list(crd_rules.ROOTS))\n"
+    )
+    *output, status, unpickled = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    assert any("TL402" in line for line in output)  # the runtime was checked
+    assert (status, unpickled) == ("1", f"[{release}] [{release}]")
+
+
 def test_check_without_configuration_imports_no_validation_library(tmp_path: Path) -> None:
     """Checking a TrainJob on the defaults needs neither pydantic (configuration, models:
     the schema trees ship compiled) nor the fixer's, the webhook's or the language

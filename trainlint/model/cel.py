@@ -32,7 +32,7 @@ from celpy import celtypes
 from celpy.evaluation import Activation, CELEvalError, Evaluator
 
 from trainlint.document import is_count
-from trainlint.model.crd_rules import CompiledProgram, CrdRule, Node, compiled
+from trainlint.model.crd_rules import CompiledProgram, CrdRule, Node, programs
 from trainlint.model.plain import broken, no_overload, propagating, same_items
 
 NUMBERS = (celtypes.IntType, celtypes.UintType, celtypes.DoubleType)
@@ -109,7 +109,7 @@ SCALARS: dict[type, Callable[[Any], Any]] = {
 @cache
 def program(index: int) -> CompiledProgram:
     """A rule's parsed program, unpickled once per process."""
-    loaded: CompiledProgram = pickle.loads(compiled().programs[index])
+    loaded: CompiledProgram = pickle.loads(programs()[index])
     return loaded
 
 

@@ -16,7 +16,7 @@ from trainlint.kinds import TRAINER_API, TRAINER_KINDS
 from trainlint.lookups import Lookups
 from trainlint.memo import PerValue
 from trainlint.model.k8s import converter, resolve_version
-from trainlint.model.node import Node, compiled
+from trainlint.model.node import Node, tree
 from trainlint.problem import Problem
 from trainlint.release import TrainerVersion, format_version
 
@@ -57,7 +57,7 @@ def root(kind: str, api_version: str, release: TrainerVersion, kubernetes: str) 
         return converter(resolve_version(kubernetes)).definition(definition, embedded=False)
     if api_version != TRAINER_API:
         return None
-    return compiled()["TrainJob" if kind == "TrainJob" else "TrainingRuntime", release]
+    return tree("TrainJob" if kind == "TrainJob" else "TrainingRuntime", release)
 
 
 #: The issues of one object's walk, shared by the schema rules. A function of the object

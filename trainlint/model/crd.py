@@ -32,6 +32,7 @@ from trainlint.model.crd_rules import (
     Node,
     Reads,
 )
+from trainlint.model.node import by_release
 from trainlint.release import RELEASES, TrainerVersion, format_version
 
 REPOSITORY = "kubeflow/trainer"
@@ -326,7 +327,10 @@ def compile_all() -> Compiled:
 
 
 def dump(compiled: Compiled) -> bytes:
-    return pickle.dumps(compiled, protocol=pickle.HIGHEST_PROTOCOL)
+    """The bytes of `COMPILED`: each release's roots in a section of its own
+    (`trainlint.model.node.by_release`), then every program and form."""
+    return pickle.dumps((by_release(compiled.roots), compiled.programs, compiled.forms),
+                        protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def write_compiled() -> None:

@@ -119,8 +119,44 @@ class Compiled(NamedTuple):
     forms: tuple[Form, ...]
 
 
-@cache
+def root_of(kind: str, release: TrainerVersion) -> tuple[Node, bool] | None:
+    """A kind's root node in a release and whether status is a subresource (None: no CRD
+    of that kind)."""
+    return _roots_of(release).get(kind)
+
+
+def programs() -> tuple[bytes, ...]:
+    return _stored()[1]
+
+
+def forms() -> tuple[Form, ...]:
+    return _stored()[2]
+
+
 def compiled() -> Compiled:
+    """Every release's rules (what `COMPILED` holds)."""
+    return Compiled({(kind, release): found for release in _stored()[0]
+                     for kind, found in _roots_of(release).items()}, programs(), forms())
+
+
+#: Each release's roots, once unpickled: a run unpickles those of the releases it checks,
+#: as `trainlint.model.node` does its trees.
+ROOTS: dict[TrainerVersion, dict[str, tuple[Node, bool]]] = {}
+
+
+@cache
+def _stored() -> tuple[dict[TrainerVersion, bytes], tuple[bytes, ...], tuple[Form, ...]]:
+    """The file: each release's roots, still pickled, then every release's programs and
+    forms."""
     with COMPILED.open("rb") as file:
-        loaded: Compiled = pickle.load(file)
-    return loaded
+        stored: tuple[dict[TrainerVersion, bytes], tuple[bytes, ...], tuple[Form, ...]] = (
+            pickle.load(file))
+    return stored
+
+
+def _roots_of(release: TrainerVersion) -> dict[str, tuple[Node, bool]]:
+    roots = ROOTS.get(release)
+    if roots is None:
+        section = _stored()[0].get(release)
+        roots = ROOTS.setdefault(release, {} if section is None else pickle.loads(section))
+    return roots

@@ -19,8 +19,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from trainlint.model.node import Node, Type, compiled
-from trainlint.release import RELEASES
+from trainlint.model.node import Node, Type, same_in_every_release
 
 OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
 
@@ -167,7 +166,7 @@ class Converter:
         if node is not None:
             return node
         if embedded and name == OBJECT_META:
-            return compiled()["EmbeddedMeta", RELEASES[0]]
+            return same_in_every_release("EmbeddedMeta")
         with self._lock:
             node = self._nodes.get(key) or self._filling.get(key)
             if node is not None:

@@ -27,7 +27,7 @@ from functools import cache, reduce
 from typing import Any
 
 from trainlint.document import is_count
-from trainlint.model.crd_rules import CrdRule, Form, Node, compiled
+from trainlint.model.crd_rules import CrdRule, Form, Node, forms
 
 INT64 = range(-(2**63), 2**63)
 
@@ -458,7 +458,7 @@ def runner(index: int) -> Run | None:
     """A program's plain closures, made once per process; None for a program they do not
     cover."""
     try:
-        return closures(compiled().forms[index])
+        return closures(forms()[index])
     except Unsupported:
         return None
 

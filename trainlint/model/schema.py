@@ -24,7 +24,7 @@ from annotated_types import Ge, Le, MaxLen, MinLen
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 
-from trainlint.model.node import Node, Released, Type
+from trainlint.model.node import Node, Released, Type, by_release
 from trainlint.release import TrainerVersion
 
 
@@ -206,6 +206,6 @@ def _constrain(node: Node, constraint: object) -> None:
 
 
 def dump(trees: dict[tuple[str, TrainerVersion], Node]) -> bytes:
-    """The bytes of `trainlint.model.node.COMPILED` for these trees (shared subtrees are
-    written once)."""
-    return pickle.dumps(trees, protocol=5)
+    """The bytes of `trainlint.model.node.COMPILED` for these trees (a subtree shared within
+    a release is written once)."""
+    return pickle.dumps(by_release(trees), protocol=5)

@@ -32,7 +32,7 @@ from typing import Any, NamedTuple
 
 from trainlint.digest import blake2b
 from trainlint.document import KeyPath, holds_placeholder
-from trainlint.model.crd_rules import ITEMS, CrdRule, Node, Reads, compiled
+from trainlint.model.crd_rules import ITEMS, CrdRule, Node, Reads, programs, root_of
 from trainlint.release import TrainerVersion
 
 #: The Kubernetes release from which unchanged values are ratcheted (KEP-4008, on by default).
@@ -60,7 +60,7 @@ def violations(
 ) -> list[Violation]:
     """Every CRD rule of `kind` in `release` that `body` breaks (`old`: the stored object,
     for an update)."""
-    entry = compiled().roots.get((kind, release))
+    entry = root_of(kind, release)
     if entry is None:
         return []
     root, status_subresource = entry
@@ -160,7 +160,7 @@ def prepare() -> None:
     one decision)."""
     from trainlint.model import cel, plain
 
-    for index in range(len(compiled().programs)):
+    for index in range(len(programs())):
         plain.runner(index)
         cel.program(index)
 
