@@ -240,24 +240,32 @@ def test_version_imports_neither_pydantic_nor_the_rules(tmp_path: Path) -> None:
     ]
 
 
+def _ending(arguments: list[str], printed: str, cwd: Path, setup: str = "") -> list[str]:
+    """`trainlint ARGUMENTS` as the console script runs it (`trainlint.__main__.main`), in a
+    fresh interpreter after `setup`: its output lines, then what the Python expression
+    `printed` gives when the command ends (`code`: its exit status)."""
+    code = (
+        f"import os, sys\nfrom trainlint.__main__ import main\n{setup}"
+        f"def end(code):\n    print({printed}, flush=True)\n    leave(code)\n"
+        f"leave, os._exit = os._exit, end\nsys.argv = ['trainlint', *{arguments!r}]\n"
+        "try:\n    main()\nexcept SystemExit as stop:\n    end(stop.code)\n"
+    )
+    return subprocess.run([sys.executable, "-c", code], cwd=cwd, capture_output=True,
+                          text=True, check=False).stdout.splitlines()
+
+
 def test_the_command_imports_the_cli_with_the_collector_off(tmp_path: Path) -> None:
     """`trainlint` (and `python -m trainlint`) collects no cycles while importing the CLI,
     and runs its command with the collector on and what importing made frozen."""
-    code = (
-        "import gc, os, sys\nfrom trainlint.__main__ import main\nwhile_importing = []\n"
+    setup = (
+        "import gc\nwhile_importing = []\n"
         "gc.callbacks.append(lambda phase, info: hasattr(sys.modules.get('trainlint.cli'), 'run')"
         " or while_importing.append(phase))\n"
-        "leave = os._exit\n"
-        "def end(code):\n"
-        "    print(len(while_importing), gc.isenabled(), gc.get_freeze_count() > 0, flush=True)\n"
-        "    leave(code)\n"
-        "os._exit = end\n"
-        "sys.argv = ['trainlint', '--version']\nmain()\n"
     )
-    result = subprocess.run(
-        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True
-    )
-    assert result.stdout.splitlines() == ["trainlint, version 0.1.0", "0 True True"]
+    printed = "len(while_importing), gc.isenabled(), gc.get_freeze_count() > 0, code"
+    assert _ending(["--version"], printed, tmp_path, setup) == [
+        "trainlint, version 0.1.0", "0 True True 0"
+    ]
 
 
 def test_pyyaml_s_pattern_and_the_ranges_seeded_for_it_match_the_same_characters() -> None:
@@ -281,21 +289,11 @@ def test_the_command_finds_pyyaml_s_pattern_compiled(tmp_path: Path) -> None:
     """`trainlint check` imports PyYAML with the pattern its reader compiles already in
     `re`'s cache, compiled from the ranges."""
     (tmp_path / "clean.yaml").write_text(CLEAN)
-    code = (
-        "import os, sys\nfrom trainlint.__main__ import NON_PRINTABLE_RANGES, main\n"
-        "def end(code):\n"
-        "    import yaml.reader\n"
-        "    print(yaml.reader.Reader.NON_PRINTABLE.pattern == NON_PRINTABLE_RANGES, code)\n"
-        "    sys.stdout.flush()\n"
-        "    leave(code)\n"
-        "leave, os._exit = os._exit, end\n"
-        "sys.argv = ['trainlint', 'check', '--no-cache', 'clean.yaml']\n"
-        "try:\n    main()\nexcept SystemExit as stop:\n    end(stop.code)\n"
-    )
-    result = subprocess.run(
-        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=False
-    )
-    assert (result.returncode, result.stdout.splitlines()[-1]) == (1, "True 1")  # 2 warnings
+    printed = ("__import__('yaml.reader').reader.Reader.NON_PRINTABLE.pattern"
+               " == NON_PRINTABLE_RANGES, code")
+    *_, seeded = _ending(["check", "--no-cache", "clean.yaml"], printed, tmp_path,
+                         "from trainlint.__main__ import NON_PRINTABLE_RANGES\n")
+    assert seeded == "True 1"  # its two warnings
 
 
 @pytest.mark.parametrize(("arguments", "release"), [([], "(2, 3)"),
