@@ -241,8 +241,8 @@ def test_a_helm_chart_is_not_checked_as_written(charts: Path) -> None:
     result = check(charts, "chart/templates", "chart/Chart.yml")
     assert [line.split(" ")[:2] for line in result.stdout.splitlines()[:-1]] == [
         ["chart/Chart.yml:1:1:", "TL004"]]
-    assert "chart/templates/trainjob.yaml:4:1: this document is no object as written" in (
-        result.stderr)  # its Go actions tell a template
+    assert "chart/templates/trainjob.yaml:4:1: this document is a template" in (
+        result.stderr)  # its Go actions tell it
 
 
 def test_helms_own_files_named_alone_are_no_failure(charts: Path) -> None:

@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from tests.test_cache import CHECKPOINTED
 from trainlint import loader
 from trainlint.config.settings import Settings
-from trainlint.document import Loaded, Manifest, Source
+from trainlint.document import Fragment, Loaded, Manifest, Source
 from trainlint.engine import index
 from trainlint.engine.run import Run, lint
 from trainlint.files import read_bytes
@@ -328,7 +328,7 @@ class Found(NamedTuple):
 
     findings: list[Seen]
     objects: int
-    fragments: list[tuple[str, tuple[int, ...]]]
+    fragments: list[tuple[str, Fragment]]
     unchecked: dict[str, int]
 
 
@@ -346,7 +346,7 @@ def reference(files: Files) -> Found:
     run = Run(inputs, settings_for=settings_for, context=context)
     return Found(
         seen(findings), sum(len(item.manifests) for item in inputs),
-        [(Path(item.source.name).name, tuple(span)) for item in inputs for span in item.fragments],
+        [(Path(item.source.name).name, fragment) for item in inputs for fragment in item.fragments],
         run.unchecked(inputs),
     )
 
@@ -356,7 +356,7 @@ def checked(files: Files, jobs: int = 1, cache: Path | None = None) -> Found:
                              None if cache is None else Cache(cache), files.context_names,
                              files.cluster())
     return Found(seen(outcome.findings), outcome.objects,
-                 [(Path(name).name, tuple(span)) for name, span in outcome.fragments],
+                 [(Path(name).name, fragment) for name, fragment in outcome.fragments],
                  outcome.unchecked)
 
 

@@ -250,11 +250,15 @@ def test_a_git_ignored_file_is_checked_when_named(tmp_path: Path) -> None:
     assert named.returncode == 0 and "1 TrainJob not checked" in named.stderr
 
 
-#: What the note on a fragment or a template says after its place.
-NO_OBJECT = (
-    "this document is no object as written (`metadata` or `spec` but no `kind` and "
-    "`apiVersion`, or `${...}` placeholders for values or lines), so nothing in it is "
-    "checked (a fragment or a template of a manifest?)"
+#: What the notes on a template and on a fragment say after their place.
+TEMPLATE_NOTE = (
+    "this document is a template (`${...}` or `{{ ... }}` where a value or a line goes), no "
+    "object until they are filled, so nothing in it is checked: check the filled text "
+    "(`... | trainlint check -`)"
+)
+FRAGMENT_NOTE = (
+    "this document is part of an object (`metadata` or `spec`, but no `kind` and "
+    "`apiVersion`), so nothing in it is checked (a fragment of a manifest?)"
 )
 
 
@@ -282,10 +286,10 @@ def test_a_template_gets_a_note_not_findings(tmp_path: Path) -> None:
     assert [line.split(" ")[:2] for line in result.stdout.splitlines()[:-1]] == [
         ["script.yaml:9:5:", "TL005"]]
     assert result.stderr.splitlines()[:4] == [
-        f"trainlint: note: go.yaml:1:1: {NO_OBJECT}",
-        f"trainlint: note: go.yaml:19:1: {NO_OBJECT}",
-        f"trainlint: note: job.yaml:1:1: {NO_OBJECT}",
-        f"trainlint: note: lines.yaml:10:1: {NO_OBJECT}"]
+        f"trainlint: note: go.yaml:1:1: {TEMPLATE_NOTE}",
+        f"trainlint: note: go.yaml:19:1: {TEMPLATE_NOTE}",
+        f"trainlint: note: job.yaml:1:1: {TEMPLATE_NOTE}",
+        f"trainlint: note: lines.yaml:10:1: {TEMPLATE_NOTE}"]
 
 
 def test_a_docs_placeholder_is_silent_and_the_rest_is_checked(tmp_path: Path) -> None:
@@ -321,7 +325,7 @@ def test_a_fragment_gets_a_note(tmp_path: Path) -> None:
     (tmp_path / "snippet.yaml").write_text(WORKFLOW + "---\n" + FRAGMENT)
     (tmp_path / "sft.yaml").write_text(TRAINJOB.replace("torch-ckpt", "torch-distributed"))
     note = (
-        "trainlint: note: snippet.yaml:6:1: " + NO_OBJECT + "\n"
+        "trainlint: note: snippet.yaml:6:1: " + FRAGMENT_NOTE + "\n"
     )
     for _ in range(2):  # the second time from the cache
         result = _check(tmp_path, "snippet.yaml", "sft.yaml")

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from tests.conftest import shared_or_skip
 from trainlint import loader
 from trainlint.cli import _read
-from trainlint.document import Loaded, Span
+from trainlint.document import Fragment, Loaded, Span
 from trainlint.loader import MAX_DEPTH, load, load_bytes
 from trainlint.rule import all_rules
 from trainlint.run import parallel
@@ -41,7 +41,7 @@ class InOrder:
         return [work(item) for item in items]
 
 
-def read(loaded: Loaded) -> tuple[list[tuple[Any, ...]], list[Any], tuple[Span, ...]]:
+def read(loaded: Loaded) -> tuple[list[tuple[Any, ...]], list[Any], tuple[Fragment, ...]]:
     """Everything a run takes from a file: each object with its document, place and spans,
     the problems, the fragments."""
     objects = [(manifest.body, manifest.written, manifest.document, manifest.base,

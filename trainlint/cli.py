@@ -18,7 +18,7 @@ from trainlint.report import FORMATS, Output
 if TYPE_CHECKING:
     from trainlint.config.builders import Built
     from trainlint.config.settings import Settings
-    from trainlint.document import Loaded, Manifest, Source, Span
+    from trainlint.document import Fragment, Loaded, Manifest, Source
     from trainlint.engine.run import Amend, Run
     from trainlint.finding import Finding, ObjectRef
     from trainlint.fix import Request as FixRequest
@@ -392,13 +392,21 @@ def _check_change(
     return run, findings, inputs
 
 
+#: What the notes say of a document nothing in which is checked (`Fragment`).
+FRAGMENT = ("this document is part of an object (`metadata` or `spec`, but no `kind` and "
+            "`apiVersion`), so nothing in it is checked (a fragment of a manifest?)")
+TEMPLATE = ("this document is a template (`${...}` or `{{ ... }}` where a value or a line "
+            "goes), no object until they are filled, so nothing in it is checked: check the "
+            "filled text (`... | trainlint check -`)")
+
+
 class _Summary(NamedTuple):
     """What a run says on standard error besides its findings."""
 
     #: How many objects the inputs hold.
     objects: int
-    #: (file, span) of each document that looks like part of an object.
-    fragments: list[tuple[str, Span]]
+    #: (file, fragment) of each document nothing in which is checked.
+    fragments: list[tuple[str, Fragment]]
     #: The runtimes found nowhere, with how many TrainJobs name each.
     unchecked: dict[str, int]
     #: The files left out as what kustomize or Helm builds from, each with why.
@@ -409,7 +417,7 @@ class _Summary(NamedTuple):
         """The summary of `run`, whose `inputs` were read (`--base` checks only some)."""
         return cls(
             sum(len(item.manifests) for item in inputs),
-            [(item.source.name, span) for item in inputs for span in item.fragments],
+            [(item.source.name, fragment) for item in inputs for fragment in item.fragments],
             run.unchecked(run.inputs),
         )
 
@@ -434,13 +442,9 @@ class _Summary(NamedTuple):
     def tell(self) -> None:
         """The notes: documents that are fragments or templates, TrainJobs not checked in
         full."""
-        for name, span in self.fragments[:MAX_NOTES]:
-            click.echo(
-                f"trainlint: note: {name}:{span.line}:{span.column}: this document is no "
-                "object as written (`metadata` or `spec` but no `kind` and `apiVersion`, or "
-                "`${...}` placeholders for values or lines), so nothing in it is checked (a "
-                "fragment or a template of a manifest?)", err=True,
-            )
+        for name, (span, template) in self.fragments[:MAX_NOTES]:
+            click.echo(f"trainlint: note: {name}:{span.line}:{span.column}: "
+                       f"{TEMPLATE if template else FRAGMENT}", err=True)
         if len(self.fragments) > MAX_NOTES:
             others = _count(len(self.fragments) - MAX_NOTES, "more such document")
             click.echo(f"trainlint: note: and {others}", err=True)

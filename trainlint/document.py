@@ -31,6 +31,23 @@ class Span(NamedTuple):
 UNKNOWN_SPAN = Span(1, 1, 1, 1)
 
 
+class Fragment(NamedTuple):
+    """A document nothing in which is checked: part of an object (`metadata` or `spec`, but
+    neither `kind` nor `apiVersion`), or a template (placeholders where values or lines go:
+    no object until they are filled)."""
+
+    span: Span
+    template: bool = False
+
+    def packed(self) -> list[int]:
+        """As the cache and the processes keep it: the span's numbers, then 1 for a template."""
+        return [*self.span, int(self.template)]
+
+    @classmethod
+    def unpacked(cls, numbers: list[int]) -> Fragment:
+        return cls(Span(*numbers[:4]), bool(numbers[4]))
+
+
 @dataclass(frozen=True, slots=True)
 class LoadProblem:
     """Something wrong with the text itself, found before any rule runs. Each kind is a
@@ -269,9 +286,8 @@ class Loaded(NamedTuple):
     source: Source
     manifests: list[Manifest]
     problems: list[LoadProblem]
-    #: Where documents that look like part of an object (`metadata` or `spec`, but neither
-    #: `kind` nor `apiVersion`) start: nothing in them is checked, which a note says.
-    fragments: tuple[Span, ...] = ()
+    #: The documents nothing in which is checked, which a note says.
+    fragments: tuple[Fragment, ...] = ()
 
 
 def without_keys(value: Any, dropped: Callable[[Any, Any], bool], verbatim: str = "") -> Any:

@@ -28,6 +28,7 @@ from trainlint.document import (
     ENTRY,
     UNKNOWN_SPAN,
     DuplicateKey,
+    Fragment,
     InvalidYaml,
     KeyPath,
     Loaded,
@@ -237,7 +238,7 @@ class Part(NamedTuple):
 
     objects: list[_Object]
     problems: list[LoadProblem]
-    fragments: list[Span]
+    fragments: list[Fragment]
     documents: int
     #: Whether an error or a refusal stopped libyaml before the piece's end.
     stopped: bool
@@ -252,7 +253,7 @@ def _part(text: str, piece: Piece, guarded: bool) -> Part:
     piece_text = text[start:end]  # the text itself, not a copy, when the piece is all of it
     objects: list[_Object] = []
     problems: list[LoadProblem] = []
-    fragments: list[Span] = []
+    fragments: list[Fragment] = []
     index = 0
     # Most pieces have no placeholder: no look for templates in their documents.
     templating = PLACEHOLDER_START in piece_text or GO_START in piece_text
@@ -267,11 +268,11 @@ def _part(text: str, piece: Piece, guarded: bool) -> Part:
                 if templating and _is_template(
                         piece_text, node.start_mark.index, node.end_mark.index, body,
                         builder.problems):
-                    fragments.append(_span(node, lines))  # a template, no object yet
+                    fragments.append(Fragment(_span(node, lines), template=True))
                 else:
                     problems.extend(builder.problems)
                     if _fragment(body):
-                        fragments.append(_span(node, lines))
+                        fragments.append(Fragment(_span(node, lines)))
                     _collect(body, index, objects, problems, node, builder)
             index += 1
     except _Refused as refused:  # by the guarded composer, at a mark in the piece
@@ -281,7 +282,7 @@ def _part(text: str, piece: Piece, guarded: bool) -> Part:
         mark = error.problem_mark or error.context_mark
         line = _template_line(piece_text, mark.line + 1 if mark else 1) if templating else None
         if line is not None:  # a template of lines, no YAML until filled
-            fragments.append(Span(line + lines, 1, line + lines, 1))
+            fragments.append(Fragment(Span(line + lines, 1, line + lines, 1), template=True))
         elif not _json_lines(piece_text):
             problems.append(_shifted(found, lines))
     except yaml.YAMLError as error:  # reader errors (control characters) carry no mark
@@ -298,7 +299,7 @@ def _joined(
     (`before` come before its first part)."""
     manifests: list[Manifest] = []
     found = list(problems)
-    fragments: list[Span] = []
+    fragments: list[Fragment] = []
     for objects, part_problems, part_fragments, documents, _ in parts:
         # A loop, not a comprehension, which makes a frame, for every file read.
         for body, document, base, spans, first, nulls in objects:

@@ -40,7 +40,7 @@ from typing import Any, NamedTuple
 
 from trainlint.config.settings import Settings
 from trainlint.digest import blake2b
-from trainlint.document import Loaded, Manifest, Source, Span, StandIn, stand_in_body
+from trainlint.document import Fragment, Loaded, Manifest, Source, StandIn, stand_in_body
 from trainlint.engine.index import CONTEXT as CONTEXT_PLACE
 from trainlint.engine.index import Index, identify
 from trainlint.engine.run import Amend, finish
@@ -288,7 +288,7 @@ def settings_keys(
 def served(
     names: Sequence[str], context: Sequence[str], known: dict[str, str], keys: dict[str, str],
     cache: Cache, settings_of: Callable[[str], Settings], amend: Amend | None,
-) -> tuple[list[Finding], list[str], int, int, list[tuple[str, Span]], dict[str, int]] | None:
+) -> tuple[list[Finding], list[str], int, int, list[tuple[str, Fragment]], dict[str, int]] | None:
     """What the run finds (as `Outcome`'s fields), all from the cache, when no file changed
     and every look-up still finds what it found; None otherwise."""
     every = [*names, *context]
@@ -310,7 +310,7 @@ def _settled(
     names: Sequence[str], entries: dict[str, Any], known: Texts,
     added: dict[str, Any] | None, settings_of: Callable[[str], Settings] | None = None,
     amend: Amend | None = None,
-) -> tuple[list[Finding], list[str], int, int, list[tuple[str, Span]], dict[str, int]] | None:
+) -> tuple[list[Finding], list[str], int, int, list[tuple[str, Fragment]], dict[str, int]] | None:
     """The cached findings of the files, their text left to be read only if shown, and
     what else the entries say of the files (None when an entry cannot be read). What
     lands on each file once every object's facts are known is what the run that wrote the
@@ -326,7 +326,8 @@ def _settled(
                 return None
             settled[position] = found
         objects = sum(int(entries[name]["objects"]) for name in names)
-        fragments = [(name, Span(*span)) for name in names for span in entries[name]["fragments"]]
+        fragments = [(name, Fragment.unpacked(numbers))
+                     for name in names for numbers in entries[name]["fragments"]]
         unchecked = summed(entries[name]["unchecked"] for name in names)
     except _MALFORMED:
         return None

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from trainlint.config.settings import Settings
 from trainlint.digest import blake2b
-from trainlint.document import Loaded, Manifest, Source, Span, StandIn, stand_in_body
+from trainlint.document import Fragment, Loaded, Manifest, Source, StandIn, stand_in_body
 from trainlint.engine.index import Index, identify
 from trainlint.engine.run import Amend, Run, finish
 from trainlint.engine.settle import Suppressions
@@ -81,9 +81,9 @@ class Outcome(NamedTuple):
     files: list[str]
     #: How many files were checked (0: every finding came from the cache).
     checked: int
-    #: The inputs' objects, and where their fragments start (`Loaded.fragments`).
+    #: The inputs' objects, and their fragments and templates (`Loaded.fragments`).
     objects: int
-    fragments: list[tuple[str, Span]]
+    fragments: list[tuple[str, Fragment]]
     #: The runtimes found nowhere, with how many TrainJobs name each (`Run.unchecked`).
     unchecked: dict[str, int]
 
@@ -295,7 +295,7 @@ class _Checker:
         notes = run.notes[position]
         result: Result = {
             "objects": len(loaded.manifests),
-            "fragments": [list(span) for span in loaded.fragments],
+            "fragments": [fragment.packed() for fragment in loaded.fragments],
             "unchecked": run.missing.get(position, {}),
             "provides": provides,
             "dependencies": run.dependencies.get(position, {}),
@@ -623,8 +623,8 @@ class _Run:
         return Outcome(
             findings, self.names, checked,
             sum(int(entry["objects"]) for entry in entries.values()),
-            [(self.names[position], Span(*span)) for position, entry in sorted(entries.items())
-             for span in entry["fragments"]],
+            [(self.names[position], Fragment.unpacked(numbers))
+             for position, entry in sorted(entries.items()) for numbers in entry["fragments"]],
             stored.summed(entry["unchecked"] for entry in entries.values()),
         )
 
