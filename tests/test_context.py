@@ -279,12 +279,23 @@ def test_a_template_gets_a_note_not_findings(tmp_path: Path) -> None:
     (tmp_path / "go.yaml").write_text(
         TRAINJOB.replace("name: sft", "name: {{ .Name }}") + "---\n"
         + TRAINJOB.replace("  trainer:\n", "  trainer:\n{{- if .Nodes }}\n"))
+    # Templates of no Kubernetes object (volcano's Grafana dashboard and benchmark profile):
+    # none of trainlint's, so not even a note.
+    (tmp_path / "dashboard.json").write_text(
+        '{"panels": [{"datasource": "${DS_PROMETHEUS}", "title": "Queue"}], "version": 1}\n')
+    (tmp_path / "profile.yaml").write_text(
+        "jobs: ${JOBS}\njobTemplate:\n  name: gang-test\n  minAvailable: ${MIN_AVAILABLE}\n")
+    # A clusterloader2 config (Kueue's): lines of Go actions, no object's keys.
+    (tmp_path / "config.yaml").write_text(
+        '{{$MODE := DefaultParam .MODE "Indexed"}}\n{{$namespaces := DefaultParam .NS 1}}\n\n'
+        "name: load\nnamespace:\n  number: {{$namespaces}}\nsteps:\n- name: start\n")
     result = subprocess.run(
-        ["trainlint", "check", "--output-format", "concise", "--cache-dir", "cache",
-         "go.yaml", "job.yaml", "lines.yaml", "script.yaml"],
+        ["trainlint", "check", "--output-format", "concise", "--cache-dir", "cache", "config.yaml",
+         "dashboard.json", "go.yaml", "job.yaml", "lines.yaml", "profile.yaml", "script.yaml"],
         cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False)
     assert [line.split(" ")[:2] for line in result.stdout.splitlines()[:-1]] == [
         ["script.yaml:9:5:", "TL005"]]
+    assert not any(name in result.stderr for name in ("config", "dashboard", "profile"))
     assert result.stderr.splitlines()[:4] == [
         f"trainlint: note: go.yaml:1:1: {TEMPLATE_NOTE}",
         f"trainlint: note: go.yaml:19:1: {TEMPLATE_NOTE}",

@@ -251,45 +251,53 @@ def _part(text: str, piece: Piece, guarded: bool) -> Part:
     when it is the whole text (see `load`)."""
     start, end, lines = piece
     piece_text = text[start:end]  # the text itself, not a copy, when the piece is all of it
-    objects: list[_Object] = []
-    problems: list[LoadProblem] = []
-    fragments: list[Fragment] = []
+    found = Part([], [], [], 0, stopped=False)
     index = 0
     # Most pieces have no placeholder: no look for templates in their documents.
     templating = PLACEHOLDER_START in piece_text or GO_START in piece_text
     try:
         for node in yaml.compose_all(piece_text, Loader=_GuardedLoader if guarded else _Loader):
-            builder = _Builder(node, lines)
-            try:
-                body = builder.build(node)
-            except _Refused as refused:
-                problems.append(refused.problem)
-            else:
-                if templating and _is_template(
-                        piece_text, node.start_mark.index, node.end_mark.index, body,
-                        builder.problems):
-                    fragments.append(Fragment(_span(node, lines), template=True))
-                else:
-                    problems.extend(builder.problems)
-                    if _fragment(body):
-                        fragments.append(Fragment(_span(node, lines)))
-                    _collect(body, index, objects, problems, node, builder)
+            _document(piece_text, node, index, lines, templating, found)
             index += 1
     except _Refused as refused:  # by the guarded composer, at a mark in the piece
-        problems.append(_shifted(refused.problem, lines))
+        found.problems.append(_shifted(refused.problem, lines))
     except yaml.MarkedYAMLError as error:
-        found = _nesting_refused(piece_text, error) or _syntax_problem(error)
         mark = error.problem_mark or error.context_mark
         line = _template_line(piece_text, mark.line + 1 if mark else 1) if templating else None
         if line is not None:  # a template of lines, no YAML until filled
-            fragments.append(Fragment(Span(line + lines, 1, line + lines, 1), template=True))
+            if _object_lines(piece_text):  # a template of anything else: silent
+                found.fragments.append(
+                    Fragment(Span(line + lines, 1, line + lines, 1), template=True))
         elif not _json_lines(piece_text):
-            problems.append(_shifted(found, lines))
+            problem = _nesting_refused(piece_text, error) or _syntax_problem(error)
+            found.problems.append(_shifted(problem, lines))
     except yaml.YAMLError as error:  # reader errors (control characters) carry no mark
-        problems.append(InvalidYaml(f"invalid YAML: {error}", UNKNOWN_SPAN))
+        found.problems.append(InvalidYaml(f"invalid YAML: {error}", UNKNOWN_SPAN))
     else:
-        return Part(objects, problems, fragments, index, stopped=False)
-    return Part(objects, problems, fragments, index, stopped=True)
+        return found._replace(documents=index)
+    return found._replace(documents=index, stopped=True)
+
+
+def _document(
+    text: str, node: yaml.Node, index: int, lines: int, templating: bool, found: Part
+) -> None:
+    """Take in a piece's document: its object and problems, or the note a fragment or a
+    template of an object takes."""
+    builder = _Builder(node, lines)
+    try:
+        body = builder.build(node)
+    except _Refused as refused:
+        found.problems.append(refused.problem)
+        return
+    if templating and _is_template(
+            text, node.start_mark.index, node.end_mark.index, body, builder.problems):
+        if _object_like(body):  # a template of anything else is none of trainlint's
+            found.fragments.append(Fragment(_span(node, lines), template=True))
+        return
+    found.problems.extend(builder.problems)
+    if _fragment(body):
+        found.fragments.append(Fragment(_span(node, lines)))
+    _collect(body, index, found.objects, found.problems, node, builder)
 
 
 def _joined(
@@ -370,6 +378,23 @@ def _plain_breaks(text: str) -> bool:
     if text.count("\r") != text.count("\r\n"):
         return False
     return text.isascii() or not any(char in text for char in "\x85\u2028\u2029")
+
+
+def _object_like(body: Any) -> bool:
+    """Whether a document reads as a Kubernetes object or as part of one (`kind`,
+    `apiVersion`, `metadata` or `spec` at its top): a template of anything else (a Grafana
+    dashboard's `${DS}`, a benchmark tool's profile) is none of trainlint's."""
+    return isinstance(body, dict) and any(key in body for key in _OBJECT_KEYS)
+
+
+_OBJECT_KEYS = ("kind", "apiVersion", "metadata", "spec")
+
+
+def _object_lines(text: str) -> bool:
+    """Whether a text that is no YAML as written has a line that starts with one of an
+    object's top-level keys (clusterloader2's configs, templates of lines too, have none)."""
+    starts = tuple(f"{key}:" for key in _OBJECT_KEYS)
+    return any(line.startswith(starts) for line in text.splitlines())
 
 
 def _fragment(body: Any) -> bool:
