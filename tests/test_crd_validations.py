@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import pickle
+import subprocess
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -238,3 +240,18 @@ def test_the_tables_to_the_rules_agree_with_the_schema() -> None:
                 assert node.ruled_properties.get(key, node.ruled_additional) is expected
                 checked += 1
     assert checked > 1000
+
+
+def test_a_server_prepares_every_release_before_its_first_request() -> None:
+    """A run unpickles the trees and CRD rules of the releases it checks; a server, before
+    its first request, those of every release, and every program's closures and parse."""
+    code = (
+        "from trainlint.model import cel, crd_rules, node, plain, validations\n"
+        "validations.prepare()\n"
+        "print(sorted(node.TREES), sorted(crd_rules.ROOTS), plain.runner.cache_info().currsize,"
+        " cel.program.cache_info().currsize)\n"
+    )
+    found = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           check=True).stdout
+    releases = str(sorted(RELEASES))
+    assert found == f"{releases} {releases} 17 17\n"

@@ -32,7 +32,7 @@ from typing import Any, NamedTuple
 
 from trainlint.digest import blake2b
 from trainlint.document import KeyPath, holds_placeholder
-from trainlint.model.crd_rules import ITEMS, CrdRule, Node, Reads, programs, root_of
+from trainlint.model.crd_rules import ITEMS, CrdRule, Node, Reads, compiled, programs, root_of
 from trainlint.release import TrainerVersion
 
 #: The Kubernetes release from which unchanged values are ratcheted (KEP-4008, on by default).
@@ -154,12 +154,14 @@ _SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 def prepare() -> None:
-    """Load the compiled rules, every program made into its plain closures, and
-    cel-python with the parsed programs (for what the closures do not cover), now: a
-    server's first request must not pay for them (about 50 ms, longer than its budget for
-    one decision)."""
-    from trainlint.model import cel, plain
+    """Load the compiled rules and schema trees of every release (a run loads those it
+    checks), every program made into its plain closures, and cel-python with the parsed
+    programs (for what the closures do not cover), now: a server's first request must not
+    pay for them (about 50 ms, longer than its budget for one decision)."""
+    from trainlint.model import cel, node, plain
 
+    compiled()
+    node.compiled()
     for index in range(len(programs())):
         plain.runner(index)
         cel.program(index)
