@@ -312,11 +312,14 @@ def test_a_docs_placeholder_is_silent_and_the_rest_is_checked(tmp_path: Path) ->
                  "      limits: {nvidia.com/gpu: <gpus>}")
         + "  podTemplateOverrides:\n    - targetJobs: [{name: <job-name>}]\n"
           "      spec: {serviceAccountName: <service-account>}\n")
+    # Its runtime a placeholder too: no runtime to add with `--context`, so no note.
+    (tmp_path / "other.yaml").write_text(TRAINJOB.replace("torch-ckpt", "<runtime-name>"))
     result = subprocess.run(
-        ["trainlint", "check", "--no-cache", "--output-format", "concise", "guide.yaml"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False)
+        ["trainlint", "check", "--no-cache", "--output-format", "concise", "guide.yaml",
+         "other.yaml"], cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False)
     assert [line.split(" ")[:2] for line in result.stdout.splitlines()[:-1]] == [
         ["guide.yaml:12:3:", "TL007"]]
+    assert result.stderr == UNCHECKED  # guide.yaml's runtime, named in full
 
 
 def test_a_json_lines_dataset_is_no_manifest_gone_wrong(tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
 from trainlint.config.settings import Settings
-from trainlint.document import Loaded, LoadProblem, Manifest, Source
+from trainlint.document import Loaded, LoadProblem, Manifest, Source, is_placeholder
 from trainlint.engine.context import Context
 from trainlint.engine.index import CONTEXT, FILES, Index, identify
 from trainlint.engine.settle import Suppressions
@@ -44,10 +44,12 @@ def unchecked(objects: Iterable[tuple[Manifest, Settings]], index: Index) -> dic
 def unchecked_trainjobs(
     objects: Iterable[tuple[Manifest, Settings]], index: Index
 ) -> Iterator[Manifest]:
-    """The TrainJobs among `objects` that name a runtime `index` does not know."""
+    """The TrainJobs among `objects` that name a runtime `index` does not know (a guide's
+    `<runtime-name>` is the reader's to write: no runtime to add)."""
     for manifest, settings in objects:
         release = settings.trainer_version if settings.bundled_runtimes else None
-        if object_kind(manifest) == "TrainJob" and index.runtime_unknown(manifest, release):
+        if (object_kind(manifest) == "TrainJob" and index.runtime_unknown(manifest, release)
+                and not is_placeholder(index.runtime_key(manifest)[2])):
             yield manifest
 
 
