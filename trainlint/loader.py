@@ -380,14 +380,15 @@ def _plain_breaks(text: str) -> bool:
     return text.isascii() or not any(char in text for char in "\x85\u2028\u2029")
 
 
-def _object_like(body: Any) -> bool:
-    """Whether a document reads as a Kubernetes object or as part of one (`kind`,
-    `apiVersion`, `metadata` or `spec` at its top): a template of anything else (a Grafana
-    dashboard's `${DS}`, a benchmark tool's profile) is none of trainlint's."""
-    return isinstance(body, dict) and any(key in body for key in _OBJECT_KEYS)
-
-
+#: The top-level keys by which a document reads as a Kubernetes object, or part of one.
 _OBJECT_KEYS = ("kind", "apiVersion", "metadata", "spec")
+
+
+def _object_like(body: Any) -> bool:
+    """Whether a document reads as a Kubernetes object or as part of one: a template of
+    anything else (a Grafana dashboard's `${DS}`, a benchmark tool's profile) is none of
+    trainlint's."""
+    return isinstance(body, dict) and any(key in body for key in _OBJECT_KEYS)
 
 
 def _object_lines(text: str) -> bool:
