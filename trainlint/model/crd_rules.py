@@ -8,6 +8,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from trainlint.model.node import every_release, release_section
 from trainlint.release import TrainerVersion
 
 CRDS = Path(__file__).with_name("crds")
@@ -135,8 +136,7 @@ def forms() -> tuple[Form, ...]:
 
 def compiled() -> Compiled:
     """Every release's rules (what `COMPILED` holds)."""
-    return Compiled({(kind, release): found for release in _stored()[0]
-                     for kind, found in _roots_of(release).items()}, programs(), forms())
+    return Compiled(every_release(ROOTS, _stored()[0]), programs(), forms())
 
 
 #: Each release's roots, once unpickled: a run unpickles those of the releases it checks,
@@ -155,8 +155,4 @@ def _stored() -> tuple[dict[TrainerVersion, bytes], tuple[bytes, ...], tuple[For
 
 
 def _roots_of(release: TrainerVersion) -> dict[str, tuple[Node, bool]]:
-    roots = ROOTS.get(release)
-    if roots is None:
-        section = _stored()[0].get(release)
-        roots = ROOTS.setdefault(release, {} if section is None else pickle.loads(section))
-    return roots
+    return release_section(ROOTS, _stored()[0], release)

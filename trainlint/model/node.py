@@ -8,16 +8,18 @@
 from __future__ import annotations
 
 import pickle
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal, NamedTuple, TypeVar
 
 from trainlint.release import TrainerVersion, format_version, parse_version
 
 #: The compiled trees: (model name, release) → root Node; written by
 #: `python -m trainlint.model`.
 COMPILED = Path(__file__).with_name("trees.pickle")
+T = TypeVar("T")
 
 
 class Released(NamedTuple):
@@ -104,15 +106,11 @@ def same_in_every_release(name: str) -> Node:
 
 def compiled() -> dict[tuple[str, TrainerVersion], Node]:
     """Every compiled tree, by model name and release (what `COMPILED` holds)."""
-    return {(name, release): node for release in _sections()
-            for name, node in _trees_of(release).items()}
+    return every_release(TREES, _sections())
 
 
 def _trees_of(release: TrainerVersion) -> dict[str, Node]:
-    trees = TREES.get(release)
-    if trees is None:  # two threads may both unpickle it: every one keeps the first
-        trees = TREES.setdefault(release, pickle.loads(_sections()[release]))
-    return trees
+    return release_section(TREES, _sections(), release)
 
 
 #: Each release's trees, once unpickled: a run unpickles those of the releases it checks
@@ -136,3 +134,25 @@ def by_release(items: dict[tuple[str, TrainerVersion], Any]) -> dict[TrainerVers
     return {release: pickle.dumps({name: item for (name, of), item in items.items()
                                    if of == release}, protocol=5)
             for release in releases}
+
+
+def release_section(
+    unpickled: dict[TrainerVersion, dict[str, T]], sections: Mapping[TrainerVersion, bytes],
+    release: TrainerVersion,
+) -> dict[str, T]:
+    """A release's section of what `by_release` wrote (empty when it has none), unpickled
+    once into `unpickled`: two threads may both unpickle it, and every one keeps the
+    first."""
+    found = unpickled.get(release)
+    if found is None:
+        section = sections.get(release)
+        found = unpickled.setdefault(release, {} if section is None else pickle.loads(section))
+    return found
+
+
+def every_release(
+    unpickled: dict[TrainerVersion, dict[str, T]], sections: Mapping[TrainerVersion, bytes],
+) -> dict[tuple[str, TrainerVersion], T]:
+    """Every section of what `by_release` wrote, by (name, release), as it was given."""
+    return {(name, release): item for release in sections
+            for name, item in release_section(unpickled, sections, release).items()}
