@@ -88,10 +88,13 @@ def read(name: str, cwd: Path) -> Revision:
     texts: dict[str, str] = {}
     objects: list[Manifest] = []
     for _, path in listed:
-        loaded = _load(data[str(top / path)], f"{name}:{path}")
+        where, shown = str(top / path), f"{name}:{path}"
+        if builders.built(where) is not None:  # its text only: nothing in it is an object
+            texts[path] = decode(data[where], shown)[0]
+            continue
+        loaded = _load(data[where], shown)
         texts[path] = loaded.source.text
-        if builders.built(str(top / path)) is None:
-            objects.extend(loaded.manifests)
+        objects.extend(loaded.manifests)
     return Revision(name, top, texts, objects)
 
 
