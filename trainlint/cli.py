@@ -442,17 +442,9 @@ class _Summary(NamedTuple):
     def tell(self) -> None:
         """The notes: documents that are fragments or templates, TrainJobs not checked in
         full."""
-        for name, (span, template) in self.fragments[:MAX_NOTES]:
-            click.echo(f"trainlint: note: {name}:{span.line}:{span.column}: "
-                       f"{TEMPLATE if template else FRAGMENT}", err=True)
-        if len(self.fragments) > MAX_NOTES:
-            others = _count(len(self.fragments) - MAX_NOTES, "more such document")
-            click.echo(f"trainlint: note: and {others}", err=True)
-        told = _built(self.built)
-        for line in told[:MAX_NOTES]:
-            click.echo(f"trainlint: note: {line}", err=True)
-        if len(told) > MAX_NOTES:
-            click.echo(f"trainlint: note: and {len(told) - MAX_NOTES} more", err=True)
+        _notes([f"{name}:{span.line}:{span.column}: {TEMPLATE if template else FRAGMENT}"
+                for name, (span, template) in self.fragments], "more such document")
+        _notes(_built(self.built))
         if self.unchecked:
             jobs = sum(self.unchecked.values())
             runtimes = sorted(self.unchecked)
@@ -467,6 +459,16 @@ class _Summary(NamedTuple):
 
 #: Notes of one kind printed at most, the rest counted.
 MAX_NOTES = 10
+
+
+def _notes(lines: Sequence[str], counted: str = "") -> None:
+    """Notes of one kind, at most `MAX_NOTES`, then how many more (`counted`: of what)."""
+    for line in lines[:MAX_NOTES]:
+        click.echo(f"trainlint: note: {line}", err=True)
+    rest = len(lines) - MAX_NOTES
+    if rest > 0:
+        more = _count(rest, counted) if counted else f"{rest} more"
+        click.echo(f"trainlint: note: and {more}", err=True)
 
 
 def _built(built: Sequence[tuple[str, Built]], command: str = "check") -> list[str]:
