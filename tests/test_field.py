@@ -9,15 +9,18 @@ settles its rule, and every finding must be judged: a new one is either a true p
 
 from __future__ import annotations
 
+import json
 import sys
 
 import pytest
+from click.testing import CliRunner
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, shared_or_skip
+from trainlint.cli import main
 
 # The benchmarks are scripts that import each other by module name, as this test does.
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from field import CORPUS, DEBATABLE, UPSTREAM_UNITS, Unit, judged, units
+from field import CORPUS, DEBATABLE, FIXTURES, UPSTREAM_UNITS, Unit, judged, units
 
 UNITS = {unit.name: unit for unit in units()}
 
@@ -83,3 +86,30 @@ def test_tl102_leaves_known_and_user_named_runtimes_alone(
     without showing it is no problem of the TrainJob (TL102 is in preview)."""
     unit = UNITS[name]
     assert key not in {unit.key(finding) for finding in unit.lint()}
+
+
+def test_the_data_cache_notebook_is_denied_by_the_v2_3_webhook() -> None:
+    """What the SDK submits for Trainer's data-cache notebook, checked against the runtime
+    it names as v2.3.0 ships it: v2.3.0's webhook wants an `initializer` volume mounted in
+    the dataset initializer of any runtime a TrainJob with `initializer.dataset` uses, and
+    this runtime's (which fills a cache service) has none. v2.2 had no such check."""
+    runtime = shared_or_skip(
+        "corpus", "trainer", "v2.3.0",
+        "manifests__base__runtimes__data-cache__torch_distributed_with_cache.yaml",
+    )
+    job = FIXTURES / "kubeflow-sdk-notebooks" / "pytorch-data-cache-fine-tune-with-cache.yaml"
+    for version, expected_exit in (("2.3", 1), ("2.2", 0)):
+        result = CliRunner().invoke(main, [
+            "check", "--no-cache", "--isolated", "--output-format", "json",
+            "--trainer-version", version, "--context", str(runtime), str(job),
+        ])
+        assert result.exit_code == expected_exit, result.output
+        found = [(f["code"], f["line"], f["column"], f["path"], f["message"])
+                 for f in json.loads(result.stdout)]
+        assert found == ([(
+            "TL206", 9, 5, "spec.initializer.dataset",
+            "`spec.initializer.dataset` needs what ClusterTrainingRuntime "
+            "`torch-distributed-with-cache` lacks: the Trainer webhook denies the TrainJob "
+            '("must have volumeMount with name - initializer in container dataset-initializer '
+            'of the dataset-initializer job")',
+        )] if version == "2.3" else [])

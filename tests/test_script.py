@@ -49,6 +49,31 @@ def test_a_heredoc_config_is_read_relative_to_the_cd_before_it() -> None:
     ]
 
 
+def test_a_heredoc_that_becomes_a_python_file_is_a_program() -> None:
+    # As the Kubeflow SDK runs a training function: read into a variable, then written out.
+    for held in ('"$SCRIPT"', '"${SCRIPT}"'):
+        sdk = read("bash", "-c", "\nread -r -d '' SCRIPT << EOM\n\ndef train():\n"
+                   '    TrainingArguments(output_dir="/w/out", save_steps=50)\n\ntrain()\n\n'
+                   f'EOM\nprintf "%s" {held} > "train.py"\ntorchrun "train.py"')
+        assert settings(sdk) == [
+            ("output_dir", "/w/out", "python output_dir=", "/w/out"),
+            ("save_steps", 50, "python save_steps=", None),
+        ]
+    written = read("bash", "-c", "cd /opt\ncat > train.py <<'PY'\nTrainer(output_dir='out')\nPY\n"
+                   "python train.py")
+    assert settings(written) == [("output_dir", "out", "python output_dir=", "/opt/out")]
+
+
+def test_a_heredoc_not_written_to_a_python_file_is_no_program() -> None:
+    program = "f(output_dir='/w')"
+    # written to a text file; another variable written; held and never written
+    assert read("bash", "-c", f"read -r -d '' NOTES << EOM\n{program}\nEOM\n"
+                "printf '%s' \"$NOTES\" > notes.txt\n").settings == ()
+    assert read("bash", "-c", f"read -r -d '' S << EOM\n{program}\nEOM\n"
+                "printf '%s' \"$OTHER\" > t.py\n").settings == ()
+    assert read("bash", "-c", f"read -r -d '' S << EOM\n{program}\nEOM\necho done\n").settings == ()
+
+
 def test_shell_variables_and_unreadable_text_are_not_settings() -> None:
     assert read("bash", "-c", "export RANK=$PET_NODE_RANK\nA=b python train.py").settings == ()
     assert read("bash", "-c", "python train.py --output_dir='/unterminated").settings == ()

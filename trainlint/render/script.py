@@ -7,7 +7,10 @@ quotes, escapes, comments, `;`/`&&` as their own tokens) for the shell, `ast` fo
 Python, YAML/JSON for the configs a heredoc writes. shlex has no heredocs, so their bodies
 are cut out by line first, as the shell reads them; bashlex would add a parse tree trainlint
 does not need and still fails on the same scripts shlex fails on (unbalanced quotes in a
-template), where both fall back to saying nothing.
+template), where both fall back to saying nothing. A heredoc that becomes a `.py` file is a
+program too: written by `cat > train.py`, or read into a variable that `printf` then
+writes, as the Kubeflow SDK runs a training function (`read -r -d '' SCRIPT << EOM`,
+`printf "%s" "$SCRIPT" > "train.py"`, `torchrun "train.py"`).
 
 A setting is a key and the value it is given, by a flag (`--output_dir /x`,
 `--output_dir=/x`), an override (`output_dir=/x`), a keyword argument in inline Python
@@ -142,6 +145,8 @@ def _shell(text: str) -> tuple[tuple[Found, ...], tuple[str, ...]]:
     settings: list[Found] = []
     words: list[str] = []
     cwd: str | None = None
+    #: The heredocs `read` put in shell variables, by name.
+    held: dict[str, str] = {}
     lines = text.splitlines()
     position = 0
     while position < len(lines):
@@ -172,8 +177,14 @@ def _shell(text: str) -> tuple[tuple[Found, ...], tuple[str, ...]]:
                 continue
             settings.extend(_command_settings(command, cwd))
             if body is not None:
+                if command[:1] == ["read"] and len(command) > 1:
+                    held[command[-1]] = body
                 settings.extend(_heredoc_settings(command, body, cwd))
                 body = None
+            elif held and command[:1] in (["printf"], ["echo"]):
+                program = _program_written(command, held)
+                if program is not None:
+                    settings.extend(_python(program, cwd))
     return tuple(settings), tuple(words)
 
 
@@ -211,12 +222,14 @@ def _command_settings(command: list[str], cwd: str | None) -> Iterator[Found]:
 
 
 def _heredoc_settings(command: list[str], body: str, cwd: str | None) -> Iterator[Found]:
-    """What a heredoc feeds: a Python program (`python - <<PY`), or a config file the
-    command writes (`cat > cfg.yaml <<EOF`, `tee cfg.yaml`), read as the trainer's."""
-    if command and PYTHONS.fullmatch(command[0]) and command[1:2] in ([], ["-"]):
+    """What a heredoc feeds: a Python program (`python - <<PY`, `cat > train.py <<PY`), or a
+    config file the command writes (`cat > cfg.yaml <<EOF`, `tee cfg.yaml`), read as the
+    trainer's."""
+    target = _written_file(command)
+    if (command and PYTHONS.fullmatch(command[0]) and command[1:2] in ([], ["-"])) or (
+            target is not None and target.endswith(".py")):
         yield from _python(body, cwd)
         return
-    target = _written_file(command)
     if target is None or not target.endswith(_CONFIG_SUFFIXES):
         return
     data = _config(body, target)
@@ -228,17 +241,33 @@ def _heredoc_settings(command: list[str], body: str, cwd: str | None) -> Iterato
 
 
 def _written_file(command: list[str]) -> str | None:
-    """The file `cat > FILE` or `tee FILE` writes (shlex keeps `>file` as one word)."""
+    """The file `cat > FILE` or `tee FILE` writes."""
     if command[:1] == ["tee"]:
         files = [word for word in command[1:] if not word.startswith("-")]
         return files[0] if files else None
-    if command[:1] != ["cat"]:
-        return None
+    return _redirected(command) if command[:1] == ["cat"] else None
+
+
+def _redirected(command: list[str]) -> str | None:
+    """The file a command's output goes to (shlex keeps `>file` as one word)."""
     for index, word in enumerate(command):
         if word in (">", ">|") and index + 1 < len(command):
             return command[index + 1]
         if word.startswith(">") and len(word) > 1:
             return word.lstrip(">|")
+    return None
+
+
+def _program_written(command: list[str], held: dict[str, str]) -> str | None:
+    """The heredoc a `printf` or `echo` writes to a `.py` file from the variable that
+    holds it (`printf "%s" "$SCRIPT" > "train.py"`), if it does."""
+    target = _redirected(command)
+    if target is None or not target.endswith(".py"):
+        return None
+    for word in command[1:]:
+        name = word[2:-1] if word.startswith("${") and word.endswith("}") else word[1:]
+        if word.startswith("$") and name in held:
+            return held[name]
     return None
 
 
