@@ -72,6 +72,11 @@ def test_a_heredoc_not_written_to_a_python_file_is_no_program() -> None:
     assert read("bash", "-c", f"read -r -d '' S << EOM\n{program}\nEOM\n"
                 "printf '%s' \"$OTHER\" > t.py\n").settings == ()
     assert read("bash", "-c", f"read -r -d '' S << EOM\n{program}\nEOM\necho done\n").settings == ()
+    # `read` without `-d ''` takes the heredoc's first line only
+    assert read("bash", "-c", f"read S << EOM\nx = 1\n{program}\nEOM\n"
+                "printf '%s' \"$S\" > t.py\n").settings == ()
+    whole = read("bash", "-c", f"read -rd '' S << EOM\n{program}\nEOM\necho \"$S\" > t.py\n")
+    assert settings(whole) == [("output_dir", "/w", "python output_dir=", "/w")]
 
 
 def test_shell_variables_and_unreadable_text_are_not_settings() -> None:

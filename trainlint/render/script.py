@@ -22,6 +22,7 @@ decides what a key means.
 from __future__ import annotations
 
 import ast
+import itertools
 import json
 import posixpath
 import re
@@ -177,7 +178,7 @@ def _shell(text: str) -> tuple[tuple[Found, ...], tuple[str, ...]]:
                 continue
             settings.extend(_command_settings(command, cwd))
             if body is not None:
-                if command[:1] == ["read"] and len(command) > 1:
+                if _reads_whole(command):
                     held[command[-1]] = body
                 settings.extend(_heredoc_settings(command, body, cwd))
                 body = None
@@ -256,6 +257,14 @@ def _redirected(command: list[str]) -> str | None:
         if word.startswith(">") and len(word) > 1:
             return word.lstrip(">|")
     return None
+
+
+def _reads_whole(command: list[str]) -> bool:
+    """Whether a command is `read -d '' NAME` (`-rd ''`...): the whole heredoc into a
+    variable (without `-d ''`, `read` takes its first line only)."""
+    return command[:1] == ["read"] and len(command) > 2 and any(
+        flag.startswith("-") and flag.endswith("d") and delimiter == ""
+        for flag, delimiter in itertools.pairwise(command[1:-1]))
 
 
 def _program_written(command: list[str], held: dict[str, str]) -> str | None:
