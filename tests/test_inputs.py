@@ -4,6 +4,7 @@ never reaches the report's code frames; the other files are checked."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -133,3 +134,25 @@ def test_code_frames_never_quote_a_file_outside_the_tree(tmp_path: Path) -> None
     assert "secrets.yaml:2:6: TL001 [error] invalid YAML: mapping values are not allowed" in (
         result.stdout
     )
+
+
+def test_a_command_too_deep_for_the_python_parser_is_no_crash(tmp_path: Path) -> None:
+    """A runtime whose inline Python nests past what `ast.parse` takes (it raises
+    MemoryError, not SyntaxError): its command says nothing, and every file is checked."""
+    program = "python - <<PY\n" + "-" * 100_000 + "1\nPY\n"
+    deep = CLEAN.replace("name: torch-ckpt", "name: deep").replace(
+        "args: [--output_dir, /mnt/ckpt/run, --exit-signal-handler]",
+        f"command: [bash, -c, {json.dumps(program)}]",
+    )
+    assert "<<PY" in deep
+    (tmp_path / "deep.yaml").write_text(deep)
+    (tmp_path / "clean.yaml").write_text(CLEAN)
+    result = subprocess.run(
+        [TRAINLINT, "check", "--isolated", "--no-cache", "--output-format", "json", "."],
+        cwd=tmp_path, capture_output=True, text=True, timeout=TIMEOUT, check=False, env=ENV,
+    )
+    assert result.returncode == 1, result.stderr
+    found = sorted((f["file"], f["line"], f["code"]) for f in json.loads(result.stdout))
+    # the runtimes' own findings, the deep one's command read for nothing
+    assert found == [("clean.yaml", 23, "TL308"), ("clean.yaml", 29, "TL305"),
+                     ("deep.yaml", 29, "TL305")]

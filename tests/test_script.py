@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from trainlint.document import Manifest, Source
 from trainlint.render import script
 from trainlint.render.tree import Origin
@@ -77,6 +79,27 @@ def test_a_heredoc_not_written_to_a_python_file_is_no_program() -> None:
                 "printf '%s' \"$S\" > t.py\n").settings == ()
     whole = read("bash", "-c", f"read -rd '' S << EOM\n{program}\nEOM\necho \"$S\" > t.py\n")
     assert settings(whole) == [("output_dir", "/w", "python output_dir=", "/w")]
+
+
+@pytest.mark.parametrize("script", [
+    "python -c '" + "-" * 100_000 + "1'",  # ast.parse: MemoryError
+    "python - <<PY\n" + "a." * 100_000 + "b\nPY\n",  # ast.parse: RecursionError
+    "cat > c.json <<EOF\n" + "[" * 50_000 + "]" * 50_000 + "\nEOF\n",  # json: RecursionError
+    "cat > c.yaml <<EOF\n" + "[" * 50_000 + "]" * 50_000 + "\nEOF\n",  # PyYAML: RecursionError
+], ids=["python-c", "python-heredoc", "json-config", "yaml-config"])
+def test_programs_and_configs_too_deep_for_their_parsers_are_no_settings(script: str) -> None:
+    assert read("bash", "-c", script).settings == ()
+
+
+def test_a_config_of_aliases_is_no_settings() -> None:
+    """A config whose aliases nest ("billion laughs": 10^9 items from 10 lines) says
+    nothing; one without aliases is read."""
+    levels = [f"l0: &l0 [{', '.join(['x'] * 10)}]"] + [
+        f"l{n}: &l{n} [{', '.join([f'*l{n - 1}'] * 10)}]" for n in range(1, 9)]
+    bomb = "\n".join([*levels, "save_strategy: *l8", "output_dir: /w"])
+    assert read("bash", "-c", f"cat > c.yaml <<EOF\n{bomb}\nEOF\n").settings == ()
+    plain = read("bash", "-c", "cat > c.yaml <<EOF\nsave_strategy: [a, b]\noutput_dir: /w\nEOF\n")
+    assert [setting.key for setting in plain.settings] == ["save_strategy", "output_dir"]
 
 
 def test_shell_variables_and_unreadable_text_are_not_settings() -> None:

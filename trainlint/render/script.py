@@ -281,13 +281,32 @@ def _program_written(command: list[str], held: dict[str, str]) -> str | None:
 
 
 def _config(body: str, name: str) -> Any:
-    """A config file's data, or None when it does not parse (a template, say)."""
+    """A config file's data, or None when it does not parse (a template, say), nests
+    deeper than the parsers go, or reaches a list or mapping twice (`_tree`)."""
     import yaml
 
     try:
-        return json.loads(body) if name.endswith(".json") else yaml.safe_load(body)
-    except (ValueError, yaml.YAMLError):
+        data = json.loads(body) if name.endswith(".json") else yaml.load(
+            body, Loader=yaml.CSafeLoader)
+    except (ValueError, yaml.YAMLError, RecursionError):
         return None
+    return data if _tree(data) else None
+
+
+def _tree(data: Any) -> bool:
+    """Whether parsed data reaches no list or mapping twice. YAML aliases share them, and
+    a few lines of aliases nesting aliases (a "billion laughs") make a value of billions
+    of items for whatever reads it whole (`str` of a setting's value)."""
+    seen: set[int] = set()
+    todo = [data]
+    while todo:
+        item = todo.pop()
+        if isinstance(item, dict | list):
+            if id(item) in seen:
+                return False
+            seen.add(id(item))
+            todo.extend(item.values() if isinstance(item, dict) else item)
+    return True
 
 
 def _word_settings(words: list[str], cwd: str | None) -> Iterator[Found]:
@@ -317,10 +336,11 @@ _OVERRIDE = re.compile(r"[A-Za-z_][\w.]*=.*", re.DOTALL)
 @lru_cache(maxsize=1024)
 def _python_keywords(code: str) -> tuple[tuple[str, Any], ...]:
     """The literal keyword arguments of every call in a Python program (`output_dir="/x"`);
-    nothing when it does not parse."""
+    nothing when it does not parse, nor when it nests deeper than Python's parser goes
+    (which says so with a MemoryError or a RecursionError)."""
     try:
         tree = ast.parse(code)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
         return ()
     found = []
     for node in ast.walk(tree):
