@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import settings as examples
+from hypothesis import strategies as st
 
 from trainlint.document import Manifest, Source
 from trainlint.render import script
@@ -100,6 +103,32 @@ def test_a_config_of_aliases_is_no_settings() -> None:
     assert read("bash", "-c", f"cat > c.yaml <<EOF\n{bomb}\nEOF\n").settings == ()
     plain = read("bash", "-c", "cat > c.yaml <<EOF\nsave_strategy: [a, b]\noutput_dir: /w\nEOF\n")
     assert [setting.key for setting in plain.settings] == ["save_strategy", "output_dir"]
+
+
+#: Lines of the shapes the reader takes apart, hostile ones among them.
+_BOMB = "\n".join([f"l0: &l0 [{', '.join(['x'] * 10)}]"] + [
+    f"l{n}: &l{n} [{', '.join([f'*l{n - 1}'] * 10)}]" for n in range(1, 9)]) + "\nk: *l8"
+_LINES = [
+    "python - <<PY", "python -c 'f(output_dir=\"/w\")'", "PY", "EOF", "EOM", "cd /w", "cd ..",
+    "read -r -d '' S << EOM", "read S <<EOM", 'printf "%s" "$S" > t.py', "echo ${S} > t.json",
+    "cat > c.yaml <<EOF", "cat > c.json <<'EOF'", "cat > t.py <<EOF", "tee c.yml <<EOF",
+    "torchrun --output_dir /w/out t.py", "f(save_steps=10, output_dir='o')", "output_dir: out",
+    '{"output_dir": "o"}', "'", '"', "\\", "$(", "${", "<<", "&& ||", "#", "",
+    "-" * 10_000 + "1", "a." * 5_000 + "b", "[" * 3_000 + "]" * 3_000, _BOMB,
+    *(f"cat > c.{kind} <<EOF\n{body}\nEOF" for kind in ("yaml", "json")
+      for body in (_BOMB, "[" * 3_000 + "]" * 3_000)),
+    "python - <<PY\n" + "a." * 5_000 + "b\nPY",
+]
+
+
+@examples(max_examples=60, deadline=None)
+@given(lines=st.lists(st.sampled_from(_LINES) | st.text(max_size=12), max_size=14))
+def test_any_script_is_read_without_an_error(lines: list[str]) -> None:
+    """Whatever the script, reading it raises nothing, and what it sets is plain data: no
+    value reaches a list or a mapping twice (as YAML aliases make one)."""
+    for items in (("bash", "-c", "\n".join(lines)), ("python", "-c", "\n".join(lines))):
+        for setting in read(*items).settings:
+            assert script._tree(setting.value)
 
 
 def test_shell_variables_and_unreadable_text_are_not_settings() -> None:
