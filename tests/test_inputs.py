@@ -156,3 +156,30 @@ def test_a_command_too_deep_for_the_python_parser_is_no_crash(tmp_path: Path) ->
     # the runtimes' own findings, the deep one's command read for nothing
     assert found == [("clean.yaml", 23, "TL308"), ("clean.yaml", 29, "TL305"),
                      ("deep.yaml", 29, "TL305")]
+
+
+def test_quantities_and_counts_no_cluster_reads_are_no_crash(tmp_path: Path) -> None:
+    """NaN and infinity, a quantity that rounds to a million digits, 5,000 digits, a
+    superscript digit: in resources and in the trainer's settings, each is no number,
+    and the run ends with the findings of what is still judged."""
+    big = "9" * 5000
+    (tmp_path / "job.yaml").write_text(
+        "apiVersion: trainer.kubeflow.org/v1alpha1\n"
+        "kind: TrainJob\n"
+        "metadata: {name: odd}\n"
+        "spec:\n"
+        "  runtimeRef: {name: torch-distributed}\n"
+        "  trainer:\n"
+        "    numNodes: 2\n"
+        f'    args: [--output_dir, /mnt/out, --save_steps, "²", --max_steps, "{big}"]\n'
+        "    resourcesPerNode:\n"
+        '      requests: {cpu: .nan, memory: "1e999999", nvidia.com/gpu: "²"}\n'
+        f'      limits: {{cpu: .inf, memory: "1e999999", nvidia.com/gpu: "{big}"}}\n'
+    )
+    result = subprocess.run(
+        [TRAINLINT, "check", "--isolated", "--no-cache", "--output-format", "json", "."],
+        cwd=tmp_path, capture_output=True, text=True, timeout=TIMEOUT, check=False, env=ENV,
+    )
+    assert result.returncode == 1, result.stderr
+    assert sorted((f["line"], f["code"]) for f in json.loads(result.stdout)) == [
+        (8, "TL301"), (10, "TL008"), (10, "TL262")]

@@ -361,6 +361,23 @@ def is_count(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+#: The most digits of a count written as text: int64's.
+COUNT_DIGITS = 19
+
+
+def count(value: object) -> int | None:
+    """A count as written: an integer (`8`), or text of ASCII digits (`"8"`); None for
+    anything else, and for text longer than int64's digits, which no count the cluster
+    reads has (Python refuses to read 5,000 digits, and `isdigit` alone takes `²`)."""
+    if is_count(value):
+        return value
+    if isinstance(value, str):
+        text = value.strip()
+        if text.isascii() and text.isdigit() and len(text) <= COUNT_DIGITS:
+            return int(text)
+    return None
+
+
 def is_placeholder(value: str) -> bool:
     """Whether a string is a placeholder of the docs (`<your-namespace>`, `<num-nodes>`): a
     value the reader writes before applying, whose type and format are not yet known. The

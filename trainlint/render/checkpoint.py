@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from trainlint.document import Manifest, dig, is_count, mappings
+from trainlint.document import Manifest, count, dig, mappings
 from trainlint.memo import PerObject, PerValue
 from trainlint.options import RuleOptions, check_no_empty_names
 from trainlint.render import Container, Render, script
@@ -128,18 +128,12 @@ def saves_nothing(container: Container) -> str | None:
     if strategy is not None and str(strategy.value).lower() == "no":
         return f"`save_strategy` is `no` ({strategy.origin})"
     steps, last = settings.get("save_steps"), settings.get("max_steps")
-    every, until = _count(steps), _count(last)
-    if steps is not None and last is not None and every is not None and until is not None \
-            and 0 < until <= every:
+    if steps is None or last is None:
+        return None
+    every, until = count(steps.value), count(last.value)
+    if every is not None and until is not None and 0 < until <= every:
         return f"`save_steps` {every} ({steps.origin}) is not below `max_steps` {until}"
     return None
-
-
-def _count(setting: script.Setting | None) -> int | None:
-    value = setting.value if setting is not None else None
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value)
-    return value if is_count(value) else None
 
 
 def _expanded(env: dict[str, tuple[int, dict[str, Any]]], path: str) -> str:

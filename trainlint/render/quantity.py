@@ -16,21 +16,30 @@ _SUFFIXES = {
 }
 
 
+#: Quantities from this size on are no quantity here: beyond int64, which
+#: `Quantity.Value()` returns, and where rounding them up to an integer would take
+#: Python seconds (`1e999999`).
+_LARGEST = Decimal(2) ** 63
+
+
 def amount(value: object) -> Decimal | None:
-    """The number a quantity stands for, or None when it is no quantity."""
+    """The number a quantity stands for, or None when it is no quantity (a YAML `.nan`
+    or `.inf` is none either)."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int | float):
-        return Decimal(str(value))
-    if not isinstance(value, str):
+        found = Decimal(str(value))
+    elif isinstance(value, str):
+        match = _QUANTITY.fullmatch(value.strip())
+        if match is None or match[2] not in _SUFFIXES:
+            return None
+        try:
+            found = Decimal(match[1]) * _SUFFIXES[match[2]]
+        except InvalidOperation:
+            return None
+    else:
         return None
-    match = _QUANTITY.fullmatch(value.strip())
-    if match is None or match[2] not in _SUFFIXES:
-        return None
-    try:
-        return Decimal(match[1]) * _SUFFIXES[match[2]]
-    except InvalidOperation:
-        return None
+    return found if found.is_finite() and abs(found) < _LARGEST else None
 
 
 def whole(value: object) -> int:
