@@ -595,7 +595,7 @@ class _Run:
         the parent checks and what it took in are held at once (peak RSS 74 MB to 89 MB
         there). A long file's slices are left for the end (`joined`, `provided`): made
         early, the stand-ins of a 42,000-document file added 4 MB to its peak (116 to
-        120 MB, a hair over its target) for 2 % of its time."""
+        120 MB, the edge of its target) for 2 % of its time."""
         for unit, result in zip(batch.units, results, strict=True):
             if unit.piece is not None:
                 continue  # a long file's slices, settled together (`joined`)
