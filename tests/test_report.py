@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from xml.etree import ElementTree
 
@@ -16,7 +17,7 @@ from tests.conftest import ROOT, SHARED, UPDATE, lint_text
 from trainlint.document import Source, Span
 from trainlint.finding import Finding
 from trainlint.problem import Severity
-from trainlint.report import FORMATS, Report, fingerprints, renderer
+from trainlint.report import FORMATS, Report, fingerprints, renderer, shown
 
 GOLDEN = ROOT / "fixtures" / "report"
 EXAMPLE = "examples/finetune-broken"
@@ -119,11 +120,32 @@ def _finding(
 
 
 def test_github_commands_escape_data_and_properties() -> None:
-    text = renderer("github")(Report([_finding("50% done,\nnext: x", file="dir,1/a:b.yaml")]))
+    found = replace(_finding("50% done,\nnext: x", file="dir,1/a:b.yaml"), remediation="fix it")
+    text = renderer("github")(Report([found]))
+    # the help goes on a line of its own; a line break in a message is shown as `\n`
     assert text == (
         "::error file=dir%2C1/a%3Ab.yaml,line=3,col=5,endLine=3,endColumn=9,"
-        "title=trainlint TL301 (ephemeral-checkpoint-volume)::50%25 done,%0Anext: x\n"
+        "title=trainlint TL301 (ephemeral-checkpoint-volume)::50%25 done,\\nnext: x"
+        "%0Ahelp: fix it\n"
     )
+
+
+def test_what_people_read_shows_control_and_reordering_characters_as_escapes() -> None:
+    """A value quoted from a manifest cannot reorder (U+202E) or restyle (an ANSI escape)
+    what a terminal or a CI page shows of a finding; the machine formats keep it exact."""
+    message = "value `\u202eexe.sh` \x1b[2Jgone"
+    source = Source("a.yaml", "a: 1\nkey: \u202e\u202eabc\n")
+    found = Finding("TL301", "ephemeral-checkpoint-volume", Severity.ERROR, message, "≥ 1 é",
+                    source, Span(2, 8, 2, 11), ("key",), None)
+    escaped = "value `\\u202eexe.sh` \\x1b[2Jgone"
+    assert shown(message) == escaped and shown("tab\tand ≥ é") == "tab\tand ≥ é"
+    for fmt in ("concise", "full", "grouped", "github", "markdown"):
+        text = renderer(fmt)(Report([found]))
+        assert "\u202e" not in text and "\x1b" not in text and escaped in text, fmt
+    # in a code frame, the carets stay under `abc` however wide the escapes before it
+    frame = renderer("full")(Report([found])).splitlines()
+    assert frame[3:5] == ["2 | key: \\u202e\\u202eabc", "  | " + " " * 17 + "^^^"]
+    assert json.loads(renderer("json")(Report([found])))[0]["message"] == message
 
 
 def test_gitlab_fingerprints_survive_line_moves_and_stay_unique() -> None:
@@ -199,3 +221,14 @@ def test_full_output_splits_each_file_into_lines_once() -> None:
     ]
     text = renderer("full")(Report(findings))
     assert text.count("a: 1") > 100 and splits == [1]
+
+
+def test_the_notes_show_a_runtime_name_that_reorders_as_an_escape(tmp_path: Path) -> None:
+    job = tmp_path / "job.yaml"
+    job.write_text("apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\n"
+                   "metadata: {name: j}\nspec:\n  runtimeRef: {name: \"a\\u202eb\"}\n")
+    result = trainlint("check", "--isolated", "--no-cache", str(job))
+    assert result.stderr.splitlines()[-1] == (
+        "trainlint: 1 TrainJob not checked against its runtime (`a\\u202eb`): add it with "
+        "`--context` (or `--from-cluster`)"
+    ), result.stderr

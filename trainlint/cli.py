@@ -13,7 +13,7 @@ import click
 
 from trainlint import __version__
 from trainlint.config.defaults import DEFAULT_CACHE_DIR, DEFAULT_STDIN_NAME
-from trainlint.report import FORMATS, Output
+from trainlint.report import FORMATS, Output, shown
 
 if TYPE_CHECKING:
     from trainlint.config.builders import Built
@@ -448,7 +448,7 @@ class _Summary(NamedTuple):
         if self.unchecked:
             jobs = sum(self.unchecked.values())
             runtimes = sorted(self.unchecked)
-            named = ", ".join(f"`{name}`" for name in runtimes[:MAX_NOTES])
+            named = ", ".join(f"`{shown(name)}`" for name in runtimes[:MAX_NOTES])
             more = f" and {len(runtimes) - MAX_NOTES} more" if len(runtimes) > MAX_NOTES else ""
             their = "its runtime" if jobs == 1 else "their runtime"
             click.echo(
@@ -464,7 +464,7 @@ MAX_NOTES = 10
 def _notes(lines: Sequence[str], counted: str = "") -> None:
     """Notes of one kind, at most `MAX_NOTES`, then how many more (`counted`: of what)."""
     for line in lines[:MAX_NOTES]:
-        click.echo(f"trainlint: note: {line}", err=True)
+        click.echo(f"trainlint: note: {shown(line)}", err=True)
     rest = len(lines) - MAX_NOTES
     if rest > 0:
         more = _count(rest, counted) if counted else f"{rest} more"

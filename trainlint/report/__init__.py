@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -115,6 +116,19 @@ def summary(findings: Sequence[Finding], report: Report | None = None) -> str:
              for count, word in ((errors, "error"), (warnings, "warning")) if count]
     noun = "problem" if len(findings) == 1 else "problems"
     return f"Found {len(findings)} {noun} ({', '.join(parts)})."
+
+
+#: What a reader's screen must not be given raw from a manifest: control characters (but
+#: tab) and those that reorder a line (bidirectional overrides, isolates and marks).
+_UNSHOWN = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def shown(text: str) -> str:
+    """`text` with those characters written as escapes (`\\u202e`, `\\n`), for the formats
+    people read (on a terminal, in a CI's page): a value quoted from a manifest then cannot
+    hide or reorder what a finding says, as "Trojan Source" text does. The machine formats
+    (JSON, SARIF, JUnit...) keep every character."""
+    return _UNSHOWN.sub(lambda found: found[0].encode("unicode_escape").decode("ascii"), text)
 
 
 def paint(text: str, style: str, *, color: bool) -> str:

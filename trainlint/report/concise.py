@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from trainlint.finding import Finding
-from trainlint.report import Report, summary
+from trainlint.report import Report, shown, summary
 
 
 def headline(finding: Finding, marker: str = "") -> str:
     span = finding.span
-    return (
+    return shown(
         f"{finding.file}:{span.line}:{span.column}: {finding.code} [{finding.severity.value}] "
         f"{marker}{finding.message} [{finding.name}]"
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from trainlint.report import Report, paint, summary
+from trainlint.report import Report, paint, shown, summary
 from trainlint.report.concise import headline
 
 CONTEXT_LINES = 2
@@ -32,17 +32,19 @@ def chunks(report: Report) -> Iterator[str]:
             gutter = paint(" " * width + " |", "gutter", color=color)
             block.append(gutter)
             for number in range(first, span.line + 1):
-                text = lines[number - 1]
+                text = shown(lines[number - 1])
                 block.append(
                     paint(f"{number:>{width}} |", "gutter", color=color) + f" {text}".rstrip()
                 )
             line = lines[span.line - 1]
             end = span.end_column if span.end_line == span.line else len(line) + 1
-            carets = "^" * max(1, min(end, len(line) + 1) - span.column)
-            pointer = " " * (span.column - 1) + paint(carets, "caret", color=color)
+            # columns as shown: an escape is wider than the character it stands for
+            before = len(shown(line[: span.column - 1]))
+            carets = "^" * max(1, len(shown(line[span.column - 1 : end - 1])))
+            pointer = " " * before + paint(carets, "caret", color=color)
             block.append(f"{gutter} {pointer}")
         if finding.remediation:
-            help_line = paint(f"= help: {finding.remediation}", "help", color=color)
+            help_line = paint(f"= help: {shown(finding.remediation)}", "help", color=color)
             block.append(" " * (len(str(span.line)) + 1) + help_line)
         yield "\n".join(block) + "\n\n"
     yield summary(report.findings, report) + "\n"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from trainlint.report import Report
+from trainlint.report import Report, shown
 
 
 def _data(text: str) -> str:
@@ -10,7 +10,7 @@ def _data(text: str) -> str:
 
 
 def _property(text: str) -> str:
-    return _data(text).replace(":", "%3A").replace(",", "%2C")
+    return _data(shown(text)).replace(":", "%3A").replace(",", "%2C")
 
 
 def render(report: Report) -> str:
@@ -26,6 +26,6 @@ def render(report: Report) -> str:
             )
         )
         remediation = finding.remediation
-        message = finding.message + (f"\nhelp: {remediation}" if remediation else "")
+        message = shown(finding.message) + (f"\nhelp: {shown(remediation)}" if remediation else "")
         lines.append(f"::{finding.severity.value} {properties}::{_data(message)}\n")
     return "".join(lines)

@@ -4,21 +4,21 @@ from __future__ import annotations
 
 from itertools import groupby
 
-from trainlint.report import Report, paint, summary
+from trainlint.report import Report, paint, shown, summary
 
 
 def render(report: Report) -> str:
     color = report.color
     blocks = []
     for file, findings in groupby(report.findings, key=lambda finding: finding.file):
-        lines = [paint(f"{file}:", "file", color=color)]
+        lines = [paint(f"{shown(file)}:", "file", color=color)]
         for finding in findings:
             span = finding.span
             where = paint(f"{span.line}:{span.column}", "location", color=color)
             code = paint(finding.code, finding.severity.value, color=color)
             lines.append(
                 f"  {where} {code} [{finding.severity.value}] {report.marker(finding)}"
-                f"{finding.message} [{finding.name}]"
+                f"{shown(finding.message)} [{finding.name}]"
             )
         blocks.append("\n".join(lines))
     return "\n\n".join([*blocks, summary(report.findings, report)]) + "\n"

@@ -3,7 +3,7 @@ count per rule linked to its page, and the findings, the first `SHOWN` of them."
 
 from __future__ import annotations
 
-from trainlint.report import Report, summary
+from trainlint.report import Report, shown, summary
 from trainlint.report.statistics import counts
 from trainlint.rule import RULE_DOCS
 
@@ -12,7 +12,7 @@ SHOWN = 200
 
 
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    return shown(text).replace("|", "\\|")
 
 
 def render(report: Report) -> str:
