@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib
-import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -118,17 +117,22 @@ def summary(findings: Sequence[Finding], report: Report | None = None) -> str:
     return f"Found {len(findings)} {noun} ({', '.join(parts)})."
 
 
-#: What a reader's screen must not be given raw from a manifest: control characters (but
-#: tab) and those that reorder a line (bidirectional overrides, isolates and marks).
-_UNSHOWN = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+#: What a reader's screen must not be given raw from a manifest, and how it is written
+#: instead: control characters (but tab) and those that reorder a line (bidirectional
+#: overrides, isolates and marks), as Python escapes them (`\\u202e`, `\\n`).
+_ESCAPES = {
+    code: chr(code).encode("unicode_escape").decode("ascii")
+    for code in (*range(0x09), *range(0x0A, 0x20), *range(0x7F, 0xA0), 0x061C, 0x200E, 0x200F,
+                 *range(0x202A, 0x202F), *range(0x2066, 0x206A))
+}
 
 
 def shown(text: str) -> str:
-    """`text` with those characters written as escapes (`\\u202e`, `\\n`), for the formats
-    people read (on a terminal, in a CI's page): a value quoted from a manifest then cannot
-    hide or reorder what a finding says, as "Trojan Source" text does. The machine formats
-    (JSON, SARIF, JUnit...) keep every character."""
-    return _UNSHOWN.sub(lambda found: found[0].encode("unicode_escape").decode("ascii"), text)
+    """`text` with those characters escaped, for the formats people read (on a terminal,
+    in a CI's page): a value quoted from a manifest then cannot hide or reorder what a
+    finding says, as "Trojan Source" text does. The machine formats (JSON, SARIF, JUnit...)
+    keep every character."""
+    return text.translate(_ESCAPES)
 
 
 def paint(text: str, style: str, *, color: bool) -> str:
