@@ -16,6 +16,7 @@ import trainlint
 from trainlint.config.settings import Settings
 from trainlint.engine.run import Run
 from trainlint.loader import load
+from trainlint.run import check as checking
 from trainlint.run.cache import MARKERS, Cache, build_fingerprint
 from trainlint.run.check import Outcome, check
 
@@ -79,6 +80,24 @@ def test_unchanged_files_are_not_checked_again(project: Path, tmp_path: Path) ->
     assert ("trainjob.yaml", "TL201") in codes(cold)
     assert [f.message for f in warm.findings] == [f.message for f in cold.findings]
     assert [f.span for f in warm.findings] == [f.span for f in cold.findings]
+
+
+def test_unchanged_files_of_another_run_are_the_cache_s_answer_whole(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Files none of which changed, checked by an earlier run among others (a hook's run
+    on the files of a commit), whose look-ups still find what they found, judged on the
+    stand-ins of what the entries provide: served whole, no round of checking set up."""
+    cold = run_cached(project, tmp_path / "cache")
+    (project / "unrelated.yaml").unlink()  # this run: the runtime and its TrainJob only
+
+    def round_set_up(self: object) -> Outcome:
+        raise AssertionError("a round of checking was set up")
+
+    monkeypatch.setattr(checking._Run, "check", round_set_up)
+    warm = run_cached(project, tmp_path / "cache")
+    assert warm.checked == 0
+    assert codes(warm) == [found for found in codes(cold) if found[0] != "unrelated.yaml"]
 
 
 def test_a_change_elsewhere_rechecks_what_looked_at_it(project: Path, tmp_path: Path) -> None:

@@ -252,6 +252,14 @@ def provided(manifest: Manifest, identity: str) -> list[Any]:
     return [stand_in_body(manifest), identity, manifest.document, list(manifest.base)]
 
 
+def stand_ins(name: str, provides: list[Any]) -> list[tuple[StandIn, str]]:
+    """The stand-ins of what the objects of file `name` provide (each `provided`), with
+    what identifies each, sharing one text-less source."""
+    source = Source(name, "")
+    return [(StandIn.made(body, source, document, tuple(base)), identity)
+            for body, identity, document, base in provides]
+
+
 def known_contents(
     names: Sequence[str], stats: dict[str, list[int] | None], cache: Cache
 ) -> dict[str, str]:
@@ -412,19 +420,17 @@ def _all_hold(
     """Whether every cached look-up still finds the same objects, judged on stand-ins of
     the indexed objects (inputs first, then context, as a run indexes them): nothing is
     parsed."""
-    stand_ins: tuple[list[Manifest], list[Manifest]] = ([], [])
+    groups: tuple[list[Manifest], list[Manifest]] = ([], [])
     digests = {}
     try:
-        for group, files in zip(stand_ins, (names, context), strict=True):
+        for group, files in zip(groups, (names, context), strict=True):
             for name in files:
                 entry = cached[name]
                 assert entry is not None
-                source = Source(name, "")
-                for body, identity, document, base in entry["provides"]:
-                    manifest = StandIn.made(body, source, document, tuple(base))
+                for manifest, identity in stand_ins(name, entry["provides"]):
                     group.append(manifest)
                     digests[id(manifest)] = identity
-        index = Index(*stand_ins)
+        index = Index(*groups)
     except _MALFORMED:
         return False
     index.digests.update(digests)

@@ -319,14 +319,6 @@ class _Checker:
         return result
 
 
-def _stand_ins(name: str, provided: list[Any]) -> list[tuple[StandIn, str]]:
-    """The stand-ins of what a unit of file `name` provides to the index (`stored.provided`),
-    with what identifies each, sharing one text-less source."""
-    source = Source(name, "")
-    return [(StandIn.made(body, source, document, tuple(base)), identity)
-            for body, identity, document, base in provided]
-
-
 def _sealed(values: list[Packed]) -> bytes | list[Packed]:
     """Packed findings or notes as the run keeps them until every unit is checked: one
     string of bytes (`marshal`), compressed where it is long (`zlib` at its fastest: a
@@ -545,7 +537,7 @@ class _Run:
         made = self.made
         self.made = {}
         return [pair for key, provides in sorted(found)
-                for pair in made.get(key) or _stand_ins(self.names[key[0]], provides)]
+                for pair in made.get(key) or stored.stand_ins(self.names[key[0]], provides)]
 
     def checker(
         self, index: Index, shelf: Shelf, *, indexing: bool, providing: bool = True
@@ -601,7 +593,7 @@ class _Run:
                 continue  # a long file's slices, settled together (`joined`)
             self.taken[unit.key] = self.settled(unit.key[0], _opened(result))
             if indexing and result["provides"] is not None:
-                self.made[unit.key] = _stand_ins(unit.name, result["provides"])
+                self.made[unit.key] = stored.stand_ins(unit.name, result["provides"])
         return results
 
     def size(self, unit: Unit) -> int:
