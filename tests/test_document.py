@@ -42,6 +42,15 @@ def test_positions_land_on_the_key() -> None:
     assert manifest.span((*jobs, 0, "template", "spec", "backoffLimit")) == Span(10, 11, 10, 19)
 
 
+
+def test_a_path_missing_from_its_first_key_lands_on_the_object_not_the_file() -> None:
+    """An object without `spec`, after another document: its findings about `spec` are
+    on its own first key (they were on line 1, the other object's)."""
+    second = load(f"apiVersion: v1\nkind: ConfigMap\n---\n{RUNTIME[:RUNTIME.index('spec:')]}",
+                  "r.yaml").manifests[1]
+    assert second.span(("spec", "template", "spec", "replicatedJobs")) == Span(4, 1, 4, 11)
+    assert second.span(()) == Span(4, 1, 4, 11)
+
 def test_yaml_11_booleans_and_numbers_decode_like_kubectl() -> None:
     text = (
         "apiVersion: v1\nkind: ConfigMap\n"

@@ -98,7 +98,8 @@ ENTRY = 5
 
 def locate(body: object, spans: Sequence[int], first: int, path: KeyPath) -> Span:
     """The span of the deepest node of `path` that exists under `body` (the key, for a
-    mapping entry; the item, for a list index); the first key's span for an empty path.
+    mapping entry; the item, for a list index); the first key's span where none does (an
+    empty path, or a first key `body` lacks): the object's own place, not the file's.
 
     `spans` are the entries of `body`'s document, and those of `body`'s own keys or items
     are entries `first`, `first + 1`...: one flat array per document, not an attribute per
@@ -123,7 +124,7 @@ def entries_at(body: object, spans: Sequence[int], first: int, path: KeyPath) ->
 def _walk(body: object, spans: Sequence[int], first: int, path: KeyPath) -> tuple[int, int]:
     """The entry of the deepest node of `path` under `body` (-1: none), and where the
     entries of its value start."""
-    entry = first if not path and isinstance(body, dict) and body else -1
+    entry = first if isinstance(body, dict) and body else -1
     value = body
     for key in path:
         if isinstance(value, dict) and isinstance(key, str) and key in value:
