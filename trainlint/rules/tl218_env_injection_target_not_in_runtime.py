@@ -20,7 +20,9 @@ TARGETS = ("spec", "mlPolicy", "torch", "envInjection", "targets")
 def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does
     Checks that each `mlPolicy.torch.envInjection.targets[]` entry names a replicatedJob
-    of the runtime (`jobName`) and containers of that job (`containerNames`).
+    of the runtime (`jobName`) and containers or init containers of that job
+    (`containerNames`: the controller looks among the containers, then the init
+    containers).
 
     ## Why is this bad?
     The runtime itself is accepted, but the Trainer webhook denies every TrainJob that uses
@@ -28,7 +30,8 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     template".
 
     ## When it stays silent
-    On targets that name jobs and containers of the runtime, and before v2.3.
+    On targets that name jobs and containers or init containers of the runtime, and
+    before v2.3.
 
     ## Example
     ```yaml
@@ -85,7 +88,8 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     for index, target in mappings(dig(runtime.body, *TARGETS)):
         job_name = target.get("jobName")
         found = named(jobs, job_name) if isinstance(job_name, str) else None
-        known = container_names(found[1]) if found else set()
+        known = container_names(found[1]) | container_names(found[1], "initContainers") \
+            if found else set()
         for position, container in enumerate(sequence(target.get("containerNames"))):
             if not isinstance(container, str) or container in known:
                 continue
