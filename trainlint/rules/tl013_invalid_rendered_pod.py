@@ -44,7 +44,8 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     patch's `valueFrom` beside the runtime's `value`, a container the TrainJob's cpu
     request beside the runtime's lower limit. Nothing checks the merged pod until the
     JobSet or the Job is created, and the API server rejects it ("may not specify more
-    than 1 volume type"): the TrainJob never runs, and shows only an event.
+    than 1 volume type"): the TrainJob never runs, and only an event says why (on the
+    TrainJob where the JobSet is rejected, on the JobSet where its Job is).
 
     ## When it stays silent
     On problems the TrainJob or its runtime has as written: the schema rules (TL005–TL010)

@@ -31,9 +31,9 @@ def _mismatches(requests: dict[str, Any], limits: dict[str, Any]) -> Iterator[tu
 
 def _message(name: str, what: str) -> str:
     return (
-        f"extended resource `{name}` {what}: the API server rejects the pods (requests must "
-        "equal limits for resources that cannot be overcommitted), so the Job is never "
-        "created and the TrainJob shows only an event"
+        f"extended resource `{name}` {what}: the API server rejects the Job (requests must "
+        "equal limits for resources that cannot be overcommitted), so it is never created, "
+        "and only a `JobCreationFailed` event on the JobSet says why"
     )
 
 
@@ -53,8 +53,10 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
 
     ## Why is this bad?
     Extended resources cannot be overcommitted: the API server rejects a pod whose
-    request is not equal to its limit. Trainer accepts the TrainJob, and the failure
-    shows only as an event when the Job's pods are created.
+    request is not equal to its limit, and a Job whose pod template holds one. Trainer
+    accepts the TrainJob; the JobSet controller's Job is rejected, the controller retries,
+    and only a `JobCreationFailed` event on the JobSet says why (the TrainJob shows
+    nothing).
 
     ## When it stays silent
     On requests equal to limits, on limits without requests (requests default to them),

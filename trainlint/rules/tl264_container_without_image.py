@@ -28,7 +28,9 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     ## Why is this bad?
     No webhook looks at images: the TrainJob is accepted, and the API server rejects the
     pods when the Job is created (`spec.template.spec.containers[0].image: Required
-    value`). The JobSet never runs its pods, and the TrainJob shows only an event.
+    value`) when the JobSet controller creates the Job. The Job never runs; the JobSet
+    controller retries, and only a `JobCreationFailed` event on the JobSet says why (the
+    TrainJob shows nothing).
 
     ## When it stays silent
     On the trainer's `node` container of a runtime (every TrainJob may bring the image;
@@ -124,7 +126,7 @@ def _filled_by_trainjob(container: Container) -> bool:
 def _message(container: Container, whose: str) -> str:
     noun = CONTAINER_NOUNS[container.kind]
     return (
-        f"{noun} `{container.name}` of job `{container.job.name}` has no image: the pods of "
-        f"{whose} are rejected when the Job is created (`image: Required value`), so the "
-        "JobSet never runs and the TrainJob shows only an event"
+        f"{noun} `{container.name}` of job `{container.job.name}` has no image: the API "
+        f"server rejects the Job of {whose} (`image: Required value`), so it never runs, "
+        "and only a `JobCreationFailed` event on the JobSet says why"
     )

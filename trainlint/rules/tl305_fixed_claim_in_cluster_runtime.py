@@ -25,9 +25,9 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
 
     ## Why is this bad?
     A ClusterTrainingRuntime serves TrainJobs in every namespace, and a claim name is
-    resolved in the TrainJob's namespace. Every run in a namespace shares the one PVC,
-    so concurrent runs overwrite each other's data and checkpoints; in a namespace
-    without that PVC the pods stay Pending.
+    resolved in the TrainJob's namespace: in a namespace without that PVC the pods stay
+    Pending, and every run of a namespace shares the one PVC, so what runs write at the
+    same paths they overwrite (TL307 and TL308 say where checkpoints do).
 
     ## When it stays silent
     On TrainingRuntimes (namespaced: the claim is the namespace's), and on
@@ -113,6 +113,6 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
             yield Problem(
                 at.path,
                 f"every TrainJob using this ClusterTrainingRuntime mounts PVC `{claim}` of its "
-                "own namespace: runs in one namespace share and overwrite it, and where it "
-                "does not exist the pods stay Pending",
+                "own namespace: where it does not exist the pods stay Pending, and the runs of "
+                "one namespace all share it",
             )
