@@ -1,0 +1,140 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from trainlint.document import Manifest
+from trainlint.engine.context import Context
+from trainlint.problem import Problem, Related, Severity
+from trainlint.render import CONTAINER_NOUNS, Container
+from trainlint.render.trainer import rendered
+from trainlint.rule import rule
+
+#: The variables the Training Operator v1 gave every replica of a PyTorchJob, which no
+#: Trainer release sets, each with what the torch plugin sets in their place.
+OPERATOR_V1 = {
+    "MASTER_ADDR": ("PET_MASTER_ADDR",),
+    "MASTER_PORT": ("PET_MASTER_PORT",),
+    "WORLD_SIZE": ("PET_NNODES", "PET_NPROC_PER_NODE"),
+    "RANK": ("PET_NODE_RANK",),
+}
+
+
+def references(text: str) -> Iterator[str]:
+    """The names of the `$(NAME)` references in `text` that Kubernetes expands from a
+    container's variables (`$$` writes a `$`; a `$(` never closed is text), as its
+    expansion reads them."""
+    at = text.find("$")
+    while at != -1:
+        following = text[at + 1:at + 2]
+        if following == "(":
+            end = text.find(")", at + 2)
+            if end == -1:
+                return
+            yield text[at + 2:end]
+            at = end
+        elif following == "$":
+            at += 1
+        at = text.find("$", at + 1)
+
+
+@rule(
+    "TL505", "unset-rendezvous-variable",
+    kinds={"TrainJob"}, severity=Severity.WARNING,
+    remediation=(
+        "Use the variables the framework plugin sets (`$(PET_MASTER_ADDR)`, "
+        "`$(PET_MASTER_PORT)`, `$(PET_NODE_RANK)`, `$(PET_NNODES)`), or set the variable in "
+        "`spec.trainer.env`."
+    ),
+)
+def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
+    """## What it does
+    Renders the JobSet the controller builds for the TrainJob (see `trainlint render`) and
+    flags a `$(MASTER_ADDR)`, `$(MASTER_PORT)`, `$(WORLD_SIZE)` or `$(RANK)` reference in
+    the command or args of a container whose variables do not include that name.
+
+    ## Why is this bad?
+    Kubernetes expands `$(NAME)` in a container's command and args from the container's
+    own variables, and leaves a reference to a variable it does not have as written. The
+    Training Operator v1 set these four for every PyTorchJob replica; no Trainer release
+    does (its torch plugin sets `PET_MASTER_ADDR`, `PET_MASTER_PORT`, `PET_NODE_RANK`,
+    `PET_NNODES` and `PET_NPROC_PER_NODE`). The program gets the literal text:
+    `--rdzv-endpoint=$(MASTER_ADDR):$(MASTER_PORT)` is no address, and torchrun fails on
+    every node, after the pods were scheduled and the image pulled.
+
+    ## When it stays silent
+    When the container sets the variable (`env`, in the runtime or the TrainJob), or takes
+    variables from `envFrom` (their names are not known here); on `$$(NAME)`, which writes
+    the text on purpose; when the runtime is not among the checked files, or does not
+    label its trainer job (TL201: the TrainJob's command and args are dropped). On
+    runtimes: each TrainJob may set the variable in `spec.trainer.env`.
+
+    ## Example
+    ```yaml
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: TrainJob
+    metadata:
+      name: sft
+    spec:
+      runtimeRef:
+        name: torch-distributed
+      trainer:
+        numNodes: 2
+        command: [torchrun]
+        args:
+          - --nnodes=2
+          - --rdzv-backend=c10d
+          - --rdzv-endpoint=$(MASTER_ADDR):$(MASTER_PORT)
+          - train.py
+    ```
+
+    Use instead:
+    ```yaml
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: TrainJob
+    metadata:
+      name: sft
+    spec:
+      runtimeRef:
+        name: torch-distributed
+      trainer:
+        numNodes: 2
+        command: [torchrun]
+        args:
+          - --nnodes=2
+          - --rdzv-backend=c10d
+          - --rdzv-endpoint=$(PET_MASTER_ADDR):$(PET_MASTER_PORT)
+          - train.py
+    ```
+    """
+    runtime = ctx.runtime_for(job)
+    render = rendered(job, ctx)
+    if runtime is None or not render.complete:
+        return
+    for kind in CONTAINER_NOUNS:
+        for container in render.containers(kind):
+            if not container.body.get("envFrom"):
+                yield from _unset(job, container)
+
+
+def _unset(job: Manifest, container: Container) -> Iterator[Problem]:
+    """A finding per key of the container's command and args that refers to a variable of
+    `OPERATOR_V1` the container does not have (each name once a key)."""
+    for key in ("command", "args"):
+        for text, origin in container.strings(key):
+            names = dict.fromkeys(name for name in references(text)
+                                  if name in OPERATOR_V1 and name not in container.env)
+            for name in names:
+                instead = [f"`{other}`" for other in OPERATOR_V1[name] if other in container.env]
+                hint = (f" (the Training Operator v1 set it; Trainer sets "
+                        f"{' and '.join(instead)} instead)" if instead else "")
+                message = (
+                    f"`$({name})` in the {key} of {CONTAINER_NOUNS[container.kind]} "
+                    f"`{container.name}` refers to a variable it does not have: Kubernetes "
+                    f"passes it on as written, and the program reads the text `$({name})`"
+                    f"{hint}"
+                )
+                if origin.manifest is job:
+                    yield Problem(origin.path, message)
+                elif origin.manifest is not None:
+                    yield Problem(("spec", "runtimeRef"), message, related=(
+                        Related(origin.manifest, origin.path, f"the runtime's {key} item"),))
