@@ -74,6 +74,13 @@ DEBATABLE: dict[str, tuple[bool, str]] = {
         "a deadline is set on purpose and the wait for pods is in no manifest: the rule "
         "moved to preview",
     ),
+    "TL301": (
+        True,
+        "where a checkpoint directory is on no volume only because the release checked "
+        "prunes the override that mounted it (TL007 beside it), the finding is true of that "
+        "release, though the run, whose model was on the same volume, fails before any "
+        "restart: kept, it names what the pruned override costs",
+    ),
     "TL102": (
         False,
         "a runtime the page does not show is no problem of the TrainJob, and "
