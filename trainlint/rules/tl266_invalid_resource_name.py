@@ -7,6 +7,7 @@ from typing import Any
 from trainlint.document import Manifest, dig, mapping
 from trainlint.engine.context import Context
 from trainlint.kinds import TRAINER_KINDS
+from trainlint.patches import SUBDOMAIN_FORMAT
 from trainlint.problem import Problem, Severity
 from trainlint.render import CONTAINER_NOUNS
 from trainlint.render.checkpoint import first_on
@@ -22,7 +23,7 @@ DEVICES = {"gpu": "nvidia.com/gpu", "nvidia.com": "nvidia.com/gpu", "amd.com": "
 #: The name part of a qualified name, and a DNS subdomain (its prefix), as Kubernetes'
 #: `IsQualifiedName` reads them.
 _NAME_PART = re.compile(r"(?:[A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
-_SUBDOMAIN = re.compile(r"[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*")
+_SUBDOMAIN = re.compile(SUBDOMAIN_FORMAT)
 _SHAPE = ("must consist of alphanumeric characters, '-', '_' or '.', and must start and end "
           "with an alphanumeric character")
 
