@@ -2,14 +2,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from trainlint.document import KeyPath, Manifest, dig, mapping, mappings
+from trainlint.document import Manifest, dig, mapping
 from trainlint.engine.context import Context
 from trainlint.kinds import TRAINER_KINDS
-from trainlint.patches import PATCH_JOBS
 from trainlint.problem import Problem, Severity
+from trainlint.render.volcano import QUEUE, queue_places, uses_volcano
 from trainlint.rule import rule
 
-QUEUE = "scheduling.volcano.sh/queue-name"
 DETAIL = "Volcano queue name must not be empty"
 
 
@@ -74,21 +73,10 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     """
     is_job = manifest.kind == "TrainJob"
     runtime = ctx.runtime_for(manifest) if is_job else manifest
-    if runtime is None or "volcano" not in mapping(dig(runtime.body, "spec", "podGroupPolicy")):
+    if runtime is None or not uses_volcano(runtime):
         return
-    places: list[KeyPath] = []
-    if not is_job:
-        places.append(("spec", "template", "metadata", "annotations"))
-    elif ctx.trainer_version <= (2, 1):
-        places.append(("spec", "annotations"))
-    else:
-        template = PATCH_JOBS[:2]
-        places.extend(
-            ("spec", "runtimePatches", index, *template, "metadata", "annotations")
-            for index, _ in mappings(dig(manifest.body, "spec", "runtimePatches"))
-        )
     whose = "the TrainJob" if is_job else "every TrainJob using this runtime"
-    for path in places:
+    for path in queue_places(manifest, ctx.trainer_version):
         annotations = mapping(dig(manifest.body, *path))
         if QUEUE in annotations and annotations[QUEUE] in ("", None):
             yield Problem(
