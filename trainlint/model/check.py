@@ -12,7 +12,7 @@ from enum import StrEnum
 from typing import Any, NamedTuple
 
 from trainlint.document import KeyPath, Manifest, dotted, is_count, is_placeholder
-from trainlint.kinds import TRAINER_API, TRAINER_KINDS
+from trainlint.kinds import RUNTIME_KINDS, TRAINER_API, TRAINER_KINDS
 from trainlint.lookups import Lookups
 from trainlint.memo import PerValue
 from trainlint.model.k8s import converter, resolve_version
@@ -171,6 +171,13 @@ QUANTITY_WORDS = (
 _NEAR_QUANTITY = re.compile(r"([+-]?[0-9.]+)\s*([A-Za-z]*)")
 
 
+#: What a TrainJob changes its runtime's pods with, by release (one of them each).
+_PATCHES = ("runtimePatches", "podTemplateOverrides", "podSpecOverrides")
+#: The Kubernetes types whose fields, written under a TrainJob's `spec.trainer`, belong
+#: in a pod template, with what messages call them.
+_POD_PARTS = (("io.k8s.api.core.v1.PodSpec", "pod"), ("io.k8s.api.core.v1.Container", "container"))
+
+
 class _Walker:
     def __init__(self, kind: str, release: TrainerVersion, kubernetes: str, out: list[Issue]):
         self.kind = kind
@@ -311,6 +318,10 @@ class _Walker:
             return
         message = (f"unknown field `{key}` in `{where}` ({self.schema_name(core)} schema): the "
                    "API server prunes it silently, so it has no effect; ")
+        belongs = self.belongs(key, path)
+        if belongs is not None:
+            self.add(Flaw.UNKNOWN_FIELD, [*path, key], message + belongs)
+            return
         found = close_matches(key, [*node.fields, *node.elsewhere])
         guess = found[0] if found else None
         if guess is None:
@@ -323,6 +334,32 @@ class _Walker:
                 advice = other.advice(self.release)
                 message += f"; {advice})" if advice else ")"
         self.add(Flaw.UNKNOWN_FIELD, [*path, key], message, found[0] if len(found) == 1 else None)
+
+    def belongs(self, key: str, path: list[str | int]) -> str | None:
+        """Where a key unknown here is a field, the advice for it: a runtime's `spec` key
+        written in a TrainJob's (`podGroupPolicy`), a pod's or a container's under a
+        TrainJob's `spec.trainer` (`nodeSelector`, `volumeMounts`) or directly in a
+        runtime's JobSet spec (`hostIPC`)."""
+        if self.kind == "TrainJob" and path == ["spec"]:
+            runtime = tree("TrainingRuntime", self.release).fields.get("spec")
+            if runtime is None or key not in runtime.fields:
+                return None
+            return ("it is a field of a runtime's `spec`: set it in the TrainingRuntime or "
+                    "ClusterTrainingRuntime")
+        if self.kind == "TrainJob" and path == ["spec", "trainer"]:
+            spec = tree("TrainJob", self.release).fields["spec"].fields
+            patches = next(name for name in _PATCHES if name in spec)
+            where = (f"set it in the runtime's pod template, or for this TrainJob in "
+                     f"`spec.{patches}`")
+        elif self.kind in RUNTIME_KINDS and path == ["spec", "template", "spec"]:
+            where = ("set it in the pod template of each replicatedJob "
+                     "(`replicatedJobs[].template.spec.template.spec`)")
+        else:
+            return None
+        for definition, what in _POD_PARTS:
+            if key in self.converter.definition(definition, embedded=True).fields:
+                return f"it is a field of a {what}: {where}"
+        return None
 
     def missing(self, key: str, path: list[str | int]) -> None:
         where = self.where(path)
