@@ -189,6 +189,13 @@ def _shell(text: str) -> tuple[tuple[Found, ...], tuple[str, ...]]:
     return tuple(settings), tuple(words)
 
 
+def heredoc_end(line: str) -> tuple[str, bool] | None:
+    """The word that ends a heredoc started on `line`, and whether the tabs before it are
+    stripped (`<<-`); None where no heredoc starts."""
+    found = _HEREDOC.search(line)
+    return None if found is None else (found[2] or found[3] or found[4], bool(found[1]))
+
+
 def _commands(line: str) -> Iterator[list[str]]:
     """The simple commands of one shell line, as words after quote removal."""
     lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|(){}")
