@@ -6,7 +6,7 @@ from trainlint.document import Manifest, dig, mapping
 from trainlint.engine.context import Context
 from trainlint.kinds import TRAINER_KINDS
 from trainlint.problem import Problem, Severity
-from trainlint.render import script
+from trainlint.render import Job, script
 from trainlint.render.trainer import framework, rendered, runtime_render
 from trainlint.rule import rule
 
@@ -28,8 +28,10 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     Flags the trainer job of a torch runtime that runs on more than one node (the
     runtime's `mlPolicy.numNodes`, or a TrainJob's `spec.trainer.numNodes`) and whose
     command runs `torchrun` with its default static rendezvous, when the job sets no
-    `backoffLimit` and the JobSet has no `failurePolicy`. It is reported on the
-    TrainJob when only the TrainJob makes the run multi-node, else on the runtime.
+    `backoffLimit` and the JobSet has no `failurePolicy`. It is reported on the runtime
+    when the runtime alone runs torchrun so on several nodes, else on the TrainJob, at what
+    it brings: its `numNodes`, or its command (a runtime of two nodes that leaves the
+    command to its TrainJobs).
     (With a `failurePolicy.maxRestarts` above 0, TL401 covers the same job.)
 
     ## Why is this bad?
@@ -118,7 +120,7 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     ):
         return  # set, not Kubernetes' default
     node = trainer.container("node")
-    if trainer.pods <= 1 or node is None or not script.static_rendezvous(script.read(node)):
+    if node is None or not _hangs(trainer):
         return
     if manifest.kind != "TrainJob":
         template = trainer.origin("template")
@@ -126,9 +128,14 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
         path = (*template.path, *(("spec",) if "spec" in written else ()))
     else:
         alone = runtime_render(runtime, ctx).trainer
-        if (alone is not None and alone.pods > 1) or trainer.pods_at.manifest is not manifest:
+        if alone is not None and _hangs(alone):
+            return  # the runtime's own finding
+        launcher = script.torchrun(script.read(node))
+        at = trainer.pods_at if trainer.pods_at.manifest is manifest else (
+            launcher[1] if launcher is not None else None)
+        if at is None or at.manifest is not manifest:
             return
-        path = trainer.pods_at.path
+        path = at.path
     yield Problem(
         path,
         f"trainer job `{trainer.name}` runs on {trainer.pods} torch nodes with `backoffLimit` "
@@ -138,3 +145,9 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
         f"{DEFAULT_BACKOFF_LIMIT} times) cannot rejoin it and each retry hangs until the "
         "rendezvous or NCCL timeout; set `backoffLimit: 0`",
     )
+
+
+def _hangs(trainer: Job) -> bool:
+    """Whether a trainer job runs torchrun's static rendezvous on several nodes."""
+    node = trainer.container("node")
+    return trainer.pods > 1 and node is not None and script.static_rendezvous(script.read(node))
