@@ -189,6 +189,36 @@ def _shell(text: str) -> tuple[tuple[Found, ...], tuple[str, ...]]:
     return tuple(settings), tuple(words)
 
 
+#: Shells whose command string (`-c`) is a script.
+SHELLS = frozenset({"sh", "bash", "dash", "ash", "zsh", "ksh"})
+#: A shell's long options that take the next word as their value.
+_VALUED = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
+
+
+def shell_script(container: Container) -> tuple[str, Origin] | None:
+    """The script a container's shell runs, with its origin: the first operand of a shell
+    given `-c` in an option cluster (`sh -c`, `bash -ec`, `bash -o pipefail -c`), also
+    when started by `env`."""
+    words = [*container.strings("command"), *container.strings("args")]
+    at = 0
+    if words and posixpath.basename(words[0][0]) == "env":
+        at = 1
+        while at < len(words) and (words[at][0].startswith("-")
+                                   or _ASSIGNMENT.fullmatch(words[at][0])):
+            at += 1
+    if at >= len(words) or posixpath.basename(words[at][0]) not in SHELLS:
+        return None
+    given = False
+    at += 1
+    while at < len(words) and words[at][0][:1] in ("-", "+") and words[at][0] != "-":
+        word = words[at][0]
+        at += 2 if word in _VALUED else 1
+        if word == "--":
+            break
+        given = given or (not word.startswith("--") and "c" in word[1:])
+    return words[at] if given and at < len(words) else None
+
+
 def heredoc_end(line: str) -> tuple[str, bool] | None:
     """The word that ends a heredoc started on `line`, and whether the tabs before it are
     stripped (`<<-`); None where no heredoc starts."""

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import itertools
-import posixpath
 import re
 from collections.abc import Iterator
 
@@ -9,19 +8,15 @@ from trainlint.document import Manifest
 from trainlint.engine.context import Context
 from trainlint.kinds import TRAINER_KINDS
 from trainlint.problem import Problem, Severity
-from trainlint.render import CONTAINER_NOUNS, Container
-from trainlint.render.script import heredoc_end
+from trainlint.render import CONTAINER_NOUNS
+from trainlint.render.script import heredoc_end, shell_script
 from trainlint.render.trainer import rendered
-from trainlint.render.tree import Origin
 from trainlint.rule import rule
 
-#: Shells whose `-c` word is a script.
-SHELLS = frozenset({"sh", "bash", "dash", "ash", "zsh", "ksh"})
-#: A shell's options that end in `c`: the next word is the script (`-c`, `-ec`, `-lc`).
-_SCRIPT_OPTION = re.compile(r"-[a-z]*c")
-#: A line that ends in an odd run of backslashes, then blanks (and maybe a comment): the
-#: last backslash escapes a blank, and the line ends the command.
-_BROKEN = re.compile(r"(?<!\\)(?:\\\\)*\\[ \t]+(?:#.*)?$")
+#: A backslash, then blanks to the end of the line, maybe a comment after them: it escapes
+#: a blank, and the line ends the command. (A carriage return is a blank here: a file with
+#: Windows line ends holds one before each line break.)
+_BROKEN = re.compile(r"\\[ \t\r]+(?:#.*)?")
 
 
 @rule(
@@ -32,7 +27,8 @@ _BROKEN = re.compile(r"(?<!\\)(?:\\\\)*\\[ \t]+(?:#.*)?$")
 def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does
     Renders the JobSet the controller builds (see `trainlint render`) and reads the script
-    of every container that runs a shell (`sh -c`, `bash -c`...): it flags a line that
+    of every container that runs a shell (`sh -c`, `bash -ec`, `env bash -o pipefail -c`)
+    as the shell reads it: it flags a line that
     ends in `\\` followed by spaces, tabs or a comment, when the next line goes on with
     options (`--nproc_per_node=8`).
 
@@ -45,9 +41,10 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     scheduled and the image pulled.
 
     ## When it stays silent
-    On lines whose next line does not start with an option; on the bodies of heredocs
-    (text another program reads); on a TrainJob when the script is the runtime's (reported
-    there), and when the TrainJob's runtime is not among the checked files.
+    On lines whose next line does not start with an option; on a backslash inside quotes
+    or a comment, and on the bodies of heredocs (text, or another program's); on a
+    TrainJob when the script is the runtime's (reported there), and when the TrainJob's
+    runtime is not among the checked files.
 
     ## Example
     ```yaml
@@ -91,7 +88,7 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
         return
     for kind, noun in CONTAINER_NOUNS.items():
         for container in render.containers(kind):
-            found = _script(container)
+            found = shell_script(container)
             if found is None or found[1].manifest is not manifest:
                 continue  # no shell; or the runtime's script, reported there
             for number, line, following in _broken(found[0]):
@@ -102,40 +99,56 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
                     f"(`{_shown(following)}`) runs as a command of its own, which fails"))
 
 
-def _script(container: Container) -> tuple[str, Origin] | None:
-    """The script a container's shell runs (`sh -c SCRIPT`), with its origin."""
-    words = [*container.strings("command"), *container.strings("args")]
-    if not words or posixpath.basename(words[0][0]) not in SHELLS:
-        return None
-    for (word, _), script in itertools.pairwise(words[1:]):
-        if _SCRIPT_OPTION.fullmatch(word):
-            return script
-        if not word.startswith("-"):
-            return None
-    return None
-
-
 def _broken(script: str) -> Iterator[tuple[int, str, str]]:
-    """(number, line, next line) of each line that ends a command by mistake: an escaped
-    blank at its end, and options on the next line. Heredoc bodies are skipped."""
+    """(number, line up to its backslash, next line) of each line that ends a command by
+    mistake: an escaped blank at its end, outside quotes, comments and heredoc bodies, and
+    options on the next line."""
     lines = script.split("\n")
+    quote: str | None = None  # the quote still open where a line starts
     ending: tuple[str, bool] | None = None  # of the heredoc being read
     for number, (line, following) in enumerate(itertools.pairwise(lines), start=1):
         if ending is not None:
             word, tabs = ending
-            if (line.lstrip("\t") if tabs else line).strip() == word:
+            if (line.lstrip("\t") if tabs else line).rstrip("\r") == word:
                 ending = None
             continue
-        ending = heredoc_end(line)
-        if ending is None and _BROKEN.search(line) and following.lstrip().startswith("-"):
-            yield number, line, following
+        quote, broken, ending = _scan(line, quote)
+        if broken is not None and following.lstrip().startswith("-"):
+            yield number, line[:broken + 1], following
+
+
+def _scan(
+    line: str, quote: str | None
+) -> tuple[str | None, int | None, tuple[str, bool] | None]:
+    """A line read as the shell reads it, from inside `quote` (if one is open): the quote
+    open at its end, where the backslash is if it ends in an escaped blank (and maybe a
+    comment) outside quotes, and the end word of a heredoc it starts."""
+    heredoc = None
+    at = 0
+    while at < len(line):
+        character = line[at]
+        if quote is not None:  # `\` escapes only in double quotes
+            at += 2 if character == "\\" and quote == '"' else 1
+            quote = None if character == quote else quote
+            continue
+        if character in "'\"":
+            quote = character
+        elif character == "\\":
+            if _BROKEN.fullmatch(line, at):
+                return None, at, heredoc
+            at += 1
+        elif character == "#" and (at == 0 or line[at - 1] in " \t"):
+            break  # a comment
+        elif line.startswith("<<<", at):
+            at += 2  # a here-string: its word is on this line
+        elif line.startswith("<<", at):
+            heredoc = heredoc_end(line[at:]) or heredoc
+            at += 1
+        at += 1
+    return quote, None, heredoc
 
 
 def _shown(line: str) -> str:
-    """A line of the script for a message: its words up to an escaped blank, the last 40
-    characters of them."""
+    """A line of the script for a message: its last 40 characters."""
     words = line.strip()
-    found = _BROKEN.search(words)
-    if found is not None:  # the backslashes, and none of the blanks or comment after them
-        words = f"{words[:found.start()].rstrip()} {found[0].split(maxsplit=1)[0]}"
     return words if len(words) <= 40 else f"…{words[-40:]}"
