@@ -171,11 +171,36 @@ QUANTITY_WORDS = (
 _NEAR_QUANTITY = re.compile(r"([+-]?[0-9.]+)\s*([A-Za-z]*)")
 
 
-#: What a TrainJob changes its runtime's pods with, by release (one of them each).
-_PATCHES = ("runtimePatches", "podTemplateOverrides", "podSpecOverrides")
-#: The Kubernetes types whose fields, written under a TrainJob's `spec.trainer`, belong
-#: in a pod template, with what messages call them.
-_POD_PARTS = (("io.k8s.api.core.v1.PodSpec", "pod"), ("io.k8s.api.core.v1.Container", "container"))
+#: What a TrainJob changes its runtime's pods with (one field each release), and the way
+#: from its `spec` to the pod spec it changes (`[]`: an item).
+_PATCHED_PODS = {
+    "runtimePatches": ("runtimePatches", "[]", "trainingRuntimeSpec", "template", "spec",
+                       "replicatedJobs", "[]", "template", "spec", "template", "spec"),
+    "podTemplateOverrides": ("podTemplateOverrides", "[]", "spec"),
+    "podSpecOverrides": ("podSpecOverrides", "[]"),
+}
+#: Keys of a TrainJob that another key of it means, by (kind, path, key): a container's
+#: `resources` written under `spec.trainer`, whose own name is longer.
+_MEANT: dict[tuple[str | int, ...], str] = {
+    ("TrainJob", "spec", "trainer", "resources"): "resourcesPerNode",
+}
+#: The Kubernetes types whose fields, written one floor up (under a TrainJob's
+#: `spec.trainer`: a pod's and a container's; in a runtime's JobSet spec: all three),
+#: belong in a replicatedJob, with what messages call them and where each goes there.
+_POD_PARTS = (("io.k8s.api.batch.v1.JobSpec", "Job"), ("io.k8s.api.core.v1.PodSpec", "pod"),
+              ("io.k8s.api.core.v1.Container", "container"))
+_IN_JOBS = ("job template (`replicatedJobs[].template.spec`)",
+            "pod template (`replicatedJobs[].template.spec.template.spec`)",
+            "containers (`replicatedJobs[].template.spec.template.spec.containers[]`)")
+
+
+def _below(node: Node | None, keys: tuple[str, ...]) -> Node | None:
+    """The schema node `keys` lead to from `node` (`[]`: an item), None where none does."""
+    for key in keys:
+        if node is None:
+            return None
+        node = node.items if key == "[]" else node.fields.get(key)
+    return node
 
 
 class _Walker:
@@ -318,11 +343,12 @@ class _Walker:
             return
         message = (f"unknown field `{key}` in `{where}` ({self.schema_name(core)} schema): the "
                    "API server prunes it silently, so it has no effect; ")
-        belongs = self.belongs(key, path)
+        meant = _MEANT.get((self.kind, *path, key)) if len(path) == 2 else None
+        belongs = self.belongs(key, path) if meant is None else None
         if belongs is not None:
             self.add(Flaw.UNKNOWN_FIELD, [*path, key], message + belongs)
             return
-        found = close_matches(key, [*node.fields, *node.elsewhere])
+        found = [meant] if meant else close_matches(key, [*node.fields, *node.elsewhere])
         guess = found[0] if found else None
         if guess is None:
             message += "remove it or fix its name"
@@ -338,8 +364,9 @@ class _Walker:
     def belongs(self, key: str, path: list[str | int]) -> str | None:
         """Where a key unknown here is a field, the advice for it: a runtime's `spec` key
         written in a TrainJob's (`podGroupPolicy`), a pod's or a container's under a
-        TrainJob's `spec.trainer` (`nodeSelector`, `volumeMounts`) or directly in a
-        runtime's JobSet spec (`hostIPC`)."""
+        TrainJob's `spec.trainer` (`nodeSelector`, `volumeMounts`; the release's patch
+        field named only where it takes the key) or directly in a runtime's JobSet spec
+        (`hostIPC`)."""
         if self.kind == "TrainJob" and path == ["spec"]:
             runtime = tree("TrainingRuntime", self.release).fields.get("spec")
             if runtime is None or key not in runtime.fields:
@@ -347,18 +374,21 @@ class _Walker:
             return ("it is a field of a runtime's `spec`: set it in the TrainingRuntime or "
                     "ClusterTrainingRuntime")
         if self.kind == "TrainJob" and path == ["spec", "trainer"]:
-            spec = tree("TrainJob", self.release).fields["spec"].fields
-            patches = next(name for name in _PATCHES if name in spec)
-            where = (f"set it in the runtime's pod template, or for this TrainJob in "
-                     f"`spec.{patches}`")
-        elif self.kind in RUNTIME_KINDS and path == ["spec", "template", "spec"]:
-            where = ("set it in the pod template of each replicatedJob "
-                     "(`replicatedJobs[].template.spec.template.spec`)")
-        else:
-            return None
-        for definition, what in _POD_PARTS:
-            if key in self.converter.definition(definition, embedded=True).fields:
-                return f"it is a field of a {what}: {where}"
+            spec = tree("TrainJob", self.release).fields["spec"]
+            patches = next(name for name in _PATCHED_PODS if name in spec.fields)
+            pod = _below(spec, _PATCHED_PODS[patches])
+            patched = {"pod": pod, "container": _below(pod, ("containers", "[]"))}
+            for definition, what in _POD_PARTS[1:]:
+                if key in self.converter.definition(definition, embedded=True).fields:
+                    taken = patched[what]
+                    also = (f", or for this TrainJob in `spec.{patches}`"
+                            if taken is not None and key in taken.fields else "")
+                    return f"it is a field of a {what}: set it in the runtime's pod template{also}"
+        if self.kind in RUNTIME_KINDS and path == ["spec", "template", "spec"]:
+            for (definition, what), where in zip(_POD_PARTS, _IN_JOBS, strict=True):
+                if key in self.converter.definition(definition, embedded=True).fields:
+                    return (f"it is a field of a {what}: set it in each replicatedJob's "
+                            f"{where}")
         return None
 
     def missing(self, key: str, path: list[str | int]) -> None:

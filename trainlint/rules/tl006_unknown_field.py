@@ -20,10 +20,12 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     Flags fields that no schema of the selected Trainer release has (or, inside Pod and Job
     templates, PVCs and StorageClasses, no Kubernetes schema has), and suggests the nearest
     known name: `numNode` → `numNodes`. `--fix --unsafe-fixes` renames the key when exactly
-    one known name is that close and the mapping does not have it yet. A field written one
-    floor off is told where it belongs instead: a runtime's `podGroupPolicy` in a TrainJob's
-    `spec`, a pod's `nodeSelector` or a container's `volumeMounts` under `spec.trainer`, a
-    pod's `hostIPC` directly in a runtime's JobSet spec.
+    one known name is that close and the mapping does not have it yet (a container's
+    `resources` under `spec.trainer` means `resourcesPerNode`). A field written one floor
+    off is told where it belongs instead: a runtime's `podGroupPolicy` in a TrainJob's
+    `spec`; a pod's `nodeSelector` or a container's `volumeMounts` under `spec.trainer`
+    (the runtime's pod template, and the release's patch field where it takes the key); a
+    Job's `backoffLimit` or a pod's `hostIPC` directly in a runtime's JobSet spec.
 
     ## Why is this bad?
     Unknown fields of a custom resource are pruned silently: under the default
