@@ -109,7 +109,7 @@ RULES: tuple[tuple[Any, ...], ...] = (
     ('TL502', 'save-steps-without-save-total-limit', ('ClusterTrainingRuntime', 'TrainJob', 'TrainingRuntime'), (2, 0), None, True, 'tl502_save_steps_without_save_total_limit', 'Add `save_total_limit` (for example 3) next to `save_steps`.'),
     ('TL503', 'torch-elastic-policy-ignored', ('ClusterTrainingRuntime', 'TrainingRuntime'), (2, 0), (2, 1), False, 'tl503_torch_elastic_policy_ignored', 'Remove `elasticPolicy`; use `numNodes` and the JobSet `failurePolicy.maxRestarts`.'),
     ('TL504', 'empty-mpi-implementation', ('ClusterTrainingRuntime', 'TrainingRuntime'), (2, 1), None, False, 'tl504_empty_mpi_implementation', 'Set `mpiImplementation: OpenMPI`, or leave the field out.'),
-    ('TL505', 'unset-rendezvous-variable', ('TrainJob',), (2, 0), None, False, 'tl505_unset_rendezvous_variable', 'Use the variables the framework plugin sets (`$(PET_MASTER_ADDR)`, `$(PET_MASTER_PORT)`, `$(PET_NODE_RANK)`, `$(PET_NNODES)`), or set the variable in `spec.trainer.env`.'),
+    ('TL505', 'unset-rendezvous-variable', ('TrainJob',), (2, 0), None, False, 'tl505_unset_rendezvous_variable', "Use the variables the framework plugin sets in the trainer's container (`$(PET_MASTER_ADDR)`, `$(PET_MASTER_PORT)`, `$(PET_NODE_RANK)`, `$(PET_NNODES)`), or define the variable in the container's `env`."),
 )
 # End of what it writes.
 

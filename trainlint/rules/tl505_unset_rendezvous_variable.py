@@ -6,6 +6,7 @@ from trainlint.document import Manifest
 from trainlint.engine.context import Context
 from trainlint.problem import Problem, Related, Severity
 from trainlint.render import CONTAINER_NOUNS, Container
+from trainlint.render.script import shell_script
 from trainlint.render.trainer import rendered
 from trainlint.rule import rule
 
@@ -41,9 +42,9 @@ def references(text: str) -> Iterator[str]:
     "TL505", "unset-rendezvous-variable",
     kinds={"TrainJob"}, severity=Severity.WARNING,
     remediation=(
-        "Use the variables the framework plugin sets (`$(PET_MASTER_ADDR)`, "
-        "`$(PET_MASTER_PORT)`, `$(PET_NODE_RANK)`, `$(PET_NNODES)`), or set the variable in "
-        "`spec.trainer.env`."
+        "Use the variables the framework plugin sets in the trainer's container "
+        "(`$(PET_MASTER_ADDR)`, `$(PET_MASTER_PORT)`, `$(PET_NODE_RANK)`, `$(PET_NNODES)`), "
+        "or define the variable in the container's `env`."
     ),
 )
 def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
@@ -57,9 +58,13 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     own variables, and leaves a reference to a variable it does not have as written. The
     Training Operator v1 set these four for every PyTorchJob replica; no Trainer release
     does (its torch plugin sets `PET_MASTER_ADDR`, `PET_MASTER_PORT`, `PET_NODE_RANK`,
-    `PET_NNODES` and `PET_NPROC_PER_NODE`). The program gets the literal text:
-    `--rdzv-endpoint=$(MASTER_ADDR):$(MASTER_PORT)` is no address, and torchrun fails on
-    every node, after the pods were scheduled and the image pulled.
+    `PET_NNODES` and `PET_NPROC_PER_NODE`, in the trainer's container only). The program
+    gets the literal text: `--rdzv-endpoint=$(MASTER_ADDR):$(MASTER_PORT)` is no address,
+    and torchrun fails on every node, after the pods were scheduled and the image pulled.
+    In a shell's script (`sh -c`), the shell then runs `MASTER_ADDR` as a command, which
+    does not exist, and the word is left empty. (A Service named `master` in the namespace
+    would give the pods a `MASTER_PORT` of its own, `tcp://<address>:<port>`: no port
+    either.)
 
     ## When it stays silent
     When the container sets the variable (`env`, in the runtime or the TrainJob), or takes
@@ -119,6 +124,7 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
 def _unset(job: Manifest, container: Container) -> Iterator[Problem]:
     """A finding per key of the container's command and args that refers to a variable of
     `OPERATOR_V1` the container does not have (each name once a key)."""
+    script = shell_script(container)
     for key in ("command", "args"):
         for text, origin in container.strings(key):
             names = dict.fromkeys(name for name in references(text)
@@ -127,11 +133,15 @@ def _unset(job: Manifest, container: Container) -> Iterator[Problem]:
                 instead = [f"`{other}`" for other in OPERATOR_V1[name] if other in container.env]
                 hint = (f" (the Training Operator v1 set it; Trainer sets "
                         f"{' and '.join(instead)} instead)" if instead else "")
+                outcome = (
+                    f"the shell runs `{name}` as a command, which fails, and leaves the word "
+                    "empty" if script is not None and script[1] == origin
+                    else f"the program reads the text `$({name})`"
+                )
                 message = (
                     f"`$({name})` in the {key} of {CONTAINER_NOUNS[container.kind]} "
                     f"`{container.name}` refers to a variable it does not have: Kubernetes "
-                    f"passes it on as written, and the program reads the text `$({name})`"
-                    f"{hint}"
+                    f"passes it on as written, and {outcome}{hint}"
                 )
                 if origin.manifest is job:
                     yield Problem(origin.path, message)
