@@ -2,12 +2,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from trainlint.document import Manifest
+from trainlint.document import Manifest, mappings
 from trainlint.engine.context import Context
 from trainlint.problem import Problem, Related, Severity
 from trainlint.render import CONTAINER_NOUNS, Container
 from trainlint.render.script import shell_script
 from trainlint.render.trainer import rendered
+from trainlint.render.tree import Origin
 from trainlint.rule import rule
 
 #: The variables the Training Operator v1 gave every replica of a PyTorchJob, which no
@@ -51,7 +52,11 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does
     Renders the JobSet the controller builds for the TrainJob (see `trainlint render`) and
     flags a `$(MASTER_ADDR)`, `$(MASTER_PORT)`, `$(WORLD_SIZE)` or `$(RANK)` reference in
-    the command or args of a container whose variables do not include that name.
+    the command or args of a container whose variables do not include that name, and a
+    variable whose value refers to one a framework plugin injects
+    (`MASTER_ADDR: $(PET_MASTER_ADDR)` in `spec.trainer.env`): the plugin appends its own
+    after the variables the runtime and the TrainJob set, and a value is expanded only
+    from the variables before it, so the alias holds the text.
 
     ## Why is this bad?
     Kubernetes expands `$(NAME)` in a container's command and args from the container's
@@ -117,6 +122,7 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
         return
     for kind in CONTAINER_NOUNS:
         for container in render.containers(kind):
+            yield from _set_after(job, container)
             if not container.body.get("envFrom"):
                 yield from _unset(job, container)
 
@@ -143,8 +149,39 @@ def _unset(job: Manifest, container: Container) -> Iterator[Problem]:
                     f"`{container.name}` refers to a variable it does not have: Kubernetes "
                     f"passes it on as written, and {outcome}{hint}"
                 )
-                if origin.manifest is job:
-                    yield Problem(origin.path, message)
-                elif origin.manifest is not None:
-                    yield Problem(("spec", "runtimeRef"), message, related=(
-                        Related(origin.manifest, origin.path, f"the runtime's {key} item"),))
+                yield from _at(job, origin, message, f"the runtime's {key} item")
+
+
+def _set_after(job: Manifest, container: Container) -> Iterator[Problem]:
+    """A finding per variable whose value refers to one a framework plugin injects only
+    after it (`MASTER_ADDR: $(PET_MASTER_ADDR)` in `spec.trainer.env`): Kubernetes expands
+    a value from the variables before it, and the plugin appends its own after those the
+    objects set."""
+    defined: set[str] = set()
+    for index, item in mappings(container.body.get("env")):
+        value, name = item.get("value"), item.get("name")
+        for referred in dict.fromkeys(references(value) if isinstance(value, str) else ()):
+            later = container.env.get(referred)
+            if referred in defined or later is None or later[0] < index:
+                continue
+            injected = container.origin("env", later[0])
+            if injected.note is None:
+                continue  # set by an object: where it lands beside this one is the merge's
+            yield from _at(job, container.origin("env", index, "value"), (
+                f"`$({referred})` in the value of `{name}` ({CONTAINER_NOUNS[container.kind]} "
+                f"`{container.name}`) refers to a variable set only after it ({injected.note}, "
+                f"after the variables the objects set): Kubernetes expands a value from the "
+                f"variables before it, so `{name}` is the text `$({referred})`"),
+                "the runtime's variable")
+        if isinstance(name, str):
+            defined.add(name)
+
+
+def _at(job: Manifest, origin: Origin, message: str, what: str) -> Iterator[Problem]:
+    """The finding on the TrainJob: at the key, where the TrainJob wrote it, else at its
+    `runtimeRef`, with the runtime's key beside it."""
+    if origin.manifest is job:
+        yield Problem(origin.path, message)
+    elif origin.manifest is not None:
+        yield Problem(("spec", "runtimeRef"), message,
+                      related=(Related(origin.manifest, origin.path, what),))
