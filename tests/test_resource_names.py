@@ -32,6 +32,8 @@ def test_names_kubernetes_takes(name: str) -> None:
     ("nvidia.com/-gpu", f"name part {SHAPE}"),
     ("gpu ", f"name part {SHAPE}"),
     ("x" * 64, "name part must be no more than 63 characters"),
+    ("requests.nvidia.com/gpu", "doesn't follow extended resource name standard"),
+    (f"{'a' * 250}/gpu", "doesn't follow extended resource name standard"),
     (f"{'a' * 254}/gpu", "prefix part a lowercase RFC 1123 subdomain must consist of lower "
      "case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric "
      "character"),

@@ -37,6 +37,9 @@ def refusal(name: str) -> str | None:
     found = (_prefix_refusal(prefix) if slash else None) or _name_refusal(short)
     if found is None and not slash and name not in STANDARD and not name.startswith("hugepages-"):
         return "must be a standard resource for containers"
+    if found is None and slash and "kubernetes.io/" not in name and (
+            name.startswith("requests.") or len(prefix) > 253 - len("requests.")):
+        return "doesn't follow extended resource name standard"  # its quota's name is none
     return found
 
 
