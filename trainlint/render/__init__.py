@@ -67,6 +67,11 @@ class Container(_Named):
     def path(self) -> KeyPath:
         return (*self.job.pod_path, self.kind, self.index)
 
+    @property
+    def noun(self) -> str:
+        """What messages call it: `container` or `init container`."""
+        return CONTAINER_NOUNS[self.kind]
+
     def origin(self, *keys: str | int) -> Origin:
         return self.job.render.tree.origin_below(self.path, self._located, keys)
 
@@ -231,6 +236,11 @@ class Render:
     def containers(self, kind: str = "containers") -> Iterator[Container]:
         for job in self.jobs:
             yield from job.containers(kind)
+
+    def every_container(self) -> Iterator[Container]:
+        """Its containers, then its init containers."""
+        for kind in CONTAINER_NOUNS:
+            yield from self.containers(kind)
 
     def workload(self) -> Iterator[Container]:
         """The containers that run the training: those of every job but the

@@ -6,7 +6,7 @@ from trainlint.document import Manifest, mapping
 from trainlint.engine.context import Context
 from trainlint.kinds import TRAINER_KINDS
 from trainlint.problem import Problem, Severity
-from trainlint.render import CONTAINER_NOUNS, TRAINER, Container
+from trainlint.render import TRAINER, Container
 from trainlint.render.trainer import rendered, trainer_of
 from trainlint.rule import rule
 
@@ -96,25 +96,24 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     render = rendered(manifest, ctx)
     if not render.complete:
         return
-    for kind in CONTAINER_NOUNS:
-        for container in render.containers(kind):
-            image = container.body.get("image")
-            if isinstance(image, str) and image.strip():
-                continue
-            declared = container.origin("name")
-            filled = _filled_by_trainjob(container)
-            if manifest.kind != "TrainJob":
-                meant = trainer_of(render) is container.job and container.name == "node"
-                if filled or meant or declared.manifest is not manifest:
-                    continue  # the TrainJob's image (TL201 says when the label is missing)
-                yield Problem(declared.path[:-1], _message(container, "every TrainJob using "
-                                                           "this runtime"))
-            elif filled:
-                trainer = mapping(mapping(manifest.body.get("spec")).get("trainer"))
-                path = ("spec", "trainer") if trainer else ("spec", "runtimeRef")
-                yield Problem(path, _message(
-                    container, "this TrainJob (it sets no `spec.trainer.image` and the "
-                    "runtime gives none)"))
+    for container in render.every_container():
+        image = container.body.get("image")
+        if isinstance(image, str) and image.strip():
+            continue
+        declared = container.origin("name")
+        filled = _filled_by_trainjob(container)
+        if manifest.kind != "TrainJob":
+            meant = trainer_of(render) is container.job and container.name == "node"
+            if filled or meant or declared.manifest is not manifest:
+                continue  # the TrainJob's image (TL201 says when the label is missing)
+            yield Problem(declared.path[:-1], _message(container, "every TrainJob using "
+                                                       "this runtime"))
+        elif filled:
+            trainer = mapping(mapping(manifest.body.get("spec")).get("trainer"))
+            path = ("spec", "trainer") if trainer else ("spec", "runtimeRef")
+            yield Problem(path, _message(
+                container, "this TrainJob (it sets no `spec.trainer.image` and the "
+                "runtime gives none)"))
 
 
 def _filled_by_trainjob(container: Container) -> bool:
@@ -124,7 +123,7 @@ def _filled_by_trainjob(container: Container) -> bool:
 
 
 def _message(container: Container, whose: str) -> str:
-    noun = CONTAINER_NOUNS[container.kind]
+    noun = container.noun
     return (
         f"{noun} `{container.name}` of job `{container.job.name}` has no image: the API "
         f"server rejects the Job of {whose} (`image: Required value`), so it never runs, "

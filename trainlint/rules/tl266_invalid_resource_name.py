@@ -9,7 +9,6 @@ from trainlint.engine.context import Context
 from trainlint.kinds import TRAINER_KINDS
 from trainlint.patches import SUBDOMAIN_FORMAT
 from trainlint.problem import Problem, Severity
-from trainlint.render import CONTAINER_NOUNS
 from trainlint.render.checkpoint import first_on
 from trainlint.render.trainer import rendered
 from trainlint.rule import rule
@@ -126,14 +125,14 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
                 yield Problem(("spec", "trainer", "resourcesPerNode", part, name),
                               _message(name, part, "the trainer's container"))
         return
-    for kind, noun in CONTAINER_NOUNS.items():
-        for container in render.containers(kind):
-            resources = mapping(container.body.get("resources"))
-            for part in ("limits", "requests"):
-                for name in _refused(mapping(resources.get(part))):
-                    at = first_on(manifest, container.origin("resources", part, name))
-                    if at is not None:
-                        yield Problem(at.path, _message(name, part, f"{noun} `{container.name}`"))
+    for container in render.every_container():
+        resources = mapping(container.body.get("resources"))
+        for part in ("limits", "requests"):
+            for name in _refused(mapping(resources.get(part))):
+                at = first_on(manifest, container.origin("resources", part, name))
+                if at is not None:
+                    whose = f"{container.noun} `{container.name}`"
+                    yield Problem(at.path, _message(name, part, whose))
 
 
 def _refused(amounts: dict[str, Any]) -> Iterator[str]:

@@ -9,7 +9,6 @@ from trainlint.document import KeyPath, Manifest
 from trainlint.engine.context import Context
 from trainlint.kinds import TRAINER_KINDS
 from trainlint.problem import Edit, Fix, Problem, Severity
-from trainlint.render import CONTAINER_NOUNS
 from trainlint.render.trainer import rendered
 from trainlint.rule import rule
 
@@ -72,25 +71,24 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     render = rendered(manifest, ctx)
     if not render.complete:
         return
-    for kind, noun in CONTAINER_NOUNS.items():
-        for container in render.containers(kind):
-            command = container.body.get("command")
-            if not isinstance(command, list) or not command:
-                continue
-            first = command[0]
-            if not isinstance(first, str) or not _one_word_too_many(first):
-                continue
-            origin = container.origin("command", 0)
-            if origin.manifest is not manifest or origin.note is not None:
-                continue  # the runtime's, reported there; or the controller's
-            yield Problem(
-                origin.path,
-                f"the command of {noun} `{container.name}` of job `{container.job.name}` "
-                f"starts with `{first.strip()}` as one item: Kubernetes runs no shell, so it "
-                f"looks for an executable named `{first.strip()}`, finds none, and the "
-                "container fails to start while the Job retries it until its backoffLimit",
-                fix=_split(origin.path, first),
-            )
+    for container in render.every_container():
+        command = container.body.get("command")
+        if not isinstance(command, list) or not command:
+            continue
+        first = command[0]
+        if not isinstance(first, str) or not _one_word_too_many(first):
+            continue
+        origin = container.origin("command", 0)
+        if origin.manifest is not manifest or origin.note is not None:
+            continue  # the runtime's, reported there; or the controller's
+        yield Problem(
+            origin.path,
+            f"the command of {container.noun} `{container.name}` of job `{container.job.name}` "
+            f"starts with `{first.strip()}` as one item: Kubernetes runs no shell, so it "
+            f"looks for an executable named `{first.strip()}`, finds none, and the "
+            "container fails to start while the Job retries it until its backoffLimit",
+            fix=_split(origin.path, first),
+        )
 
 
 def _one_word_too_many(item: str) -> bool:

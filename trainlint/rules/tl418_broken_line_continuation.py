@@ -9,7 +9,6 @@ from trainlint.document import Manifest
 from trainlint.engine.context import Context
 from trainlint.kinds import TRAINER_KINDS
 from trainlint.problem import Problem, Severity
-from trainlint.render import CONTAINER_NOUNS
 from trainlint.render.script import heredoc_end, shell_script
 from trainlint.render.trainer import rendered
 from trainlint.rule import rule
@@ -89,21 +88,20 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     render = rendered(manifest, ctx)
     if not render.complete:
         return
-    for kind, noun in CONTAINER_NOUNS.items():
-        for container in render.containers(kind):
-            found = shell_script(container)
-            if found is None or found[1].manifest is not manifest:
-                continue  # no shell; or the runtime's script, reported there
-            for number, line, following, comment in _broken(found[0]):
-                what = (f"is a comment in a command the line before continues "
-                        f"(`{_shown(line)}`): the comment ends the command"
-                        if comment else
-                        f"ends in `\\` and blanks (`{_shown(line)}`): the backslash escapes "
-                        "a blank, not the line break, so the command ends there")
-                yield Problem(found[1].path, (
-                    f"line {number} of the script of {noun} `{container.name}` {what} and "
-                    f"the next line (`{_shown(following)}`) runs as a command of its own, "
-                    "which fails"))
+    for container in render.every_container():
+        found = shell_script(container)
+        if found is None or found[1].manifest is not manifest:
+            continue  # no shell; or the runtime's script, reported there
+        for number, line, following, comment in _broken(found[0]):
+            what = (f"is a comment in a command the line before continues "
+                    f"(`{_shown(line)}`): the comment ends the command"
+                    if comment else
+                    f"ends in `\\` and blanks (`{_shown(line)}`): the backslash escapes "
+                    "a blank, not the line break, so the command ends there")
+            yield Problem(found[1].path, (
+                f"line {number} of the script of {container.noun} `{container.name}` {what} and "
+                f"the next line (`{_shown(following)}`) runs as a command of its own, "
+                "which fails"))
 
 
 def _broken(script: str) -> Iterator[tuple[int, str, str, bool]]:

@@ -5,7 +5,7 @@ from collections.abc import Iterator
 from trainlint.document import Manifest, mappings
 from trainlint.engine.context import Context
 from trainlint.problem import Problem, Related, Severity
-from trainlint.render import CONTAINER_NOUNS, Container
+from trainlint.render import Container
 from trainlint.render.script import shell_script
 from trainlint.render.trainer import rendered
 from trainlint.render.tree import Origin
@@ -120,11 +120,10 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     render = rendered(job, ctx)
     if runtime is None or not render.complete:
         return
-    for kind in CONTAINER_NOUNS:
-        for container in render.containers(kind):
-            yield from _set_after(job, container)
-            if not container.body.get("envFrom"):
-                yield from _unset(job, container)
+    for container in render.every_container():
+        yield from _set_after(job, container)
+        if not container.body.get("envFrom"):
+            yield from _unset(job, container)
 
 
 def _unset(job: Manifest, container: Container) -> Iterator[Problem]:
@@ -145,7 +144,7 @@ def _unset(job: Manifest, container: Container) -> Iterator[Problem]:
                     else f"the program reads the text `$({name})`"
                 )
                 message = (
-                    f"`$({name})` in the {key} of {CONTAINER_NOUNS[container.kind]} "
+                    f"`$({name})` in the {key} of {container.noun} "
                     f"`{container.name}` refers to a variable it does not have: Kubernetes "
                     f"passes it on as written, and {outcome}{hint}"
                 )
@@ -168,7 +167,7 @@ def _set_after(job: Manifest, container: Container) -> Iterator[Problem]:
             if injected.note is None:
                 continue  # set by an object: where it lands beside this one is the merge's
             yield from _at(job, container.origin("env", index, "value"), (
-                f"`$({referred})` in the value of `{name}` ({CONTAINER_NOUNS[container.kind]} "
+                f"`$({referred})` in the value of `{name}` ({container.noun} "
                 f"`{container.name}`) refers to a variable set only after it ({injected.note}, "
                 f"after the variables the objects set): Kubernetes expands a value from the "
                 f"variables before it, so `{name}` is the text `$({referred})`"),
