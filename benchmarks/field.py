@@ -79,7 +79,7 @@ DEBATABLE: dict[str, tuple[bool, str]] = {
         "where a checkpoint directory is on no volume only because the release checked "
         "prunes the override that mounted it (TL007 beside it), the finding is true of that "
         "release, though the run, whose model was on the same volume, fails before any "
-        "restart: kept, it names what the pruned override costs",
+        "restart: kept, it names the pruned override as the cause",
     ),
     "TL102": (
         False,

@@ -1,11 +1,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
-from trainlint.document import Manifest
+from trainlint.document import Manifest, mapping, mappings
 from trainlint.engine.context import Context
 from trainlint.kinds import TRAINER_KINDS
 from trainlint.problem import Problem, Severity
+from trainlint.release import format_version
 from trainlint.render import Container
 from trainlint.render.checkpoint import (
     CheckpointDir,
@@ -15,7 +17,7 @@ from trainlint.render.checkpoint import (
     storage,
     writers,
 )
-from trainlint.render.trainer import rendered
+from trainlint.render.trainer import OVERRIDES, rendered
 from trainlint.rule import rule
 
 #: What happens to the checkpoint, by the storage it is on.
@@ -41,7 +43,9 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     `emptyDir`, generic `ephemeral` or `hostPath` volume, or no volume at all. A TrainJob is
     judged on the JobSet the controller builds from it and its runtime (see
     `trainlint render`), its `spec.trainer` and the volumes its overrides or patches add
-    included.
+    included; where the directory is on no volume because the overrides that would mount
+    it are another release's (v2.1's `podTemplateOverrides` checked for v2.3), the message
+    says so (TL007 reports the field).
 
     ## Why is this bad?
     Trainer has no checkpoint API: resuming works only if the checkpoint outlives the pod.
@@ -137,12 +141,20 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
             at = first_on(manifest, where.volume_at, mount_at, directory.at)
             if at is None:
                 continue  # the runtime's own problem, reported on the runtime
-            yield Problem(at.path, _message(directory, where),
+            unread = _unread_mount(manifest, container.name, directory.path, ctx.trainer_version) \
+                if where.kind == "container" else None
+            yield Problem(at.path, _message(directory, where, unread, ctx.trainer_version),
                           remediation=_help(directory, where, container))
 
 
-def _message(directory: CheckpointDir, where: Storage) -> str:
-    if where.kind == "container":
+def _message(
+    directory: CheckpointDir, where: Storage, unread: tuple[str, str] | None,
+    version: tuple[int, int],
+) -> str:
+    if unread is not None:
+        place = (f"on no volume (the `{unread[0]}` that would mount `{unread[1]}` is no field "
+                 f"of Trainer {format_version(version)}: TL007)")
+    elif where.kind == "container":
         place = "on no volume (the container's own filesystem)"
     else:
         place = f"on {where.kind} volume `{where.volume}`"
@@ -150,6 +162,37 @@ def _message(directory: CheckpointDir, where: Storage) -> str:
         f"checkpoint-dir `{directory.path}` ({directory.origin}) is {place}: "
         f"{CONSEQUENCES[where.kind]}, so a restarted run starts again from step 0"
     )
+
+
+def _unread_mount(
+    job: Manifest, container: str, path: str, version: tuple[int, int]
+) -> tuple[str, str] | None:
+    """The overrides or patches field of another release in a TrainJob (which the release
+    checked prunes), and the mount path, where it mounts a volume at `path` or above it in
+    the container named `container`: why the directory is on no volume."""
+    spec = mapping(job.body.get("spec"))
+    read = OVERRIDES.get(version, "runtimePatches")
+    for field in (*OVERRIDES.values(), "runtimePatches"):
+        if field == read:
+            continue
+        for mount in _mounts(spec.get(field), container):
+            at = mount.get("mountPath")
+            if isinstance(at, str) and at and (
+                    path == at or path.startswith(at.rstrip("/") + "/")):
+                return field, at
+    return None
+
+
+def _mounts(value: object, container: str) -> Iterator[dict[str, Any]]:
+    """The volume mounts of the containers named `container` anywhere in `value`."""
+    if isinstance(value, list):
+        for item in value:
+            yield from _mounts(item, container)
+    elif isinstance(value, dict):
+        if value.get("name") == container:
+            yield from (mount for _, mount in mappings(value.get("volumeMounts")))
+        for item in value.values():
+            yield from _mounts(item, container)
 
 
 def _help(directory: CheckpointDir, where: Storage, container: Container) -> str:
