@@ -119,6 +119,24 @@ def _checkpoint_dirs(container: Container, options: CheckpointOptions) -> list[C
     return list(found.values())
 
 
+def relative_dirs(container: Container, options: CheckpointOptions) -> list[CheckpointDir]:
+    """The checkpoint directories a container's command line gives relative to a folder
+    trainlint does not know (the image's working directory: no `cd` before it), from the
+    flags and settings that name one (`--output_dir out`): where they land is unknown, but
+    not whether any volume could hold them."""
+    if saves_nothing(container) is not None:
+        return []
+    keys = _flag_keys(options.flags)
+    found: dict[str, CheckpointDir] = {}
+    for setting in script.read(container).settings:
+        value = setting.value
+        if (setting.key.rsplit(".", 1)[-1] in keys and setting.cwd is None
+                and isinstance(value, str) and value and not value.startswith(("/", "-"))
+                and "$" not in value and "://" not in value and value not in found):
+            found[value] = CheckpointDir(value, setting.origin, setting.at, setting.key)
+    return list(found.values())
+
+
 def saves_nothing(container: Container) -> str | None:
     """Why the container's own settings say it writes no checkpoint during the run, if
     they do: `save_strategy` `no`, or `save_steps` at or beyond `max_steps` (the run ends

@@ -14,6 +14,7 @@ from trainlint.render.checkpoint import (
     CheckpointOptions,
     Storage,
     first_on,
+    relative_dirs,
     storage,
     writers,
 )
@@ -43,7 +44,10 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     `emptyDir`, generic `ephemeral` or `hostPath` volume, or no volume at all. A TrainJob is
     judged on the JobSet the controller builds from it and its runtime (see
     `trainlint render`), its `spec.trainer` and the volumes its overrides or patches add
-    included; where the directory is on no volume because the overrides that would mount
+    included. A directory given relative to the image's working directory (no `cd`
+    before it) is judged by the container's volumes: when each is pod-local, or there are
+    none, no working directory can hold it past the pod. Where the directory is on no
+    volume because the overrides that would mount
     it are another release's (v2.1's `podTemplateOverrides` checked for v2.3), the message
     says so (TL007 reports the field).
 
@@ -132,7 +136,8 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
                             claimName: train-ckpt
     ```
     """
-    for container, directories in writers(rendered(manifest, ctx), ctx.options):
+    render = rendered(manifest, ctx)
+    for container, directories in writers(render, ctx.options):
         for directory in directories:
             where = storage(container, directory.path)
             if where.kind not in CONSEQUENCES:
@@ -145,6 +150,35 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
                 if where.kind == "container" else None
             yield Problem(at.path, _message(directory, where, unread, ctx.trainer_version),
                           remediation=_help(directory, where, container))
+    if render.complete:
+        for container in render.workload():
+            yield from _relative(manifest, container, ctx.options)
+
+
+def _relative(manifest: Manifest, container: Container, options: CheckpointOptions
+              ) -> Iterator[Problem]:
+    """A finding per checkpoint directory given relative to the image's working directory
+    in a container whose every volume is pod-local (or that mounts none): wherever the
+    working directory is, the checkpoint does not outlive the pod."""
+    kinds: dict[str, None] = {}
+    for _, mount in mappings(container.body.get("volumeMounts")):
+        at = mount.get("mountPath")
+        name = mount.get("name")
+        kind = storage(container, at).kind if isinstance(at, str) and at.startswith("/") else None
+        if kind not in CONSEQUENCES or kind == "container":
+            return  # a volume that may hold the working directory and outlive the pod
+        kinds[f"{kind} `{name}`"] = None
+    held = ("it mounts no volume" if not kinds
+            else f"it mounts only {', '.join(kinds)}")
+    for directory in relative_dirs(container, options):
+        at = first_on(manifest, directory.at)
+        if at is not None:
+            yield Problem(at.path, (
+                f"checkpoint-dir `{directory.path}` ({directory.origin}) is relative to the "
+                f"working directory of {container.noun} `{container.name}`, and {held}: "
+                "wherever it lands, it does not outlive the pod, so a restarted run starts "
+                "again from step 0"), remediation=_help(directory, Storage("container"),
+                                                          container))
 
 
 def _message(
