@@ -126,13 +126,12 @@ def relative_dirs(container: Container, options: CheckpointOptions) -> list[Chec
     not whether any volume could hold them."""
     if saves_nothing(container) is not None:
         return []
-    keys = _flag_keys(options.flags)
     found: dict[str, CheckpointDir] = {}
-    for setting in script.read(container).settings:
+    for setting in _naming_settings(container, options):
         value = setting.value
-        if (setting.key.rsplit(".", 1)[-1] in keys and setting.cwd is None
-                and isinstance(value, str) and value and not value.startswith(("/", "-"))
-                and "$" not in value and "://" not in value and value not in found):
+        if (setting.cwd is None and isinstance(value, str) and value
+                and not value.startswith(("/", "-")) and "$" not in value
+                and "://" not in value and value not in found):
             found[value] = CheckpointDir(value, setting.origin, setting.at, setting.key)
     return list(found.values())
 
@@ -179,11 +178,20 @@ def _candidates(
             value = _literal(variable)
             if value is not None:
                 yield CheckpointDir(value, f"env {name}", container.origin("env", index), name)
-    keys = _flag_keys(options.flags)
-    for setting in script.read(container).settings:
+    for setting in _naming_settings(container, options):
         path = setting.path()
-        if setting.key.rsplit(".", 1)[-1] in keys and path is not None:
+        if path is not None:
             yield CheckpointDir(path, setting.origin, setting.at, setting.key)
+
+
+def _naming_settings(
+    container: Container, options: CheckpointOptions
+) -> Iterator[script.Setting]:
+    """The settings of a container's command line that name a checkpoint directory (a flag
+    or key such as `output_dir`, however nested: `trainer.output_dir`)."""
+    keys = _flag_keys(options.flags)
+    return (setting for setting in script.read(container).settings
+            if setting.key.rsplit(".", 1)[-1] in keys)
 
 
 class _DirectoryNames:

@@ -160,6 +160,9 @@ def _relative(manifest: Manifest, container: Container, options: CheckpointOptio
     """A finding per checkpoint directory given relative to the image's working directory
     in a container whose every volume is pod-local (or that mounts none): wherever the
     working directory is, the checkpoint does not outlive the pod."""
+    directories = relative_dirs(container, options)
+    if not directories:
+        return  # most containers: no volume looked at
     kinds: dict[str, None] = {}
     for _, mount in mappings(container.body.get("volumeMounts")):
         at = mount.get("mountPath")
@@ -170,7 +173,7 @@ def _relative(manifest: Manifest, container: Container, options: CheckpointOptio
         kinds[f"{kind} `{name}`"] = None
     held = ("it mounts no volume" if not kinds
             else f"it mounts only {', '.join(kinds)}")
-    for directory in relative_dirs(container, options):
+    for directory in directories:
         at = first_on(manifest, directory.at)
         if at is not None:
             yield Problem(at.path, (
