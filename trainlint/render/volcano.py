@@ -13,6 +13,8 @@ from trainlint.patches import PATCH_JOBS
 QUEUE = "scheduling.volcano.sh/queue-name"
 #: A runtime's JobSet template annotations.
 TEMPLATE_ANNOTATIONS: KeyPath = ("spec", "template", "metadata", "annotations")
+#: A TrainJob's runtime patches (v2.2+).
+PATCHES: KeyPath = ("spec", "runtimePatches")
 
 
 def uses_volcano(runtime: Manifest) -> bool:
@@ -27,5 +29,5 @@ def queue_places(manifest: Manifest, version: tuple[int, int]) -> list[KeyPath]:
     if version <= (2, 1):
         return [("spec", "annotations")]
     template = PATCH_JOBS[:2]
-    return [("spec", "runtimePatches", index, *template, "metadata", "annotations")
-            for index, _ in mappings(dig(manifest.body, "spec", "runtimePatches"))]
+    return [(*PATCHES, index, *template, "metadata", "annotations")
+            for index, _ in mappings(dig(manifest.body, *PATCHES))]

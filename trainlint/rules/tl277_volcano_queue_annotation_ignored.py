@@ -8,12 +8,17 @@ from trainlint.kinds import TRAINER_KINDS
 from trainlint.patches import PATCH_JOBS
 from trainlint.problem import Problem, Related, Severity
 from trainlint.render.trainer import JOBS
-from trainlint.render.volcano import QUEUE, TEMPLATE_ANNOTATIONS, queue_places, uses_volcano
+from trainlint.render.volcano import (
+    PATCHES,
+    QUEUE,
+    TEMPLATE_ANNOTATIONS,
+    queue_places,
+    uses_volcano,
+)
 from trainlint.rule import rule
 
-#: A TrainJob's pod template overrides (v2.1) and runtime patches (v2.2+).
-OVERRIDES: KeyPath = ("spec", "podTemplateOverrides")
-PATCHES: KeyPath = ("spec", "runtimePatches")
+#: A TrainJob's pod template overrides (v2.1).
+POD_OVERRIDES: KeyPath = ("spec", "podTemplateOverrides")
 
 
 @rule(
@@ -140,9 +145,9 @@ def _unread(manifest: Manifest, version: tuple[int, int]) -> Iterator[tuple[KeyP
                 for index, job in mappings(dig(manifest.body, *JOBS))]
     elif version <= (2, 1):
         jobs = []
-        places += [((*OVERRIDES, index, "metadata", "annotations"),
+        places += [((*POD_OVERRIDES, index, "metadata", "annotations"),
                     f"`podTemplateOverrides[{index}].metadata` (the pods')")
-                   for index, _ in mappings(dig(manifest.body, *OVERRIDES))]
+                   for index, _ in mappings(dig(manifest.body, *POD_OVERRIDES))]
     else:
         jobs = [((*PATCHES, index, *PATCH_JOBS, number),
                  f"job `{job.get('name')}` of runtime patch {index}")
