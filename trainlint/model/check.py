@@ -343,7 +343,7 @@ class _Walker:
             return
         message = (f"unknown field `{key}` in `{where}` ({self.schema_name(core)} schema): the "
                    "API server prunes it silently, so it has no effect; ")
-        meant = _MEANT.get((self.kind, *path, key)) if len(path) == 2 else None
+        meant = _MEANT.get((self.kind, *path, key))
         belongs = self.belongs(key, path) if meant is None else None
         if belongs is not None:
             self.add(Flaw.UNKNOWN_FIELD, [*path, key], message + belongs)
