@@ -17,8 +17,9 @@ from trainlint.config.settings import Settings
 from trainlint.engine.run import Run
 from trainlint.loader import load
 from trainlint.run import check as checking
-from trainlint.run.cache import MARKERS, Cache, build_fingerprint
+from trainlint.run.cache import MARKERS, Cache
 from trainlint.run.check import Outcome, check
+from trainlint.version import build_fingerprint
 
 RUNTIME = """\
 apiVersion: trainer.kubeflow.org/v1alpha1
@@ -364,6 +365,7 @@ def test_files_of_other_builds_are_removed(project: Path, tmp_path: Path) -> Non
     folder.mkdir()
     (folder / "findings-0000000000000000.json").write_text("{}")
     (folder / "index-0000000000000000.json").write_text("{}")
+    (folder / "config-0000000000000000.json").write_text("{}")
     (folder / "notes.txt").write_text("mine")
     run_cached(project, folder)
     cache = Cache(folder)

@@ -272,7 +272,8 @@ def check(
         # The cluster knows which runtimes it has: none is assumed.
         bundled_runtimes=False if no_bundled_runtimes or from_cluster else None,
     )
-    chosen = _select(paths, config_file, isolated, overrides, stdin_filename)
+    chosen = _select(paths, config_file, isolated, overrides, stdin_filename, keep=not no_cache,
+                     cache_dir=cache_dir)
     names, where = chosen.names, chosen.settings
     cluster = _from_cluster(kubeconfig, context_name, cluster_timeout) if from_cluster else []
     quotable = _quotable(paths, stdin_filename)
@@ -634,15 +635,19 @@ class _Chosen(NamedTuple):
 
 def _select(
     paths: tuple[str, ...], config_file: str | None, isolated: bool,
-    overrides: dict[str, Any], stdin_filename: str,
+    overrides: dict[str, Any], stdin_filename: str, *, keep: bool = False,
+    cache_dir: Path | None = None,
 ) -> _Chosen:
+    """The files a run reads and their settings; `keep`: validated configurations are kept
+    in cache folders (`config.kept`), the command line's in `cache_dir` if given."""
     from trainlint.config.builders import Builders
     from trainlint.config.files import Configuration, Resolver, context_files, discover
     from trainlint.errors import ConfigError
 
     where: dict[str, Settings] = {}
     try:
-        resolver = Resolver(config_file, isolated=isolated, overrides=overrides)
+        resolver = Resolver(config_file, isolated=isolated, overrides=overrides, keep=keep,
+                            cache_dir=cache_dir)
         found = list(dict.fromkeys(discover(paths or (".",), resolver)))  # each file once
         builders = Builders()
         builders.read_among(found)

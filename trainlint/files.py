@@ -13,7 +13,10 @@ import errno
 import os
 import stat
 from collections.abc import Iterable, Iterator
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 #: The largest input read whole. A Kubernetes object is at most 1.5 MiB (etcd's limit),
 #: and checking a text whole takes about fifteen times its size in memory: a larger file
@@ -110,6 +113,21 @@ def read_stream(stream: BinaryIO) -> bytes:
     if len(data) > MAX_FILE_BYTES:
         raise TooLarge
     return data
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Replace the file atomically: a concurrent run reads the old one or the new one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # A name no other run picks, as `tempfile.mkstemp` would (whose import, with that of
+    # `uuid`, a pre-commit run would pay for).
+    temporary = path.parent / f".{path.name}.{os.urandom(16).hex()}.tmp"
+    handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(text)
+        temporary.replace(path)
+    finally:
+        temporary.unlink(missing_ok=True)
 
 
 def _check_regular(status: os.stat_result) -> None:

@@ -19,8 +19,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from trainlint.config import kept
 from trainlint.config.builders import CHART, KUSTOMIZATION_NAMES
-from trainlint.config.defaults import DEFAULTS
+from trainlint.config.defaults import DEFAULT_CACHE_DIR, DEFAULTS
 from trainlint.config.settings import Settings
 from trainlint.errors import ConfigError
 from trainlint.options import RuleOptions
@@ -142,8 +143,9 @@ def _spec(patterns: Sequence[str]) -> GitIgnoreSpec | None:
 # --- reading files ---
 
 
-def read_layer(path: Path) -> Layer | None:
-    """The trainlint keys of a configuration file; None for a pyproject.toml without them."""
+def read_layer(path: Path, *, keep: bool = False) -> Layer | None:
+    """The trainlint keys of a configuration file; None for a pyproject.toml without them.
+    `keep`: what they validate to is kept in the cache folder they name (`config.kept`)."""
     shown = _shown(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -162,7 +164,12 @@ def read_layer(path: Path) -> Layer | None:
     if not isinstance(data, dict):
         raise ConfigError(f"{shown}: {prefix or 'the file'} must be a table of keys")
     origin = f"{shown} [tool.trainlint]" if prefix else shown
-    return Layer(origin, validate(data, shown, prefix), path.parent.resolve(), prefix)
+    named = data.get("cache-dir")
+    folder = path.parent / (named if isinstance(named, str) else DEFAULT_CACHE_DIR)
+    keys = kept.validated(
+        folder if keep else None, f"{path.name}\n{text}", lambda: validate(data, shown, prefix)
+    )
+    return Layer(origin, keys, path.parent.resolve(), prefix)
 
 
 def validate(data: dict[str, Any], where: str, prefix: str = "") -> dict[str, Any]:
@@ -333,16 +340,25 @@ class Resolver:
 
     def __init__(
         self, config: str | None = None, *, isolated: bool = False,
-        overrides: dict[str, Any] | None = None,
+        overrides: dict[str, Any] | None = None, keep: bool = False,
+        cache_dir: Path | None = None,
     ) -> None:
-        keys = validate(overrides or {}, COMMAND_LINE, "--")
+        """`keep`: what configurations validate to is kept in cache folders (`config.kept`),
+        the command line's keys in its `cache_dir` or the working folder's default one."""
+        given = overrides or {}
+        folder = cache_dir or Path.cwd() / DEFAULT_CACHE_DIR
+        keys = kept.validated(
+            folder if keep and given else None, json.dumps(given, sort_keys=True),
+            lambda: validate(given, COMMAND_LINE, "--"),
+        )
+        self._keep = keep
         self._cli = [Layer(COMMAND_LINE, keys, Path.cwd())]
         self._fixed: Configuration | None = None
         if isolated:
             self._fixed = resolve(None, Path.cwd(), self._cli)
         elif config is not None:
             path = Path(config)
-            layer = read_layer(path) if path.is_file() else None
+            layer = read_layer(path, keep=keep) if path.is_file() else None
             if layer is None:
                 raise ConfigError(f"{config}: no trainlint configuration in this file")
             self._fixed = resolve(path, layer.root, [layer, *self._cli])
@@ -374,7 +390,7 @@ class Resolver:
         for name in CONFIG_NAMES:
             candidate = folder / name
             if candidate.is_file():
-                layer = read_layer(candidate)
+                layer = read_layer(candidate, keep=self._keep)
                 if layer is not None:
                     return resolve(candidate, folder, [layer, *self._cli])
         return None

@@ -38,6 +38,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from trainlint.config import kept
 from trainlint.config.settings import Settings
 from trainlint.digest import blake2b
 from trainlint.document import Fragment, Loaded, Manifest, Source, StandIn, stand_in_body
@@ -45,7 +46,7 @@ from trainlint.engine.index import CONTEXT as CONTEXT_PLACE
 from trainlint.engine.index import Index, identify
 from trainlint.engine.run import Amend, finish
 from trainlint.engine.settle import Suppressions
-from trainlint.files import read_bytes
+from trainlint.files import read_bytes, write_atomically
 from trainlint.finding import Finding, Note, in_order
 from trainlint.kinds import LOOKED_UP_KINDS, object_kind
 from trainlint.run.packed import (
@@ -56,7 +57,7 @@ from trainlint.run.packed import (
     unpack_note,
     unpack_suppressions,
 )
-from trainlint.version import __version__
+from trainlint.version import build_fingerprint
 
 #: The kinds the index holds, whose changes other files' findings may depend on.
 INDEXED_KINDS = LOOKED_UP_KINDS | {"TrainJob"}
@@ -74,25 +75,6 @@ CONTEXT = "context"
 INDEX_KEYS = frozenset({"provides", "dependencies", "suppressions", "notes"})
 #: Ends the settings key of an entry whose findings' fixes hold their text edits.
 WITH_EDITS = "+edits"
-
-
-def build_fingerprint() -> str:
-    """What identifies this trainlint: its version and the state of its source files, of
-    the runtimes it bundles and of the schemas and CRD rules it ships compiled (whose
-    verdicts the cache keeps), found in one walk that skips `__pycache__` (every run
-    pays for it: it costs half of two globs), each file's size and time one line of one
-    text digested once (a path made and digested per file cost a third more)."""
-    package = os.path.dirname(os.path.dirname(__file__))  # noqa: PTH120 - strings, as below
-    lines = [__version__]
-    for root, folders, files in os.walk(package):
-        folders[:] = [folder for folder in folders if folder != "__pycache__"]
-        relative = root[len(package) :]
-        for name in files:
-            if name.endswith((".py", ".yaml", ".json", ".pickle")):
-                stat = os.stat(f"{root}/{name}")  # noqa: PTH116 - strings, as above
-                lines.append(f"{relative}/{name}:{stat.st_size}:{stat.st_mtime_ns}")
-    lines.sort()
-    return blake2b("\n".join(lines).encode(), digest_size=8).hexdigest()
 
 
 class Cache:
@@ -174,7 +156,7 @@ class Cache:
                 versions[version] = {"source": stamp, "definitions": known}
         with contextlib.suppress(OSError):
             _mark(self.folder)
-            _write(self.definitions_path, _json({"versions": versions}))
+            write_atomically(self.definitions_path, _json({"versions": versions}))
         k8s.READ.clear()
 
     def save_verdicts(self) -> None:
@@ -186,7 +168,7 @@ class Cache:
             return
         with contextlib.suppress(OSError):
             _mark(self.folder)
-            _write(self.verdicts_path, _json({"verdicts": validations.VERDICTS}))
+            write_atomically(self.verdicts_path, _json({"verdicts": validations.VERDICTS}))
         validations.LEARNED.clear()
 
     def save(
@@ -211,9 +193,10 @@ class Cache:
                 # --jobs): joining 2,000 takes 1.7 ms, encoding them here 14 ms
                 # (benchmarks/tricks.py; 40 ms against 88 for a real cache of 10,000).
                 files = ",".join(members)
-                _write(path, f'{{"generation":{generation},{head},"files":{{{files}}}}}')
-        ours = {self.findings_path, self.index_path, self.verdicts_path, self.definitions_path}
-        for stale in [path for kind in ("findings", "index", "verdicts", "definitions")
+                write_atomically(path, f'{{"generation":{generation},{head},"files":{{{files}}}}}')
+        ours = {self.findings_path, self.index_path, self.verdicts_path, self.definitions_path,
+                kept.path_in(self.folder)}
+        for stale in [path for kind in ("findings", "index", "verdicts", "definitions", kept.KIND)
                       for path in self.folder.glob(f"{kind}-*.json")]:
             if stale not in ours:  # another build's: never read again
                 with contextlib.suppress(OSError):
@@ -510,26 +493,11 @@ def _mark(folder: Path) -> None:
         with contextlib.suppress(OSError):
             if (folder / name).read_bytes() == text.encode():
                 continue
-        _write(folder / name, text)
+        write_atomically(folder / name, text)
 
 
 #: Compact, and without the check for cycles: entries are plain data.
 _json = json.JSONEncoder(separators=(",", ":"), check_circular=False).encode
-
-
-def _write(path: Path, text: str) -> None:
-    """Replace the file atomically: a concurrent run reads the old one or the new one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # A name no other run picks, as `tempfile.mkstemp` would (whose import, with that of
-    # `uuid`, a pre-commit run would pay for).
-    temporary = path.parent / f".{path.name}.{_unique()}.tmp"
-    handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-        temporary.replace(path)
-    finally:
-        temporary.unlink(missing_ok=True)
 
 
 def _cel_engine() -> str:
