@@ -1,4 +1,4 @@
-"""`$(NAME)` references are read as Kubernetes' expansion reads them (TL505)."""
+"""`$(NAME)` references are read as Kubernetes' expansion reads them (TL103, TL505)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from trainlint.rules.tl505_unset_rendezvous_variable import references
+from trainlint.render.expansion import references
 
 
 def looked_up(text: str) -> list[str]:

@@ -6,6 +6,7 @@ from trainlint.document import Manifest, mappings
 from trainlint.engine.context import Context
 from trainlint.problem import Problem, Related, Severity
 from trainlint.render import Container
+from trainlint.render.expansion import references
 from trainlint.render.script import shell_script
 from trainlint.render.trainer import rendered
 from trainlint.render.tree import Origin
@@ -19,24 +20,6 @@ OPERATOR_V1 = {
     "WORLD_SIZE": ("PET_NNODES", "PET_NPROC_PER_NODE"),
     "RANK": ("PET_NODE_RANK",),
 }
-
-
-def references(text: str) -> Iterator[str]:
-    """The names of the `$(NAME)` references in `text` that Kubernetes expands from a
-    container's variables (`$$` writes a `$`; a `$(` never closed is text), as its
-    expansion reads them."""
-    at = text.find("$")
-    while at != -1:
-        following = text[at + 1:at + 2]
-        if following == "(":
-            end = text.find(")", at + 2)
-            if end == -1:
-                return
-            yield text[at + 2:end]
-            at = end
-        elif following == "$":
-            at += 1
-        at = text.find("$", at + 1)
 
 
 @rule(

@@ -1,0 +1,125 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from trainlint.document import Manifest, mappings
+from trainlint.engine.context import Context
+from trainlint.kinds import TRAINER_KINDS
+from trainlint.problem import Problem, Severity
+from trainlint.render import Container
+from trainlint.render.expansion import SERVICE_LINK, references
+from trainlint.render.trainer import rendered
+from trainlint.rule import rule
+
+
+@rule(
+    "TL267", "unresolved-env-reference",
+    kinds=TRAINER_KINDS, severity=Severity.WARNING,
+    remediation=(
+        "Define the variable earlier in the container's `env`, write the value in full, or "
+        "build it in the container's shell script (`${PATH}`), where the image's "
+        "variables exist."
+    ),
+)
+def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
+    """## What it does
+    Renders the JobSet the controller builds (see `trainlint render`) and flags a
+    `$(NAME)` reference in the `value` of a container's variable when the container sets
+    no variable of that name before it: none in `env` above it, no `envFrom`, and a name
+    no Service link could have (`<NAME>_SERVICE_HOST`, `<NAME>_PORT`...).
+
+    ## Why is this bad?
+    Kubernetes expands a variable's value only from the variables set before it in the
+    container (and from the namespace's Service links), never from the image's
+    environment, and leaves a reference it cannot resolve as written. So
+    `PATH: /opt/venv/bin:$(PATH)` replaces the image's `PATH` with text that holds
+    `$(PATH)`, and the image's commands are no longer found; `LD_LIBRARY_PATH:
+    /usr/local/nvidia/lib64:$(LD_LIBRARY_PATH)` drops the image's libraries; and
+    `MASTER_ADDR: $(JOB_NAME)-node-0-0.$(JOB_NAME)` names no host, since neither Kubernetes
+    nor the Trainer sets `JOB_NAME`. The pods start and the program fails, or reads
+    the wrong value, with nothing in the events.
+
+    ## When it stays silent
+    When the variable is set before, in the same container; when the container takes
+    variables from `envFrom` (their names are not known here); on `$$(NAME)`, which writes
+    the text on purpose; on names of Service links; on a reference to a variable a
+    framework plugin sets after it (TL505 says so, on the TrainJob). On a TrainJob, the
+    runtime's values are reported on the runtime; a TrainJob's variable whose name the
+    runtime sets takes that variable's place in the list, the others go after the
+    runtime's, as the controller merges them.
+
+    ## Example
+    ```yaml
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: TrainJob
+    metadata:
+      name: sft
+    spec:
+      runtimeRef:
+        name: torch-distributed
+      trainer:
+        env:
+          - name: LD_LIBRARY_PATH
+            value: /opt/nccl/lib:$(LD_LIBRARY_PATH)
+    ```
+
+    Use instead:
+    ```yaml
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: TrainJob
+    metadata:
+      name: sft
+    spec:
+      runtimeRef:
+        name: torch-distributed
+      trainer:
+        env:
+          - name: LD_LIBRARY_PATH
+            value: /opt/nccl/lib:/usr/local/nvidia/lib64:/usr/local/cuda/lib64
+    ```
+    """
+    render = rendered(manifest, ctx)
+    if not render.complete:
+        return
+    for container in render.every_container():
+        if not container.body.get("envFrom"):
+            yield from _unresolved(manifest, container)
+
+
+def _unresolved(manifest: Manifest, container: Container) -> Iterator[Problem]:
+    """A finding per reference, in a value `manifest` wrote, to a variable the container
+    does not set before it (each name once a value)."""
+    defined: set[str] = set()
+    for index, item in mappings(container.body.get("env")):
+        value, name = item.get("value"), item.get("name")
+        if isinstance(value, str) and "$(" in value:
+            origin = container.origin("env", index, "value")
+            if origin.manifest is manifest:
+                for referred in dict.fromkeys(references(value)):
+                    why = _unset(container, index, referred, defined, name)
+                    if why is not None:
+                        yield Problem(origin.path, (
+                            f"`$({referred})` in the value of `{name}` ({container.noun} "
+                            f"`{container.name}`) is never expanded: the container {why}, and "
+                            "Kubernetes expands a value only from the variables set before "
+                            f"it (never from the image's), so `{name}` holds the text "
+                            f"`$({referred})`"))
+        if isinstance(name, str):
+            defined.add(name)
+
+
+def _unset(
+    container: Container, index: int, referred: str, defined: set[str], name: object
+) -> str | None:
+    """How the container leaves `referred` unset for its variable at `index`, or None
+    where Kubernetes may expand it or TL505 tells."""
+    if referred in defined or SERVICE_LINK.fullmatch(referred):
+        return None
+    later = container.env.get(referred)
+    if later is not None and later[0] > index:
+        if container.origin("env", later[0]).note is not None:
+            return None  # a plugin's variable, appended after the objects': TL505's
+        return f"sets `{referred}` only after it"
+    if referred == name:
+        return f"sets no `{referred}` before it"
+    return f"does not set `{referred}`"
