@@ -8,8 +8,11 @@ from trainlint.kinds import TRAINER_API, TRAINER_KINDS
 from trainlint.problem import Problem, Severity
 from trainlint.rule import rule
 
-#: Groups users reach for by mistake, and why they are wrong.
+#: Versions and groups users reach for by mistake, and why they are wrong (a version is
+#: looked up before its group).
 KNOWN_WRONG = {
+    "kubeflow.org/v2alpha1": "the API of Trainer v2 before its first release (its group "
+    "became `trainer.kubeflow.org` in kubeflow/trainer#2424), which no release serves",
     "kubeflow.org": "the Training Operator v1 group (PyTorchJob, TFJob...), which has no {kind}",
 }
 
@@ -60,8 +63,8 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     group = version.rsplit("/", 1)[0] if "/" in version else ""
     if group == "trainer.kubeflow.org":
         why = f"Trainer serves `{kind}` only as `{TRAINER_API}`"
-    elif group in KNOWN_WRONG:
-        why = f"`{version}` is " + KNOWN_WRONG[group].format(kind=kind)
+    elif (known := KNOWN_WRONG.get(version) or KNOWN_WRONG.get(group)) is not None:
+        why = f"`{version}` is " + known.format(kind=kind)
     else:
         why = f"`{kind}` belongs to `{TRAINER_API}`"
     yield Problem(

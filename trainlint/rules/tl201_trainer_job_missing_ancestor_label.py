@@ -71,7 +71,10 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem | Fact]:
     image, command, args, env, resourcesPerNode and (except for MPI) numNodes are dropped
     with no error and no event, and no framework variables (`PET_*`, `JAX_*`, `DMLC_*`) are
     injected, and the runtime's own `mlPolicy.numNodes` sizes no job: the job runs the
-    runtime's defaults, on one node.
+    runtime's defaults, on one node. A runtime with no replicatedJobs at all (its jobs
+    written a floor too high, or left out) is accepted too: the JobSet of each of its
+    TrainJobs has no Job, runs nothing and never completes (JobSet judges its success
+    policy only once a Job succeeded).
 
     ## When it stays silent
     When some replicatedJob carries the label with the value `trainer`. On a runtime with
@@ -216,6 +219,11 @@ def _missing_label(
             f"the trainer label {_LABEL} is {where}, but the controller reads it only from "
             "a replicatedJob's `template.metadata.labels`"
         ), True
+    if not jobs:
+        return _expected_place(runtime, jobs), (
+            "the JobSet template has no replicatedJobs (`spec.template.spec.replicatedJobs`), "
+            "so the JobSet of each TrainJob has no Job, runs nothing and never completes"
+        ), False
     return _expected_place(runtime, jobs), (
         f"no replicatedJob carries {_LABEL} on its job template"
     ), False
@@ -339,7 +347,10 @@ def _check_trainjob(job: Manifest, ctx: Context) -> Iterator[Problem | Fact]:
         yield Problem(
             ("spec", "trainer"),
             f"{runtime.describe()} has no job labelled {_LABEL}, so the controller silently "
-            f"drops {names} set here: the job runs with the runtime's defaults",
+            f"drops {names} set here: the job runs with the runtime's defaults" if jobs else
+            f"{runtime.describe()} has no replicatedJobs, so the JobSet of this TrainJob has no "
+            f"Job: nothing runs, the TrainJob never completes, and the controller drops {names} "
+            "set here",
             remediation=(
                 f"label the trainer job of {runtime.describe()} (see `trainlint rule TL201`)"
             ),
