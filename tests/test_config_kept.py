@@ -6,7 +6,6 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -29,11 +28,8 @@ PROBE = (
 
 
 @pytest.fixture(autouse=True)
-def in_tmp(tmp_path: Path) -> Iterator[Path]:
-    before = Path.cwd()
-    os.chdir(tmp_path)
-    yield tmp_path
-    os.chdir(before)
+def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
 
 
 def probe(overrides: dict[str, Any] | None = None) -> str:
