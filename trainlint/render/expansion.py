@@ -1,15 +1,22 @@
 """What Kubernetes expands in a container's values: `$(NAME)` references.
 
 The kubelet expands a reference in `command`, `args` and an env variable's `value` from
-the container's own variables (those of `envFrom`, then those of `env`, a value only
-from the ones before it) and the Service links of the namespace; a reference it cannot
-resolve stays as written. The image's environment (`PATH`, `HOME`) is never among them.
+the container's own variables (those of `envFrom`, then those of `env`; a value only
+from the ones before it, a command or an argument from all of them) and the Service
+links of the namespace; a reference it cannot resolve stays as written. The image's
+environment (`PATH`, `HOME`) is never among them.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from typing import NamedTuple
+
+from trainlint.document import dig
+from trainlint.render import Container
+from trainlint.render.script import shell_script
+from trainlint.render.tree import Origin
 
 #: The names of the variables Kubernetes gives a pod for each Service of its namespace
 #: (`<NAME>_SERVICE_HOST`, `<NAME>_SERVICE_PORT[_<PORT>]`, `<NAME>_PORT[_<n>_<PROTO>[_...]]`):
@@ -18,6 +25,17 @@ SERVICE_LINK = re.compile(
     r"[A-Z0-9_]+_(?:SERVICE_HOST|SERVICE_PORT(?:_[A-Z0-9_]+)?"
     r"|PORT(?:_\d+_(?:TCP|UDP|SCTP)(?:_PROTO|_PORT|_ADDR)?)?)"
 )
+#: The variable the Job controller gives every container of an Indexed Job's pods (the
+#: completion mode JobSet sets by default).
+COMPLETION_INDEX = "JOB_COMPLETION_INDEX"
+#: The variables the Training Operator v1 gave every replica of a PyTorchJob, which no
+#: Trainer release sets, each with what the torch plugin sets in their place.
+OPERATOR_V1 = {
+    "MASTER_ADDR": ("PET_MASTER_ADDR",),
+    "MASTER_PORT": ("PET_MASTER_PORT",),
+    "WORLD_SIZE": ("PET_NNODES", "PET_NPROC_PER_NODE"),
+    "RANK": ("PET_NODE_RANK",),
+}
 
 
 def references(text: str) -> Iterator[str]:
@@ -35,3 +53,31 @@ def references(text: str) -> Iterator[str]:
         elif following == "$":
             at += 1
         at = text.find("$", at + 1)
+
+
+class Unset(NamedTuple):
+    """A reference in a container's command or args to a variable it does not have."""
+
+    #: `command` or `args`.
+    key: str
+    name: str
+    origin: Origin
+    #: Whether the text is the script of the container's shell (`sh -c`), which then runs
+    #: the name as a command.
+    in_script: bool
+
+
+def unset_in_command(container: Container) -> Iterator[Unset]:
+    """Each reference of the container's command and args to a variable it does not have
+    (each name once a key; none from a container that takes variables from `envFrom`,
+    whose names are not known here)."""
+    if container.body.get("envFrom"):
+        return
+    indexed = dig(container.job.body, "template", "spec", "completionMode") == "Indexed"
+    script = shell_script(container)
+    for key in ("command", "args"):
+        for text, origin in container.strings(key):
+            for name in dict.fromkeys(references(text)):
+                if name not in container.env and not (indexed and name == COMPLETION_INDEX):
+                    in_script = script is not None and script[1] == origin
+                    yield Unset(key, name, origin, in_script)

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 from trainlint.document import KeyPath, Manifest, dotted
+from trainlint.problem import Problem, Related
 
 
 class Origin(NamedTuple):
@@ -39,6 +40,17 @@ class Origin(NamedTuple):
         if self.note is None:
             return place
         return f"{self.note} from {place}" if place else self.note
+
+
+def on_trainjob(job: Manifest, origin: Origin, message: str, what: str) -> Iterator[Problem]:
+    """A finding about a value of a TrainJob's render, on the TrainJob: at the key, where
+    the TrainJob wrote it, else at its `runtimeRef`, with the runtime's key beside it
+    (`what` it is there). Nothing for a value no object wrote."""
+    if origin.manifest is job:
+        yield Problem(origin.path, message)
+    elif origin.manifest is not None:
+        yield Problem(("spec", "runtimeRef"), message,
+                      related=(Related(origin.manifest, origin.path, what),))
 
 
 def injected(note: str, cause: Origin | None = None) -> Origin:

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from trainlint.document import Manifest, mappings
@@ -7,9 +8,15 @@ from trainlint.engine.context import Context
 from trainlint.kinds import TRAINER_KINDS
 from trainlint.problem import Problem, Severity
 from trainlint.render import Container
-from trainlint.render.expansion import SERVICE_LINK, references
+from trainlint.render.expansion import OPERATOR_V1, SERVICE_LINK, references, unset_in_command
 from trainlint.render.trainer import rendered
+from trainlint.render.tree import on_trainjob
 from trainlint.rule import rule
+
+#: What a variable's name looks like; in a shell's script, only a name in capitals is one
+#: (`$(hostname)` there is a command substitution, as meant).
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_UPPER = re.compile(r"[A-Z_][A-Z0-9_]*")
 
 
 @rule(
@@ -26,7 +33,10 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     Renders the JobSet the controller builds (see `trainlint render`) and flags a
     `$(NAME)` reference in the `value` of a container's variable when the container sets
     no variable of that name before it: none in `env` above it, no `envFrom`, and a name
-    no Service link could have (`<NAME>_SERVICE_HOST`, `<NAME>_PORT`...).
+    no Service link could have (`<NAME>_SERVICE_HOST`, `<NAME>_PORT`...). On a TrainJob,
+    it flags as well a reference in a container's `command` or `args` to a variable the
+    container does not have at all, once the TrainJob's variables and those the Trainer
+    injects are in it (`--nnodes=$(TRAINER_NNODES)`).
 
     ## Why is this bad?
     Kubernetes expands a variable's value only from the variables set before it in the
@@ -36,17 +46,25 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     `$(PATH)`, and the image's commands are no longer found; `LD_LIBRARY_PATH:
     /usr/local/nvidia/lib64:$(LD_LIBRARY_PATH)` drops the image's libraries; and
     `MASTER_ADDR: $(JOB_NAME)-node-0-0.$(JOB_NAME)` names no host, since neither Kubernetes
-    nor the Trainer sets `JOB_NAME`. The pods start and the program fails, or reads
-    the wrong value, with nothing in the events.
+    nor the Trainer sets `JOB_NAME`. A command or an argument is expanded from all the
+    container's variables, with the same rule for the others: `--nnodes=$(TRAINER_NNODES)`
+    gives torchrun that text; in a shell's script the shell then runs the name as a
+    command, which fails, and leaves the word empty. The pods start and the program fails,
+    or reads the wrong value, with nothing in the events.
 
     ## When it stays silent
     When the variable is set before, in the same container; when the container takes
     variables from `envFrom` (their names are not known here); on `$$(NAME)`, which writes
     the text on purpose; on names of Service links; on a reference to a variable a
-    framework plugin sets after it (TL505 says so, on the TrainJob). On a TrainJob, the
-    runtime's values are reported on the runtime; a TrainJob's variable whose name the
-    runtime sets takes that variable's place in the list, the others go after the
-    runtime's, as the controller merges them.
+    framework plugin sets after it, and on the Training Operator v1's `MASTER_ADDR`,
+    `MASTER_PORT`, `WORLD_SIZE` and `RANK` in a command (TL505 says so, on the TrainJob);
+    on `JOB_COMPLETION_INDEX`, which the Job controller gives the pods of an Indexed Job;
+    in a shell's script, on a name in lower case (`$(hostname)`: a command substitution the
+    shell runs, as meant). On a TrainJob, the runtime's values are reported on the
+    runtime; a TrainJob's variable whose name the runtime sets takes that variable's place
+    in the list, the others go after the runtime's, as the controller merges them. A
+    runtime's command and args are judged on its TrainJobs, each of which may set the
+    variable in `spec.trainer.env`.
 
     ## Example
     ```yaml
@@ -84,6 +102,24 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     for container in render.every_container():
         if not container.body.get("envFrom"):
             yield from _unresolved(manifest, container)
+        if manifest.kind == "TrainJob":
+            yield from _unset_in_command(manifest, container)
+
+
+def _unset_in_command(job: Manifest, container: Container) -> Iterator[Problem]:
+    """A finding per key of the container's command and args that refers to a variable it
+    does not have, but those TL505 reports and those Kubernetes may give it."""
+    for unset in unset_in_command(container):
+        name = unset.name
+        if (name in OPERATOR_V1 or SERVICE_LINK.fullmatch(name)
+                or not (_UPPER if unset.in_script else _IDENTIFIER).fullmatch(name)):
+            continue
+        outcome = (f"the shell runs `{name}` as a command, which fails, and leaves the word "
+                   "empty" if unset.in_script else f"the program reads the text `$({name})`")
+        yield from on_trainjob(job, unset.origin, (
+            f"`$({name})` in the {unset.key} of {container.noun} `{container.name}` refers to "
+            f"a variable it does not have: Kubernetes passes it on as written, and {outcome}"),
+            f"the runtime's {unset.key} item")
 
 
 def _unresolved(manifest: Manifest, container: Container) -> Iterator[Problem]:

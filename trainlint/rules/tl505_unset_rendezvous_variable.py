@@ -4,22 +4,12 @@ from collections.abc import Iterator
 
 from trainlint.document import Manifest, mappings
 from trainlint.engine.context import Context
-from trainlint.problem import Problem, Related, Severity
+from trainlint.problem import Problem, Severity
 from trainlint.render import Container
-from trainlint.render.expansion import references
-from trainlint.render.script import shell_script
+from trainlint.render.expansion import OPERATOR_V1, references, unset_in_command
 from trainlint.render.trainer import rendered
-from trainlint.render.tree import Origin
+from trainlint.render.tree import on_trainjob
 from trainlint.rule import rule
-
-#: The variables the Training Operator v1 gave every replica of a PyTorchJob, which no
-#: Trainer release sets, each with what the torch plugin sets in their place.
-OPERATOR_V1 = {
-    "MASTER_ADDR": ("PET_MASTER_ADDR",),
-    "MASTER_PORT": ("PET_MASTER_PORT",),
-    "WORLD_SIZE": ("PET_NNODES", "PET_NPROC_PER_NODE"),
-    "RANK": ("PET_NODE_RANK",),
-}
 
 
 @rule(
@@ -105,33 +95,28 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
         return
     for container in render.every_container():
         yield from _set_after(job, container)
-        if not container.body.get("envFrom"):
-            yield from _unset(job, container)
+        yield from _unset(job, container)
 
 
 def _unset(job: Manifest, container: Container) -> Iterator[Problem]:
     """A finding per key of the container's command and args that refers to a variable of
     `OPERATOR_V1` the container does not have (each name once a key)."""
-    script = shell_script(container)
-    for key in ("command", "args"):
-        for text, origin in container.strings(key):
-            names = dict.fromkeys(name for name in references(text)
-                                  if name in OPERATOR_V1 and name not in container.env)
-            for name in names:
-                instead = [f"`{other}`" for other in OPERATOR_V1[name] if other in container.env]
-                hint = (f" (the Training Operator v1 set it; Trainer sets "
-                        f"{' and '.join(instead)} instead)" if instead else "")
-                outcome = (
-                    f"the shell runs `{name}` as a command, which fails, and leaves the word "
-                    "empty" if script is not None and script[1] == origin
-                    else f"the program reads the text `$({name})`"
-                )
-                message = (
-                    f"`$({name})` in the {key} of {container.noun} "
-                    f"`{container.name}` refers to a variable it does not have: Kubernetes "
-                    f"passes it on as written, and {outcome}{hint}"
-                )
-                yield from _at(job, origin, message, f"the runtime's {key} item")
+    for unset in unset_in_command(container):
+        if unset.name not in OPERATOR_V1:
+            continue
+        instead = [f"`{other}`" for other in OPERATOR_V1[unset.name] if other in container.env]
+        hint = (f" (the Training Operator v1 set it; Trainer sets "
+                f"{' and '.join(instead)} instead)" if instead else "")
+        outcome = (
+            f"the shell runs `{unset.name}` as a command, which fails, and leaves the word "
+            "empty" if unset.in_script else f"the program reads the text `$({unset.name})`"
+        )
+        message = (
+            f"`$({unset.name})` in the {unset.key} of {container.noun} `{container.name}` "
+            f"refers to a variable it does not have: Kubernetes passes it on as written, and "
+            f"{outcome}{hint}"
+        )
+        yield from on_trainjob(job, unset.origin, message, f"the runtime's {unset.key} item")
 
 
 def _set_after(job: Manifest, container: Container) -> Iterator[Problem]:
@@ -149,7 +134,7 @@ def _set_after(job: Manifest, container: Container) -> Iterator[Problem]:
             injected = container.origin("env", later[0])
             if injected.note is None:
                 continue  # set by an object: where it lands beside this one is the merge's
-            yield from _at(job, container.origin("env", index, "value"), (
+            yield from on_trainjob(job, container.origin("env", index, "value"), (
                 f"`$({referred})` in the value of `{name}` ({container.noun} "
                 f"`{container.name}`) refers to a variable set only after it ({injected.note}, "
                 f"after the variables the objects set): Kubernetes expands a value from the "
@@ -157,13 +142,3 @@ def _set_after(job: Manifest, container: Container) -> Iterator[Problem]:
                 "the runtime's variable")
         if isinstance(name, str):
             defined.add(name)
-
-
-def _at(job: Manifest, origin: Origin, message: str, what: str) -> Iterator[Problem]:
-    """The finding on the TrainJob: at the key, where the TrainJob wrote it, else at its
-    `runtimeRef`, with the runtime's key beside it."""
-    if origin.manifest is job:
-        yield Problem(origin.path, message)
-    elif origin.manifest is not None:
-        yield Problem(("spec", "runtimeRef"), message,
-                      related=(Related(origin.manifest, origin.path, what),))
