@@ -4,7 +4,8 @@ A checked folder may hold a named pipe (reading it waits for a writer forever), 
 `/dev/zero` (reading it never ends) or a link to a secret outside the repository (a code
 frame would print it in the CI log). So only regular files are read, each at most
 `MAX_FILE_BYTES`, and what lies outside the folders named on the command line is neither
-quoted nor written.
+quoted nor written. What trainlint keeps for itself (its cache) is replaced atomically,
+so that concurrent runs never read a file half written.
 """
 
 from __future__ import annotations
