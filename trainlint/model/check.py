@@ -6,6 +6,7 @@ the result is kept with the object, so the walk runs once per object, not per ru
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Iterator
 from enum import StrEnum
@@ -265,7 +266,7 @@ class _Walker:
             child = fields.get(key)
             if child is None:
                 if not node.open and item is not None:  # a null unknown key loses nothing
-                    self.unknown(key, node, path, core)
+                    self.unknown(key, node, path, core, value)
                 continue
             if not child.bounded and type(item) in _SETTLED.get(child.type, ()):
                 continue
@@ -329,9 +330,12 @@ class _Walker:
         self.add(Flaw.WRONG_TYPE, path, f"`{self.where(path)}` must be of type {expected}, not "
                  f"{found}: the API server rejects the {self.kind}; {advice}")
 
-    def unknown(self, key: str, node: Node, path: list[str | int], core: bool) -> None:
+    def unknown(
+        self, key: str, node: Node, path: list[str | int], core: bool, value: dict[str, Any]
+    ) -> None:
         where = self.where(path)
         released = node.elsewhere.get(key)
+        defaulted = self.defaulted(value, node, path)
         if released is not None:
             advice = released.advice(self.release) or (
                 "remove it, or check which Trainer release the cluster runs (`trainer-version`)"
@@ -339,10 +343,10 @@ class _Walker:
             self.add(Flaw.OTHER_RELEASE, [*path, key],
                      f"`{key}` in `{where}` exists in Trainer {released.describe()}, not in "
                      f"{format_version(self.release)}: the API server prunes it silently, so "
-                     f"it has no effect; {advice}")
+                     f"it has no effect{defaulted}; {advice}")
             return
         message = (f"unknown field `{key}` in `{where}` ({self.schema_name(core)} schema): the "
-                   "API server prunes it silently, so it has no effect; ")
+                   f"API server prunes it silently, so it has no effect{defaulted}; ")
         meant = _MEANT.get((self.kind, *path, key))
         belongs = self.belongs(key, path) if meant is None else None
         if belongs is not None:
@@ -360,6 +364,20 @@ class _Walker:
                 advice = other.advice(self.release)
                 message += f"; {advice})" if advice else ")"
         self.add(Flaw.UNKNOWN_FIELD, [*path, key], message, found[0] if len(found) == 1 else None)
+
+    def defaulted(self, value: dict[str, Any], node: Node, path: list[str | int]) -> str:
+        """`, and <path>, left with no field, takes its defaults (...)` where the API server
+        prunes every key written in `value` and the schema defaults some of its fields
+        (Volcano's `networkTopology`: `mode: hard`): what was written to set them is gone,
+        and the defaults decide. Nothing for an object the API server rejects anyway (it
+        requires a field, or a number of them)."""
+        defaults = {name: child.default for name, child in node.fields.items()
+                    if child.default is not None}
+        if not defaults or node.required or node.min_properties or any(
+                key in node.fields and item is not None for key, item in value.items()):
+            return ""
+        shown = ", ".join(f"`{name}: {_scalar(default)}`" for name, default in defaults.items())
+        return f", and `{self.where(path)}`, left with no field, takes its defaults ({shown})"
 
     def belongs(self, key: str, path: list[str | int]) -> str | None:
         """Where a key unknown here is a field, the advice for it: a runtime's `spec` key
@@ -521,3 +539,8 @@ def _distance(left: str, right: str, bound: int) -> int:
             return bound
         previous = current
     return previous[-1]
+
+
+def _scalar(value: Any) -> str:
+    """A default as YAML writes it (`hard`, `1`, `false`)."""
+    return value if isinstance(value, str) else json.dumps(value)
