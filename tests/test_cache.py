@@ -8,6 +8,7 @@ import os
 import resource
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,9 +16,10 @@ import pytest
 import trainlint
 from trainlint.config.settings import Settings
 from trainlint.engine.run import Run
+from trainlint.files import CACHE_MARKERS as MARKERS
 from trainlint.loader import load
 from trainlint.run import check as checking
-from trainlint.run.cache import MARKERS, Cache
+from trainlint.run.cache import Cache
 from trainlint.run.check import Outcome, check
 from trainlint.version import build_fingerprint
 
@@ -363,16 +365,47 @@ def test_the_build_is_told_by_its_files_sizes_and_times() -> None:
 def test_files_of_other_builds_are_removed(project: Path, tmp_path: Path) -> None:
     folder = tmp_path / "cache"
     folder.mkdir()
+    for name, text in MARKERS.items():  # a folder an earlier run made
+        (folder / name).write_text(text)
     (folder / "findings-0000000000000000.json").write_text("{}")
     (folder / "index-0000000000000000.json").write_text("{}")
     (folder / "config-0000000000000000.json").write_text("{}")
     (folder / "notes.txt").write_text("mine")
     run_cached(project, folder)
     cache = Cache(folder)
-    assert sorted(folder.iterdir()) == sorted([
-        cache.findings_path, cache.index_path, folder / "notes.txt",
-        folder / ".gitignore", folder / "CACHEDIR.TAG",
-    ])
+    left = {path.name for path in folder.iterdir()}
+    # This build's definitions and verdicts are there when this process read any.
+    ours = {path.name for path in (cache.findings_path, cache.index_path,
+                                   cache.definitions_path, cache.verdicts_path)}
+    assert left - ours == {"notes.txt", *MARKERS}
+    assert {cache.findings_path.name, cache.index_path.name} <= left
+
+
+@pytest.mark.parametrize("named", [["--cache-dir", "."], ["--cache-dir", ".."], []])
+def test_a_folder_of_someone_elses_files_is_never_a_cache(tmp_path: Path, named: list[str]) -> None:
+    """A cache folder named back into the project (`cache-dir = "../proj"`, `--cache-dir .`)
+    holds the user's files: the run keeps no cache there, says so, and leaves every file
+    (`config-prod.json` has the name of a stale cache file) and git's view as they were."""
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "config-prod.json").write_text("{}")
+    (project / "index-v1.json").write_text("{}")
+    (project / "job.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n")
+    (project / "pyproject.toml").write_text('[tool.trainlint]\ncache-dir = "../proj"\n')
+    (tmp_path / "notes.txt").write_text("mine")
+    before = {path: path.read_bytes() for path in tmp_path.rglob("*")
+              if path.is_file()}
+    done = subprocess.run(
+        [sys.executable, "-m", "trainlint", "check", "--allow-empty", *named, "job.yaml"],
+        cwd=project, capture_output=True, text=True, check=False,
+        env={**os.environ, "PYTHONPATH": str(Path(trainlint.__file__).parent.parent)},
+    )
+    assert done.returncode == 0, done.stderr
+    shown = named[1] if named else "."  # as the working folder sees it
+    assert done.stderr == (f"trainlint: `{shown}` holds files trainlint did not write, so no "
+                           "cache is kept there: name a folder of its own (`cache-dir`, "
+                           "`--cache-dir`)\n")
+    assert {path: path.read_bytes() for path in tmp_path.rglob("*") if path.is_file()} == before
 
 
 def test_git_ignores_the_cache_folder(project: Path, tmp_path: Path) -> None:

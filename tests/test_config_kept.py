@@ -15,6 +15,7 @@ import pytest
 from trainlint.config import kept
 from trainlint.config.files import Resolver
 from trainlint.errors import ConfigError
+from trainlint.files import CACHE_MARKERS
 
 ROOT = Path(__file__).resolve().parent.parent
 PYPROJECT = '[project]\nname = "demo"\n\n[tool.trainlint]\nignore = ["TL402"]\n'
@@ -39,6 +40,14 @@ def probe(overrides: dict[str, Any] | None = None) -> str:
     ).stdout
 
 
+def made(folder: Path) -> Path:
+    """A cache folder as a run makes it (with trainlint's markers)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in CACHE_MARKERS.items():
+        (folder / name).write_text(text)
+    return folder
+
+
 def kept_file(folder: Path) -> dict[str, Any]:
     stored: dict[str, Any] = json.loads(kept.path_in(folder).read_text())
     return stored
@@ -46,7 +55,7 @@ def kept_file(folder: Path) -> dict[str, Any]:
 
 def test_a_configuration_is_validated_once_then_read_without_pydantic(tmp_path: Path) -> None:
     Path("pyproject.toml").write_text(PYPROJECT)
-    (tmp_path / ".trainlint_cache").mkdir()
+    made(tmp_path / ".trainlint_cache")
     assert probe() == "['TL402'] True\n"
     assert probe() == "['TL402'] False\n"
     assert list(kept_file(tmp_path / ".trainlint_cache").values()) == [{"ignore": ["TL402"]}]
@@ -56,14 +65,14 @@ def test_a_configuration_is_validated_once_then_read_without_pydantic(tmp_path: 
 
 
 def test_the_command_line_keys_are_kept_too() -> None:
-    Path(".trainlint_cache").mkdir()
+    made(Path(".trainlint_cache"))
     assert probe({"ignore": ["TL301"]}) == "['TL301'] True\n"
     assert probe({"ignore": ["TL301"]}) == "['TL301'] False\n"
 
 
 def test_the_folder_the_configuration_names_keeps_it(tmp_path: Path) -> None:
     Path("pyproject.toml").write_text(PYPROJECT + 'cache-dir = "build/lint"\n')
-    (tmp_path / "build" / "lint").mkdir(parents=True)
+    made(tmp_path / "build" / "lint")
     assert probe() == "['TL402'] True\n"
     assert probe() == "['TL402'] False\n"
     assert kept.path_in(tmp_path / "build" / "lint").is_file()
@@ -77,7 +86,7 @@ def test_no_folder_is_made_for_it(tmp_path: Path) -> None:
 
 
 def test_a_refused_configuration_is_refused_every_time(tmp_path: Path) -> None:
-    (tmp_path / ".trainlint_cache").mkdir()
+    made(tmp_path / ".trainlint_cache")
     Path("pyproject.toml").write_text(PYPROJECT)
     Resolver(keep=True).for_path(tmp_path)
     Path("pyproject.toml").write_text(PYPROJECT.replace("TL402", "TL999"))
@@ -95,8 +104,7 @@ def test_a_refused_configuration_is_refused_every_time(tmp_path: Path) -> None:
 def test_what_is_read_back_is_used_only_in_the_shape_of_keys(
     tmp_path: Path, stored: object
 ) -> None:
-    folder = tmp_path / ".trainlint_cache"
-    folder.mkdir()
+    folder = made(tmp_path / ".trainlint_cache")
     Path("pyproject.toml").write_text(PYPROJECT)
     Resolver(keep=True).for_path(tmp_path)
     [key] = kept_file(folder)
@@ -112,6 +120,7 @@ def test_a_folder_keeps_the_newest_configurations(tmp_path: Path) -> None:
         calls.append(number)
         return {"ignore": [f"TL{number:03}"]}
 
+    made(tmp_path)
     for number in range(kept.MAX_KEPT + 3):
         kept.validated(tmp_path, f"text {number}", partial(validate, number))
     assert len(kept_file(tmp_path)) == kept.MAX_KEPT

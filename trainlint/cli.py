@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from trainlint.fix import Request as FixRequest
     from trainlint.loader import Spread
     from trainlint.rule import Rule
+    from trainlint.run.cache import Cache
 
 STDIN = "-"
 
@@ -319,11 +320,10 @@ def check(
         files = [item.source.name for item in inputs]
         summary = _Summary.of(run, inputs)
     else:
-        from trainlint.run.cache import Cache
         from trainlint.run.check import check as check_files
 
         # The cluster's objects change without a file to tell: such a run is not cached.
-        cache = None if no_cache or cluster else Cache(cache_dir or chosen.cache_dir)
+        cache = None if no_cache or cluster else _cache(cache_dir or chosen.cache_dir)
         result = check_files(names, where.__getitem__, processes, cache, chosen.context, cluster,
                              amend=amend)
         findings, files = result.findings, result.files
@@ -596,6 +596,21 @@ def _watch(paths: tuple[str, ...]) -> NoReturn:
                 break
     except KeyboardInterrupt:
         sys.exit(0)
+
+
+def _cache(folder: Path) -> Cache | None:
+    """The run's cache in `folder`; none, said on stderr, in a folder of someone else's
+    files (the project's own, named by `cache-dir` or `--cache-dir`), which the cache
+    would mark ignored by git and clear of stale files."""
+    from trainlint.files import may_hold_cache
+    from trainlint.run.cache import Cache
+
+    if may_hold_cache(folder):
+        return Cache(folder)
+    shown = os.path.relpath(folder)  # as the working folder sees it
+    click.echo(f"trainlint: `{shown}` holds files trainlint did not write, so no cache is kept "
+               "there: name a folder of its own (`cache-dir`, `--cache-dir`)", err=True)
+    return None
 
 
 def _quotable(paths: tuple[str, ...], stdin_filename: str) -> Callable[[str], bool]:

@@ -116,6 +116,41 @@ def read_stream(stream: BinaryIO) -> bytes:
     return data
 
 
+#: Written into trainlint's cache folder, as pytest, mypy and ruff do with theirs: git
+#: ignores the folder (a pre-commit hook must not see its own cache as a change) and backup
+#: tools skip it. They also tell a folder trainlint made from anyone else's.
+CACHE_MARKERS = {
+    ".gitignore": "# Created by trainlint: this folder is a cache.\n*\n",
+    "CACHEDIR.TAG": "Signature: 8a477f597d28d172789f06886806bc55\n"
+    "# This file is a cache directory tag created by trainlint.\n",
+}
+
+
+def is_cache_folder(folder: Path) -> bool:
+    """Whether trainlint made `folder` for its cache: a marker of its own is there (whole,
+    or cut short by a full disk before markers were written atomically)."""
+    for name, text in CACHE_MARKERS.items():
+        try:
+            found = read_bytes(folder / name)
+        except OSError:
+            continue
+        if found and text.encode().startswith(found):
+            return True
+    return False
+
+
+def may_hold_cache(folder: Path) -> bool:
+    """Whether trainlint may keep its cache in `folder`: one it made, or none yet (missing,
+    or empty). Any other folder holds someone else's files, which trainlint would mark
+    ignored by git, and remove where their names are those of its own stale files."""
+    try:
+        return is_cache_folder(folder) or next(folder.iterdir(), None) is None
+    except FileNotFoundError:
+        return True
+    except OSError:  # a file, or a folder it may not read
+        return False
+
+
 def write_atomically(path: Path, text: str) -> None:
     """Replace the file atomically: a concurrent run reads the old one or the new one."""
     path.parent.mkdir(parents=True, exist_ok=True)

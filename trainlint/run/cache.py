@@ -46,7 +46,7 @@ from trainlint.engine.index import CONTEXT as CONTEXT_PLACE
 from trainlint.engine.index import Index, identify
 from trainlint.engine.run import Amend, finish
 from trainlint.engine.settle import Suppressions
-from trainlint.files import read_bytes, write_atomically
+from trainlint.files import CACHE_MARKERS, may_hold_cache, read_bytes, write_atomically
 from trainlint.finding import Finding, Note, in_order
 from trainlint.kinds import LOOKED_UP_KINDS, object_kind
 from trainlint.run.packed import (
@@ -186,7 +186,7 @@ class Cache:
              f'"run":{_json(run)},"rules":{rules},"added":{_json(added)}',
              [entry.findings_part for entry in entries]),
         ]
-        with contextlib.suppress(OSError):
+        try:
             _mark(self.folder)
             for path, head, members in parts:
                 # Each entry was encoded where its file was checked (a worker, with
@@ -194,6 +194,8 @@ class Cache:
                 # (benchmarks/tricks.py; 40 ms against 88 for a real cache of 10,000).
                 files = ",".join(members)
                 write_atomically(path, f'{{"generation":{generation},{head},"files":{{{files}}}}}')
+        except OSError:
+            return  # nor is anything removed from a folder not written
         ours = {self.findings_path, self.index_path, self.verdicts_path, self.definitions_path,
                 kept.path_in(self.folder)}
         for stale in [path for kind in ("findings", "index", "verdicts", "definitions", kept.KIND)
@@ -470,28 +472,26 @@ def _with_edits(key: str) -> str:
 
 def _read_json(path: Path) -> dict[str, Any]:
     with contextlib.suppress(OSError, ValueError):
-        stored = json.loads(path.read_bytes())
+        stored = json.loads(read_bytes(path))  # a regular file only: a FIFO would wait
         if isinstance(stored, dict):
             return stored
     return {}
 
 
-#: Written into the cache folder, as pytest, mypy and ruff do with theirs: git ignores the
-#: folder (a pre-commit hook must not see its own cache as a change) and backup tools skip it.
-MARKERS = {
-    ".gitignore": "# Created by trainlint: this folder is a cache.\n*\n",
-    "CACHEDIR.TAG": "Signature: 8a477f597d28d172789f06886806bc55\n"
-    "# This file is a cache directory tag created by trainlint.\n",
-}
+class NotACacheFolder(OSError):
+    """The cache folder holds someone else's files: nothing is written there."""
 
 
 def _mark(folder: Path) -> None:
     """Write the markers that are missing or not whole (a full disk may have cut one
-    short before they were written atomically): each run that saves mends them."""
+    short before they were written atomically): each run that saves mends them. Refuses
+    a folder trainlint did not make that holds files (`may_hold_cache`)."""
+    if not may_hold_cache(folder):
+        raise NotACacheFolder(f"{folder} holds files of its own")
     folder.mkdir(parents=True, exist_ok=True)
-    for name, text in MARKERS.items():
+    for name, text in CACHE_MARKERS.items():
         with contextlib.suppress(OSError):
-            if (folder / name).read_bytes() == text.encode():
+            if read_bytes(folder / name) == text.encode():
                 continue
         write_atomically(folder / name, text)
 
