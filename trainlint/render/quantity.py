@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import re
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal, InvalidOperation, Overflow
 
 _QUANTITY = re.compile(r"([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)([a-zA-Z]*)")
 _SUFFIXES = {
@@ -35,7 +35,7 @@ def amount(value: object) -> Decimal | None:
             return None
         try:
             found = Decimal(match[1]) * _SUFFIXES[match[2]]
-        except InvalidOperation:
+        except (InvalidOperation, Overflow):  # `1e1000000`: past what a decimal holds
             return None
     else:
         return None
