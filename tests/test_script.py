@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from hypothesis import given
 from hypothesis import settings as examples
@@ -146,3 +148,61 @@ def test_the_rendezvous_flags() -> None:
     elastic = read("torchrun", "--rdzv_backend", "c10d", "--rdzv_endpoint", "h:29400", "t.py")
     assert not script.static_rendezvous(elastic)
     assert not script.static_rendezvous(read("python", "train.py"))
+
+
+RUNTIME = """\
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata: {name: plain}
+spec:
+  template:
+    spec:
+      replicatedJobs:
+        - name: node
+          template:
+            metadata:
+              labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}
+            spec:
+              template:
+                spec:
+                  containers: [{name: node, image: busybox}]
+"""
+
+
+def script_of(command: list[str]) -> str | None:
+    """The script `shell_script` finds in the `node` container of a TrainJob that runs
+    `command` on a runtime of one job."""
+    from trainlint.loader import load
+    from trainlint.release import NEWEST
+    from trainlint.render.build import render
+
+    [runtime] = load(RUNTIME, "runtime.yaml").manifests
+    [job] = load(
+        "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: run}\n"
+        f"spec: {{runtimeRef: {{name: plain}}, trainer: {{command: {json.dumps(command)}}}}}\n",
+        "job.yaml",
+    ).manifests
+    rendered = render(job, runtime, NEWEST)  # kept while its containers are read
+    [container] = rendered.containers()
+    found = script.shell_script(container)
+    return None if found is None else found[0]
+
+
+@pytest.mark.parametrize("command", [
+    ["bash", "-c", "S"], ["sh", "-ec", "S"], ["bash", "-euo", "pipefail", "-c", "S"],
+    ["bash", "-o", "pipefail", "-ec", "S"], ["bash", "-lc", "S"],
+    ["/usr/bin/tini", "--", "bash", "-c", "S"],
+    ["env", "-u", "FOO", "bash", "-c", "S"], ["/usr/bin/env", "A=1", "bash", "-c", "S"],
+    ["timeout", "3600", "bash", "-c", "S"], ["timeout", "-s", "KILL", "1h", "sh", "-c", "S"],
+    ["dumb-init", "--", "sh", "-c", "S"], ["nice", "-n", "10", "bash", "-c", "S"],
+])
+def test_the_script_of_a_shell_behind_its_options_and_wrappers(command: list[str]) -> None:
+    assert script_of(command) == "S"
+
+
+@pytest.mark.parametrize("command", [
+    ["python", "-c", "S"], ["bash", "train.sh"], ["bash", "-e", "train.sh"],
+    ["bash", "-o", "c", "train.sh"], ["timeout", "bash", "-c", "S"], ["env", "-u", "bash"],
+])
+def test_no_script_where_no_shell_runs_one(command: list[str]) -> None:
+    assert script_of(command) is None

@@ -191,32 +191,52 @@ def _shell(text: str) -> tuple[tuple[Found, ...], tuple[str, ...]]:
 
 #: Shells whose command string (`-c`) is a script.
 SHELLS = frozenset({"sh", "bash", "dash", "ash", "zsh", "ksh"})
-#: A shell's long options that take the next word as their value.
-_VALUED = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
+#: A shell's long options that take the next word as their value (in a cluster, each `o`
+#: or `O` takes one: `-euo pipefail`).
+_VALUED = frozenset({"--rcfile", "--init-file"})
+#: Programs that run a command given after their own options and operands (`tini --`,
+#: `timeout 1h`, `env -u NAME`): their options that take the next word as their value,
+#: and how many operands come before the command.
+_WRAPPERS: dict[str, tuple[frozenset[str], int]] = {
+    "env": (frozenset({"-u", "--unset", "-C", "--chdir"}), 0),
+    "tini": (frozenset({"-p", "-e"}), 0),
+    "dumb-init": (frozenset({"-r", "--rewrite"}), 0),
+    "timeout": (frozenset({"-s", "--signal", "-k", "--kill-after"}), 1),
+    "nice": (frozenset({"-n", "--adjustment"}), 0),
+    "nohup": (frozenset(), 0),
+    "stdbuf": (frozenset({"-i", "-o", "-e"}), 0),
+}
 
 
 def shell_script(container: Container) -> tuple[str, Origin] | None:
     """The script a container's shell runs, with its origin: the first operand of a shell
-    given `-c` in an option cluster (`sh -c`, `bash -ec`, `bash -o pipefail -c`), also
-    when started by `env`."""
-    words = [*container.strings("command"), *container.strings("args")]
+    given `-c` in an option cluster (`sh -c`, `bash -ec`, `bash -euo pipefail -c`), also
+    when started by a program that runs a command (`env`, `tini --`, `timeout 1h`)."""
+    given_words = [*container.strings("command"), *container.strings("args")]
+    words = [word for word, _ in given_words]
     at = 0
-    if words and posixpath.basename(words[0][0]) == "env":
-        at = 1
-        while at < len(words) and (words[at][0].startswith("-")
-                                   or _ASSIGNMENT.fullmatch(words[at][0])):
-            at += 1
-    if at >= len(words) or posixpath.basename(words[at][0]) not in SHELLS:
+    while at < len(words) and posixpath.basename(words[at]) in _WRAPPERS:
+        valued, operands = _WRAPPERS[posixpath.basename(words[at])]
+        at += 1
+        while at < len(words) and ((words[at].startswith("-") and words[at] != "-")
+                                   or _ASSIGNMENT.fullmatch(words[at])):
+            at += 2 if words[at] in valued else 1
+            if words[at - 1] == "--":
+                break
+        at += operands
+    if at >= len(words) or posixpath.basename(words[at]) not in SHELLS:
         return None
     given = False
     at += 1
-    while at < len(words) and words[at][0][:1] in ("-", "+") and words[at][0] != "-":
-        word = words[at][0]
-        at += 2 if word in _VALUED else 1
+    while at < len(words) and words[at][:1] in ("-", "+") and words[at] != "-":
+        word = words[at]
         if word == "--":
+            at += 1
             break
-        given = given or (not word.startswith("--") and "c" in word[1:])
-    return words[at] if given and at < len(words) else None
+        cluster = "" if word.startswith("--") else word[1:]
+        at += 1 + (1 if word in _VALUED else cluster.count("o") + cluster.count("O"))
+        given = given or "c" in cluster
+    return given_words[at] if given and at < len(given_words) else None
 
 
 def heredoc_end(line: str) -> tuple[str, bool] | None:
