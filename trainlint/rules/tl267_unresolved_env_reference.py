@@ -13,10 +13,10 @@ from trainlint.render.trainer import rendered
 from trainlint.render.tree import on_trainjob
 from trainlint.rule import rule
 
-#: What a variable's name looks like; in a shell's script, only a name in capitals is one
-#: (`$(hostname)` there is a command substitution, as meant).
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_UPPER = re.compile(r"[A-Z_][A-Z0-9_]*")
+#: What a variable's name in a command looks like: in capitals. `$(hostname)` is a command
+#: substitution of a shell, as meant, and a shell may run behind any program (`mpirun
+#: bash -c`, `su -c`), not only where trainlint sees one.
+_NAME = re.compile(r"[A-Z_][A-Z0-9_]*")
 
 
 @rule(
@@ -59,8 +59,8 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     framework plugin sets after it, and on the Training Operator v1's `MASTER_ADDR`,
     `MASTER_PORT`, `WORLD_SIZE` and `RANK` in a command (TL505 says so, on the TrainJob);
     on `JOB_COMPLETION_INDEX`, which the Job controller gives the pods of an Indexed Job;
-    in a shell's script, on a name in lower case (`$(hostname)`: a command substitution the
-    shell runs, as meant). On a TrainJob, the runtime's values are reported on the
+    in a command, on a name not in capitals (`$(hostname)`: a shell's command substitution,
+    as meant, wherever a shell runs it). On a TrainJob, the runtime's values are reported on the
     runtime; a TrainJob's variable whose name the runtime sets takes that variable's place
     in the list, the others go after the runtime's, as the controller merges them. A
     runtime's command and args are judged on its TrainJobs, each of which may set the
@@ -100,6 +100,8 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     if not render.complete:
         return
     for container in render.every_container():
+        if not container.name:
+            continue  # a container without a name is refused (TL009)
         if not container.body.get("envFrom"):
             yield from _unresolved(manifest, container)
         if manifest.kind == "TrainJob":
@@ -111,15 +113,19 @@ def _unset_in_command(job: Manifest, container: Container) -> Iterator[Problem]:
     does not have, but those TL505 reports and those Kubernetes may give it."""
     for unset in unset_in_command(container):
         name = unset.name
-        if (name in OPERATOR_V1 or SERVICE_LINK.fullmatch(name)
-                or not (_UPPER if unset.in_script else _IDENTIFIER).fullmatch(name)):
+        if name in OPERATOR_V1 or SERVICE_LINK.fullmatch(name) or not _NAME.fullmatch(name):
             continue
         outcome = (f"the shell runs `{name}` as a command, which fails, and leaves the word "
-                   "empty" if unset.in_script else f"the program reads the text `$({name})`")
+                   "empty" if unset.in_script else f"the program gets the text `$({name})`")
         yield from on_trainjob(job, unset.origin, (
-            f"`$({name})` in the {unset.key} of {container.noun} `{container.name}` refers to "
-            f"a variable it does not have: Kubernetes passes it on as written, and {outcome}"),
+            f"`$({name})` in the {unset.key} of {_shown(container)} refers to a variable it "
+            f"does not have: Kubernetes passes it on as written, and {outcome}"),
             f"the runtime's {unset.key} item")
+
+
+def _shown(container: Container) -> str:
+    """`container `node` of job `launcher``: jobs often name their containers alike."""
+    return f"{container.noun} `{container.name}` of job `{container.job.name}`"
 
 
 def _unresolved(manifest: Manifest, container: Container) -> Iterator[Problem]:
@@ -128,24 +134,25 @@ def _unresolved(manifest: Manifest, container: Container) -> Iterator[Problem]:
     defined: set[str] = set()
     for index, item in mappings(container.body.get("env")):
         value, name = item.get("value"), item.get("name")
+        if not isinstance(name, str):
+            continue  # an item without a name is refused (TL009)
         if isinstance(value, str) and "$(" in value:
             origin = container.origin("env", index, "value")
             if origin.manifest is manifest:
-                for referred in dict.fromkeys(references(value)):
+                for referred in dict.fromkeys(filter(None, references(value))):
                     why = _unset(container, index, referred, defined, name)
                     if why is not None:
                         yield Problem(origin.path, (
-                            f"`$({referred})` in the value of `{name}` ({container.noun} "
-                            f"`{container.name}`) is never expanded: the container {why}, and "
+                            f"`$({referred})` in the value of `{name}` ({_shown(container)}) "
+                            f"is never expanded: the container {why}, and "
                             "Kubernetes expands a value only from the variables set before "
                             f"it (never from the image's), so `{name}` holds the text "
                             f"`$({referred})`"))
-        if isinstance(name, str):
-            defined.add(name)
+        defined.add(name)
 
 
 def _unset(
-    container: Container, index: int, referred: str, defined: set[str], name: object
+    container: Container, index: int, referred: str, defined: set[str], name: str
 ) -> str | None:
     """How the container leaves `referred` unset for its variable at `index`, or None
     where Kubernetes may expand it or TL505 tells."""
