@@ -112,8 +112,8 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     if render.framework != "mpi" or render.runtime is None or workers is None:
         return
     container = workers.container("node")
-    if container is None or launcher is None:
-        return
+    if container is None or launcher is None or launcher.container("node") is None:
+        return  # without a `node` container the launcher takes none of them either
     trainer = mapping(dig(job.body, *TRAINER_PATH))
     missed = _missed(trainer, container, render.runtime.describe())
     if not missed:
@@ -137,21 +137,43 @@ def _missed(
     the workers run instead."""
     missed = []
     image, kept = trainer.get("image"), container.body.get("image")
-    if isinstance(image, str) and isinstance(kept, str) and kept != image:
+    if isinstance(image, str) and isinstance(kept, str) and _reference(kept) != _reference(image):
         missed.append(("image", f"the image `{kept}` of {runtime}"))
     resources = mapping(container.body.get("resources"))
-    lacking = [
-        name for kind, asked in mapping(trainer.get("resourcesPerNode")).items()
+    limits = mapping(resources.get("limits"))
+    # A request not written is the limit (Kubernetes defaults one to the other).
+    have = {"limits": limits, "requests": {**limits, **mapping(resources.get("requests"))}}
+    other = [
+        (f"no `{name}` {kind[:-1]}" if had is None else f"a `{name}` {kind[:-1]} of {had}")
+        + f" ({value} asked for)"
+        for kind, asked in mapping(trainer.get("resourcesPerNode")).items()
         for name, value in mapping(asked).items()
-        if amount(mapping(resources.get(kind)).get(name)) != amount(value)
+        if amount(had := mapping(have.get(kind)).get(name)) != amount(value)
     ]
-    if lacking:
-        names = ", ".join(f"`{name}`" for name in dict.fromkeys(lacking))
-        missed.append(("resourcesPerNode", f"without the {names} asked for"))
+    if other:
+        missed.append(("resourcesPerNode", f"with {', '.join(other)}"))
     unset = [name for _, item in mappings(trainer.get("env"))
              if isinstance(name := item.get("name"), str)
-             and container.env.get(name, (0, None))[1] != item]
+             and _variable(container.env.get(name, (0, {}))[1]) != _variable(item)]
     if unset:
         names = ", ".join(f"`{name}`" for name in unset)
         missed.append(("env", f"without the variable{'s' * (len(unset) > 1)} {names}"))
     return missed
+
+
+def _reference(image: str) -> str:
+    """An image as the container runtime pulls it: `pytorch/pytorch` is
+    `docker.io/pytorch/pytorch:latest`, `busybox` `docker.io/library/busybox:latest`."""
+    first, slash, _ = image.partition("/")
+    if not slash or not ("." in first or ":" in first or first == "localhost"):
+        image = f"docker.io/{image}"
+    registry, _, path = image.partition("/")
+    if registry == "docker.io" and "/" not in path:
+        image = f"docker.io/library/{path}"
+    tail = image.rpartition("/")[2]
+    return image if ":" in tail or "@" in tail else f"{image}:latest"
+
+
+def _variable(item: dict[str, Any]) -> dict[str, Any]:
+    """A variable as Kubernetes reads it: an empty `value` is none."""
+    return {key: value for key, value in item.items() if value not in ("", None)}
