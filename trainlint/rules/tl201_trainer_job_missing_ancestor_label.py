@@ -83,7 +83,9 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem | Fact]:
     `mlPolicy.numNodes` reaches no job, or it carries the Kubeflow SDK's
     `trainer.kubeflow.org/framework` label (the SDK lists it, and its trainers set
     `spec.trainer`). A runtime used as a plain JobSet, whose TrainJobs only name it, loses
-    nothing. On a runtime the API server rejects because its `spec` or `template` is
+    nothing. (A runtime whose JobSet spec is written with no job in it is reported alone:
+    every TrainJob of it runs nothing. One with no JobSet spec at all, most often a page's
+    excerpt, is judged by its TrainJobs.) On a runtime the API server rejects because its `spec` or `template` is
     missing or holds only fields it prunes (TL008, TL009 say so): it never exists, so no
     TrainJob of it loses anything. On a TrainJob, when its runtime is not among the
     checked files or is such a runtime, or when the TrainJob sets no `spec.trainer` field
@@ -145,6 +147,11 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem | Fact]:
     jobs = replicated_jobs(manifest)
     if any(ancestor(job) == TRAINER for _, job in jobs) or _never_created(manifest, ctx):
         return
+    if not jobs and isinstance(dig(manifest.body, "spec", "template", "spec"), dict):
+        # Its JobSet spec is written, with no job: every TrainJob of it runs nothing. (A
+        # runtime without one is most often cut short on a page: judged by its TrainJobs.)
+        yield Problem(_expected_place(manifest, jobs), _NO_JOBS)
+        return
     path, where, misplaced = _missing_label(manifest, jobs)
     fix = _label_fix(manifest, jobs, path if misplaced else None)
     if misplaced:  # the label was meant: whatever a TrainJob sets is lost
@@ -161,6 +168,10 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem | Fact]:
     ], fix)
 
 
+#: What a runtime with no replicatedJobs does (JobSet judges its success policy only once
+#: a Job succeeded).
+_NO_JOBS = ("the JobSet template has no replicatedJobs (`spec.template.spec.replicatedJobs`), "
+            "so the JobSet of each TrainJob has no Job, runs nothing and never completes")
 #: Where a runtime left with nothing (or nothing the schema knows) is rejected.
 _EMPTY_AT = frozenset({("spec",), ("spec", "template")})
 
@@ -220,10 +231,7 @@ def _missing_label(
             "a replicatedJob's `template.metadata.labels`"
         ), True
     if not jobs:
-        return _expected_place(runtime, jobs), (
-            "the JobSet template has no replicatedJobs (`spec.template.spec.replicatedJobs`), "
-            "so the JobSet of each TrainJob has no Job, runs nothing and never completes"
-        ), False
+        return _expected_place(runtime, jobs), _NO_JOBS, False
     return _expected_place(runtime, jobs), (
         f"no replicatedJob carries {_LABEL} on its job template"
     ), False
