@@ -179,15 +179,14 @@ def _torch(build: Building) -> None:
     path = trainer_container(build)
     nproc, nproc_at = processes_per_node(build)
     _user_env(build)
-    if path is None:
-        return
-    note = by("torch")
     count, count_at = nodes(build)
-    torchtune = build.trainer.get("command") == TORCHTUNE
-    _pet(build, path, note, count, count_at, nproc, nproc_at, master=not torchtune)
-    if torchtune:
-        _torchtune(build, count, nproc)
-    build.upsert_port(path, PORT, injected(note))
+    if path is not None:
+        note = by("torch")
+        torchtune = build.trainer.get("command") == TORCHTUNE
+        _pet(build, path, note, count, count_at, nproc, nproc_at, master=not torchtune)
+        if torchtune:
+            _torchtune(build, count, nproc)
+        build.upsert_port(path, PORT, injected(note))
     if build.version >= (2, 3):
         _env_injection(build, count, count_at, nproc, nproc_at)
 
@@ -331,8 +330,9 @@ def _model(runtime_name: str) -> str:
 def _env_injection(
     build: Building, count: int, count_at: Origin, nproc: int | str, nproc_at: Origin
 ) -> None:
-    """v2.3+: the PET variables also on the containers `envInjection` names."""
-    if build.runtime is None or not build.has_trainer:
+    """v2.3+: the PET variables also on the containers `envInjection` names, whether the
+    TrainJob sets `spec.trainer` or not (torch.go injects them outside its trainer block)."""
+    if build.runtime is None:
         return
     targets = dig(build.runtime.body, "spec", "mlPolicy", "torch", "envInjection", "targets")
     note = by("torch") + " (envInjection)"

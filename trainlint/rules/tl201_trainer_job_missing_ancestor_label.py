@@ -85,11 +85,12 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem | Fact]:
     `spec.trainer`). A runtime used as a plain JobSet, whose TrainJobs only name it, loses
     nothing. (A runtime whose JobSet spec is written with no job in it is reported alone:
     every TrainJob of it runs nothing. One with no JobSet spec at all, most often a page's
-    excerpt, is judged by its TrainJobs.) On a runtime the API server rejects because its `spec` or `template` is
-    missing or holds only fields it prunes (TL008, TL009 say so): it never exists, so no
-    TrainJob of it loses anything. On a TrainJob, when its runtime is not among the
-    checked files or is such a runtime, or when the TrainJob sets no `spec.trainer` field
-    that would be dropped (for MPI, `numNodes` and `numProcPerNode` are kept).
+    excerpt, is judged by its TrainJobs.) On a runtime the API server rejects because its
+    `spec` or `template` is missing or holds only fields it prunes (TL008, TL009 say so):
+    it never exists, so no TrainJob of it loses anything. On a TrainJob, when its runtime
+    is not among the checked files or is such a runtime, or when the TrainJob sets no
+    `spec.trainer` field that would be dropped (for MPI, `numNodes` and `numProcPerNode`
+    are kept).
 
     ## Example
     ```yaml
