@@ -17,6 +17,11 @@ from trainlint.rule import rule
 #: substitution of a shell, as meant, and a shell may run behind any program (`mpirun
 #: bash -c`, `su -c`), not only where trainlint sees one.
 _NAME = re.compile(r"[A-Z_][A-Z0-9_]*")
+#: Variables common admission webhooks append to every container of a pod before the
+#: kubelet expands its command: Amazon EKS's pod identity and IAM roles for service
+#: accounts (`AWS_REGION`, `AWS_ROLE_ARN`...), Azure's workload identity (`AZURE_CLIENT_ID`...).
+#: Whether the cluster runs one is not known here.
+_WEBHOOK_GIVEN = ("AWS_", "AZURE_")
 
 
 @rule(
@@ -58,7 +63,9 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     the text on purpose; on names of Service links; on a reference to a variable a
     framework plugin sets after it, and on the Training Operator v1's `MASTER_ADDR`,
     `MASTER_PORT`, `WORLD_SIZE` and `RANK` in a command (TL505 says so, on the TrainJob);
-    on `JOB_COMPLETION_INDEX`, which the Job controller gives the pods of an Indexed Job;
+    on `JOB_COMPLETION_INDEX`, which the Job controller gives the pods of an Indexed Job,
+    and in a command on `AWS_*` and `AZURE_*`, which the cloud's identity webhooks give
+    every container (in a value they come too late: they are appended);
     in a command, on a name not in capitals (`$(hostname)`: a shell's command substitution,
     as meant, wherever a shell runs it). On a TrainJob, the runtime's values are reported on the
     runtime; a TrainJob's variable whose name the runtime sets takes that variable's place
@@ -113,7 +120,8 @@ def _unset_in_command(job: Manifest, container: Container) -> Iterator[Problem]:
     does not have, but those TL505 reports and those Kubernetes may give it."""
     for unset in unset_in_command(container):
         name = unset.name
-        if name in OPERATOR_V1 or SERVICE_LINK.fullmatch(name) or not _NAME.fullmatch(name):
+        if (name in OPERATOR_V1 or SERVICE_LINK.fullmatch(name) or not _NAME.fullmatch(name)
+                or name.startswith(_WEBHOOK_GIVEN)):
             continue
         outcome = (f"the shell runs `{name}` as a command, which fails, and leaves the word "
                    "empty" if unset.in_script else f"the program gets the text `$({name})`")
