@@ -146,9 +146,9 @@ def _missed(
     other = [
         (f"no `{name}` {kind[:-1]}" if had is None else f"a `{name}` {kind[:-1]} of {had}")
         + f" ({value} asked for)"
-        for kind, asked in mapping(trainer.get("resourcesPerNode")).items()
-        for name, value in mapping(asked).items()
-        if amount(had := mapping(have.get(kind)).get(name)) != amount(value)
+        for kind in have
+        for name, value in mapping(mapping(trainer.get("resourcesPerNode")).get(kind)).items()
+        if amount(had := have[kind].get(name)) != amount(value)
     ]
     if other:
         missed.append(("resourcesPerNode", f"with {', '.join(other)}"))
