@@ -27,6 +27,7 @@ RULES: tuple[tuple[Any, ...], ...] = (
     ('TL011', 'unknown-api-version', ('', 'ClusterTrainingRuntime', 'TrainJob', 'TrainingRuntime'), (2, 0), None, False, 'tl011_unknown_api_version', 'Use `apiVersion: trainer.kubeflow.org/v1alpha1`.'),
     ('TL012', 'immutable-field-changed', ('ClusterTrainingRuntime', 'TrainJob', 'TrainingRuntime'), (2, 0), None, False, 'tl012_immutable_field_changed', 'Keep the field as it is stored, or replace the object instead of updating it.'),
     ('TL013', 'invalid-rendered-pod', ('TrainJob',), (2, 0), None, False, 'tl013_invalid_rendered_pod', 'Change the override, patch or resources so that the merged pod is valid (one source per volume, `value` or `valueFrom` per variable, requests within the limits).'),
+    ('TL014', 'duplicate-list-key', ('ClusterTrainingRuntime', 'TrainJob', 'TrainingRuntime'), (2, 0), None, False, 'tl014_duplicate_list_key', 'Keep one item of each key: merge the two, or remove one.'),
     ('TL090', 'unused-suppression', (), (2, 0), None, False, 'tl090_unused_suppression', 'Remove the code from the suppression (or the whole comment or annotation).'),
     ('TL091', 'invalid-suppression', (), (2, 0), None, False, 'tl091_invalid_suppression', 'Name a rule by its code or name (`trainlint rules` lists them), or fix the syntax.'),
     ('TL101', 'unresolved-runtime-ref', ('TrainJob',), (2, 0), None, False, 'tl101_unresolved_runtime_ref', 'Point `spec.runtimeRef` at a runtime that exists where the TrainJob can see it.'),
