@@ -468,3 +468,26 @@ def test_command_line_cache_options(project: Path, tmp_path: Path) -> None:
     assert first.stdout == second.stdout == uncached.stdout
     assert list((tmp_path / "kept").glob("findings-*.json"))
     assert not (tmp_path / ".trainlint_cache").exists()  # --no-cache wrote nothing
+
+
+def test_which_folders_may_hold_the_cache(tmp_path: Path) -> None:
+    """A folder trainlint made (a marker of its own, whole), or none yet; never a folder of
+    someone else's files, even one another tool tagged as its cache."""
+    from trainlint.files import may_hold_cache
+
+    ours = tmp_path / "ours"
+    ours.mkdir()
+    (ours / "CACHEDIR.TAG").write_text(MARKERS["CACHEDIR.TAG"])
+    (ours / "findings-0000000000000000.json").write_text("{}")
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "CACHEDIR.TAG").write_text("Signature: 8a477f597d28d172789f06886806bc55\n")
+    (other / "v").write_text("another tool's")
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "a-file").write_text("mine")
+    assert may_hold_cache(ours)
+    assert may_hold_cache(tmp_path / "missing")
+    assert may_hold_cache(tmp_path / "empty")
+    assert not may_hold_cache(other)
+    assert not may_hold_cache(tmp_path / "a-file")
+    assert not may_hold_cache(tmp_path)

@@ -127,15 +127,15 @@ CACHE_MARKERS = {
 
 
 def is_cache_folder(folder: Path) -> bool:
-    """Whether trainlint made `folder` for its cache: a marker of its own is there (whole,
-    or cut short by a full disk before markers were written atomically)."""
+    """Whether trainlint made `folder` for its cache: a marker of its own is there, as
+    trainlint writes it (atomically: whole or not at all). Another tool's cache tag, even one
+    of the signature line alone, is not trainlint's."""
     for name, text in CACHE_MARKERS.items():
         try:
-            found = read_bytes(folder / name)
+            if read_bytes(folder / name) == text.encode():
+                return True
         except OSError:
             continue
-        if found and text.encode().startswith(found):
-            return True
     return False
 
 
