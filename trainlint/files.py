@@ -127,16 +127,13 @@ CACHE_MARKERS = {
 
 
 def is_cache_folder(folder: Path) -> bool:
-    """Whether trainlint made `folder` for its cache: a marker of its own is there, as
-    trainlint writes it (atomically: whole or not at all). Another tool's cache tag, even one
-    of the signature line alone, is not trainlint's."""
-    for name, text in CACHE_MARKERS.items():
-        try:
-            if read_bytes(folder / name) == text.encode():
-                return True
-        except OSError:
-            continue
-    return False
+    """Whether trainlint made `folder` for its cache: its cache tag is there, as trainlint
+    writes it (atomically: whole or not at all). Another tool's tag, even one of the
+    signature line alone, is not trainlint's, whatever else the folder holds."""
+    try:
+        return read_bytes(folder / "CACHEDIR.TAG") == CACHE_MARKERS["CACHEDIR.TAG"].encode()
+    except OSError:
+        return False
 
 
 def may_hold_cache(folder: Path) -> bool:

@@ -485,8 +485,8 @@ class NotACacheFolder(OSError):
 def _mark(folder: Path) -> None:
     """Write the markers that are missing or not whole (a full disk may have cut one
     short before they were written atomically): each run that saves mends them. Refuses
-    a folder trainlint did not make that holds files (`may_hold_cache`): one of its
-    markers, whole, tells a folder trainlint made."""
+    a folder trainlint did not make that holds files (`may_hold_cache`): its cache tag,
+    whole, tells a folder trainlint made."""
     if not may_hold_cache(folder):
         raise NotACacheFolder(f"{folder} holds files of its own")
     folder.mkdir(parents=True, exist_ok=True)
