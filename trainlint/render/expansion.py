@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterator
 from typing import NamedTuple
 
-from trainlint.document import dig
+from trainlint.document import dig, mappings
 from trainlint.render import Container
 from trainlint.render.script import shell_script
 from trainlint.render.tree import Origin
@@ -74,10 +74,38 @@ def unset_in_command(container: Container) -> Iterator[Unset]:
     if container.body.get("envFrom"):
         return
     indexed = dig(container.job.body, "template", "spec", "completionMode") == "Indexed"
-    script = shell_script(container)
+    script: tuple[str, Origin] | None = None
     for key in ("command", "args"):
         for text, origin in container.strings(key):
             for name in dict.fromkeys(references(text)):
                 if name not in container.env and not (indexed and name == COMPLETION_INDEX):
-                    in_script = script is not None and script[1] == origin
-                    yield Unset(key, name, origin, in_script)
+                    script = script or shell_script(container)  # read only for a finding
+                    yield Unset(key, name, origin, script is not None and script[1] == origin)
+
+
+class UnsetInValue(NamedTuple):
+    """A reference in a variable's value to one the container does not set before it."""
+
+    #: The variable's place in the container's `env`, and its name (as written).
+    at: int
+    name: object
+    referred: str
+    #: Where in `env` the container sets `referred` after it, or None: nowhere.
+    later: int | None
+
+
+def unset_in_values(container: Container) -> Iterator[UnsetInValue]:
+    """Each reference in a variable's value to a variable the container does not set
+    before it (each name once a value), `envFrom` or not: Kubernetes expands a value only
+    from the variables before it."""
+    defined: set[str] = set()
+    for index, item in mappings(container.body.get("env")):
+        value, name = item.get("value"), item.get("name")
+        if isinstance(value, str) and "$(" in value:
+            for referred in dict.fromkeys(references(value)):
+                if referred not in defined:
+                    found = container.env.get(referred)
+                    later = found[0] if found is not None and found[0] > index else None
+                    yield UnsetInValue(index, name, referred, later)
+        if isinstance(name, str):
+            defined.add(name)

@@ -3,12 +3,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from trainlint.document import Manifest, mappings
+from trainlint.document import Manifest
 from trainlint.engine.context import Context
 from trainlint.kinds import TRAINER_KINDS
 from trainlint.problem import Problem, Severity
 from trainlint.render import Container
-from trainlint.render.expansion import OPERATOR_V1, SERVICE_LINK, references, unset_in_command
+from trainlint.render.expansion import OPERATOR_V1, SERVICE_LINK, unset_in_command, unset_in_values
 from trainlint.render.trainer import rendered
 from trainlint.render.tree import on_trainjob
 from trainlint.rule import rule
@@ -139,38 +139,23 @@ def _shown(container: Container) -> str:
 def _unresolved(manifest: Manifest, container: Container) -> Iterator[Problem]:
     """A finding per reference, in a value `manifest` wrote, to a variable the container
     does not set before it (each name once a value)."""
-    defined: set[str] = set()
-    for index, item in mappings(container.body.get("env")):
-        value, name = item.get("value"), item.get("name")
-        if not isinstance(name, str):
+    for unset in unset_in_values(container):
+        name, referred = unset.name, unset.referred
+        if not isinstance(name, str) or not referred or SERVICE_LINK.fullmatch(referred):
             continue  # an item without a name is refused (TL009)
-        if isinstance(value, str) and "$(" in value:
-            origin = container.origin("env", index, "value")
-            if origin.manifest is manifest:
-                for referred in dict.fromkeys(filter(None, references(value))):
-                    why = _unset(container, index, referred, defined, name)
-                    if why is not None:
-                        yield Problem(origin.path, (
-                            f"`$({referred})` in the value of `{name}` ({_shown(container)}) "
-                            f"is never expanded: the container {why}, and "
-                            "Kubernetes expands a value only from the variables set before "
-                            f"it (never from the image's), so `{name}` holds the text "
-                            f"`$({referred})`"))
-        defined.add(name)
-
-
-def _unset(
-    container: Container, index: int, referred: str, defined: set[str], name: str
-) -> str | None:
-    """How the container leaves `referred` unset for its variable at `index`, or None
-    where Kubernetes may expand it or TL505 tells."""
-    if referred in defined or SERVICE_LINK.fullmatch(referred):
-        return None
-    later = container.env.get(referred)
-    if later is not None and later[0] > index:
-        if container.origin("env", later[0]).note is not None:
-            return None  # a plugin's variable, appended after the objects': TL505's
-        return f"sets `{referred}` only after it"
-    if referred == name:
-        return f"sets no `{referred}` before it"
-    return f"does not set `{referred}`"
+        origin = container.origin("env", unset.at, "value")
+        if origin.manifest is not manifest:
+            continue
+        if unset.later is not None:
+            if container.origin("env", unset.later).note is not None:
+                continue  # a plugin's variable, appended after the objects': TL505's
+            why = f"sets `{referred}` only after it"
+        elif referred == name:
+            why = f"sets no `{referred}` before it"
+        else:
+            why = f"does not set `{referred}`"
+        yield Problem(origin.path, (
+            f"`$({referred})` in the value of `{name}` ({_shown(container)}) is never "
+            f"expanded: the container {why}, and Kubernetes expands a value only from the "
+            f"variables set before it (never from the image's), so `{name}` holds the "
+            f"text `$({referred})`"))

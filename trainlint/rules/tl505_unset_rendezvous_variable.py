@@ -2,11 +2,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from trainlint.document import Manifest, mappings
+from trainlint.document import Manifest
 from trainlint.engine.context import Context
 from trainlint.problem import Problem, Severity
 from trainlint.render import Container
-from trainlint.render.expansion import OPERATOR_V1, references, unset_in_command
+from trainlint.render.expansion import OPERATOR_V1, unset_in_command, unset_in_values
 from trainlint.render.trainer import rendered
 from trainlint.render.tree import on_trainjob
 from trainlint.rule import rule
@@ -124,21 +124,16 @@ def _set_after(job: Manifest, container: Container) -> Iterator[Problem]:
     after it (`MASTER_ADDR: $(PET_MASTER_ADDR)` in `spec.trainer.env`): Kubernetes expands
     a value from the variables before it, and the plugin appends its own after those the
     objects set."""
-    defined: set[str] = set()
-    for index, item in mappings(container.body.get("env")):
-        value, name = item.get("value"), item.get("name")
-        for referred in dict.fromkeys(references(value) if isinstance(value, str) else ()):
-            later = container.env.get(referred)
-            if referred in defined or later is None or later[0] < index:
-                continue
-            injected = container.origin("env", later[0])
-            if injected.note is None:
-                continue  # set by an object: where it lands beside this one is the merge's
-            yield from on_trainjob(job, container.origin("env", index, "value"), (
-                f"`$({referred})` in the value of `{name}` ({container.noun} "
-                f"`{container.name}`) refers to a variable set only after it ({injected.note}, "
-                f"after the variables the objects set): Kubernetes expands a value from the "
-                f"variables before it, so `{name}` is the text `$({referred})`"),
-                "the runtime's variable")
-        if isinstance(name, str):
-            defined.add(name)
+    for unset in unset_in_values(container):
+        if unset.later is None:
+            continue
+        injected = container.origin("env", unset.later)
+        if injected.note is None:
+            continue  # set by an object: where it lands beside this one is the merge's
+        name, referred = unset.name, unset.referred
+        yield from on_trainjob(job, container.origin("env", unset.at, "value"), (
+            f"`$({referred})` in the value of `{name}` ({container.noun} "
+            f"`{container.name}`) refers to a variable set only after it ({injected.note}, "
+            f"after the variables the objects set): Kubernetes expands a value from the "
+            f"variables before it, so `{name}` is the text `$({referred})`"),
+            "the runtime's variable")
