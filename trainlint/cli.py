@@ -602,15 +602,15 @@ def _cache(folder: Path) -> Cache | None:
     """The run's cache in `folder`; none, said on stderr, in a folder of someone else's
     files (the project's own, named by `cache-dir` or `--cache-dir`), which the cache
     would mark ignored by git and clear of stale files."""
-    from trainlint.files import may_hold_cache
-    from trainlint.run.cache import Cache
+    from trainlint.run.cache import Cache, NotACacheFolder
 
-    if may_hold_cache(folder):
+    try:
         return Cache(folder)
-    shown = os.path.relpath(folder)  # as the working folder sees it
-    click.echo(f"trainlint: `{shown}` holds files trainlint did not write, so no cache is kept "
-               "there: name a folder of its own (`cache-dir`, `--cache-dir`)", err=True)
-    return None
+    except NotACacheFolder:
+        shown = os.path.relpath(folder)  # as the working folder sees it
+        click.echo(f"trainlint: `{shown}` holds files trainlint did not write, so no cache is "
+                   "kept there: name a folder of its own (`cache-dir`, `--cache-dir`)", err=True)
+        return None
 
 
 def _quotable(paths: tuple[str, ...], stdin_filename: str) -> Callable[[str], bool]:

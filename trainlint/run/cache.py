@@ -77,8 +77,16 @@ INDEX_KEYS = frozenset({"provides", "dependencies", "suppressions", "notes"})
 WITH_EDITS = "+edits"
 
 
+class NotACacheFolder(OSError):
+    """The cache folder holds someone else's files: nothing is written there."""
+
+
 class Cache:
     def __init__(self, folder: Path) -> None:
+        """Refuses (`NotACacheFolder`) a folder trainlint did not make that holds files
+        (`may_hold_cache`): its cache tag, whole, tells a folder trainlint made."""
+        if not may_hold_cache(folder):
+            raise NotACacheFolder(f"{folder} holds files trainlint did not write")
         build = build_fingerprint()
         self.folder = folder
         self.findings_path = folder / f"findings-{build}.json"
@@ -478,17 +486,9 @@ def _read_json(path: Path) -> dict[str, Any]:
     return {}
 
 
-class NotACacheFolder(OSError):
-    """The cache folder holds someone else's files: nothing is written there."""
-
-
 def _mark(folder: Path) -> None:
     """Write the markers that are missing or not whole (a full disk may have cut one
-    short before they were written atomically): each run that saves mends them. Refuses
-    a folder trainlint did not make that holds files (`may_hold_cache`): its cache tag,
-    whole, tells a folder trainlint made."""
-    if not may_hold_cache(folder):
-        raise NotACacheFolder(f"{folder} holds files of its own")
+    short before they were written atomically): each run that saves mends them."""
     folder.mkdir(parents=True, exist_ok=True)
     for name, text in CACHE_MARKERS.items():
         with contextlib.suppress(OSError):
