@@ -463,3 +463,30 @@ def test_the_tree_copies_what_it_changes_and_keeps_track_after_a_subtree_is_repl
     assert sorted(origin.note or "" for origin in tree.sources()) == sorted(
         ["one", "3", "two", "3", "one", "one"]  # root, a, b[0], b[1] and its d, b[2]
     )
+
+
+def test_a_hostfile_stops_where_a_configmap_ends() -> None:
+    """`numNodes: 99999999` is an int32 the CRD takes: the hostfile holds what a ConfigMap
+    can (the API server refuses more), not a line per node, which filled the memory."""
+    from trainlint.render.plugins import CONFIGMAP_BYTES
+
+    [runtime] = load(
+        "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: ClusterTrainingRuntime\n"
+        "metadata: {name: mpi}\nspec:\n  mlPolicy: {numNodes: 1, mpi: {}}\n  template:\n"
+        "    spec:\n      replicatedJobs:\n"
+        "        - name: launcher\n          template:\n"
+        "            metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}\n"
+        "            spec: {template: {spec: {containers: [{name: node, image: mpi}]}}}\n"
+        "        - name: node\n          template:\n"
+        "            spec: {template: {spec: {containers: [{name: node, image: mpi}]}}}\n",
+        "runtime.yaml",
+    ).manifests
+    [job] = load(
+        "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: big}\n"
+        "spec: {runtimeRef: {name: mpi}, trainer: {numNodes: 99999999}}\n", "job.yaml",
+    ).manifests
+    result = render(job, runtime, parse_version("2.3"))
+    [hostfile] = [data["hostfile"] for kind, _, data, _ in result.extras if kind == "ConfigMap"]
+    lines = hostfile.splitlines()
+    assert lines[:2] == ["big-node-0-0.big slots=1", "big-node-0-1.big slots=1"]
+    assert CONFIGMAP_BYTES - 40 < len(hostfile) <= CONFIGMAP_BYTES

@@ -9,7 +9,7 @@ only for a TrainJob that has `spec.trainer`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any, Protocol
 
 from trainlint.document import KeyPath, Manifest, dig, mapping, mappings
@@ -420,9 +420,27 @@ def _hostfile(
     build: Building, names: list[Any], launcher_as_node: bool, slots: int
 ) -> tuple[str, str, dict[str, Any], Origin]:
     """The hostfile ConfigMap: a line per pod of the `node` job (and the launcher's when
-    it runs as a node); before v2.3 for the first replica only."""
+    it runs as a node); before v2.3 for the first replica only. Written up to what a
+    ConfigMap holds (`CONFIGMAP_BYTES`): the API server refuses a larger one, and a
+    `numNodes` of 99,999,999 (an int32 the CRD takes) would otherwise fill the memory."""
     subdomain = dig(build.tree.root, "spec", "network", "subdomain") or build.name
-    lines = []
+    text, size = [], 0
+    for line in _host_lines(build, names, launcher_as_node, slots, subdomain):
+        size += len(line) + 1
+        if size > CONFIGMAP_BYTES:
+            break
+        text.append(f"{line}\n")
+    return ("ConfigMap", f"{build.name}-mpi-hostfile", {"hostfile": "".join(text)},
+            injected(by("MPI")))
+
+
+#: The most a ConfigMap holds (its data, as the API server counts it).
+CONFIGMAP_BYTES = 1024 * 1024
+
+
+def _host_lines(
+    build: Building, names: list[Any], launcher_as_node: bool, slots: int, subdomain: str
+) -> Iterator[str]:
     for index, name in enumerate(names):
         if name != "node" and not (launcher_as_node and name == "launcher"):
             continue
@@ -430,9 +448,7 @@ def _hostfile(
         replicas = replicas if isinstance(replicas, int) and build.version >= (2, 3) else 1
         for replica in range(replicas):
             for pod in range(build.counts[index][0]):
-                lines.append(f"{build.name}-{name}-{replica}-{pod}.{subdomain} slots={slots}")
-    return ("ConfigMap", f"{build.name}-mpi-hostfile", {"hostfile": "".join(
-        f"{line}\n" for line in lines)}, injected(by("MPI")))
+                yield f"{build.name}-{name}-{replica}-{pod}.{subdomain} slots={slots}"
 
 
 # --- JAX, XGBoost, Flux ---
