@@ -7,8 +7,9 @@ Two steps, both run by hand after an upstream release:
   trainer.kubeflow.org_*.yaml`, the files of kubeflow/trainer's `manifests/base/crds/` at the
   commits of `SOURCES`) into `crds/<release>.json`: the schema on the way to each
   `x-kubernetes-validations` rule and the whole schema under it (what pruning, defaulting and
-  list equality need), without descriptions. The upstream commit and paths are recorded in
-  each file (Apache-2.0, as the CRDs are).
+  list equality need), and on the way to each keyed list with its keys' fields (what
+  `trainlint.model.list_keys` needs), without descriptions. The upstream commit and paths
+  are recorded in each file (Apache-2.0, as the CRDs are).
 - `python -m trainlint.model` compiles the JSON files into `validations.pickle`: the schema
   nodes and every rule parsed once, so that checking never builds the CEL parser (about
   80 ms). A test keeps the pickle equal to a fresh compile.
@@ -56,6 +57,9 @@ KEPT = frozenset({
     "x-kubernetes-preserve-unknown-fields", "x-kubernetes-embedded-resource",
 })
 VALIDATIONS = "x-kubernetes-validations"
+LIST_TYPE = "x-kubernetes-list-type"
+#: The list types whose items the API server keys (`trainlint.model.list_keys`).
+KEYED = frozenset({"map", "set"})
 
 
 def _children(schema: dict[str, Any]) -> list[dict[str, Any]]:
@@ -65,8 +69,10 @@ def _children(schema: dict[str, Any]) -> list[dict[str, Any]]:
     return found
 
 
-def _has_rules(schema: dict[str, Any]) -> bool:
-    return VALIDATIONS in schema or any(_has_rules(child) for child in _children(schema))
+def _needed(schema: dict[str, Any]) -> bool:
+    """Whether a rule or a keyed list is at or below `schema`."""
+    return (VALIDATIONS in schema or schema.get(LIST_TYPE) in KEYED
+            or any(_needed(child) for child in _children(schema)))
 
 
 def _whole(schema: dict[str, Any]) -> dict[str, Any]:
@@ -80,18 +86,23 @@ def _whole(schema: dict[str, Any]) -> dict[str, Any]:
     return kept
 
 
-def trim(schema: dict[str, Any]) -> dict[str, Any]:
-    """The schema on the way to each rule, and all of it under each rule."""
+def trim(schema: dict[str, Any], keys: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """The schema on the way to each rule, and all of it under each rule; on the way to
+    each keyed list, and the fields of its `keys` (their defaults stand in for a key an
+    item leaves out)."""
     if VALIDATIONS in schema:
         return _whole(schema)
     kept = {key: value for key, value in schema.items() if key in KEPT}
     properties = {name: trim(child) for name, child in schema.get("properties", {}).items()
-                  if _has_rules(child)}
+                  if name in keys or _needed(child)}
     if properties:
         kept["properties"] = properties
-    for key in ("items", "additionalProperties"):
-        if isinstance(schema.get(key), dict) and _has_rules(schema[key]):
-            kept[key] = trim(schema[key])
+    items = schema.get("items")
+    if isinstance(items, dict) and (schema.get(LIST_TYPE) in KEYED or _needed(items)):
+        kept["items"] = trim(items, frozenset(schema.get("x-kubernetes-list-map-keys", ())))
+    extra = schema.get("additionalProperties")
+    if isinstance(extra, dict) and _needed(extra):
+        kept["additionalProperties"] = trim(extra)
     return kept
 
 
