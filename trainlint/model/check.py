@@ -320,6 +320,13 @@ class _Walker:
                  f"`{self.where(path)}` is null: the API server drops it as if "
                  f"it were not written; {advice}")
 
+    def pruned(self) -> str:
+        """What becomes of a field no schema knows: the API server's default field
+        validation (`Warn`, what SDKs and GitOps tools get) prunes it; `kubectl` asks for
+        `Strict` by default, and the whole object is refused."""
+        return (f"the API server prunes it with only a warning (`kubectl`, strict by "
+                f"default, has the {self.kind} refused)")
+
     def wrong_type(self, value: Any, node: Node, path: list[str | int]) -> None:
         expected, found = _JSON_TYPES[node.type], json_type(value)
         advice = f"write it as {'an' if expected[0] in 'aeiou' else 'a'} {expected}"
@@ -342,11 +349,11 @@ class _Walker:
             )
             self.add(Flaw.OTHER_RELEASE, [*path, key],
                      f"`{key}` in `{where}` exists in Trainer {released.describe()}, not in "
-                     f"{format_version(self.release)}: the API server prunes it silently, so "
-                     f"it has no effect{defaulted}; {advice}")
+                     f"{format_version(self.release)}: {self.pruned()}, so it has no "
+                     f"effect{defaulted}; {advice}")
             return
-        message = (f"unknown field `{key}` in `{where}` ({self.schema_name(core)} schema): the "
-                   f"API server prunes it silently, so it has no effect{defaulted}; ")
+        message = (f"unknown field `{key}` in `{where}` ({self.schema_name(core)} schema): "
+                   f"{self.pruned()}, so it has no effect{defaulted}; ")
         meant = _MEANT.get((self.kind, *path, key))
         belongs = self.belongs(key, path) if meant is None else None
         if belongs is not None:

@@ -31,6 +31,8 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     Unknown fields of a custom resource are pruned silently: under the default
     `fieldValidation=Warn` the API server accepts the object and drops the field with a
     warning that GitOps tools and SDKs never show. A typo in `numNodes` trains on one node.
+    (A recent `kubectl` asks for strict validation: the object is refused, and the apply
+    fails on a field that this finding names before it reaches the cluster.)
     An object whose every field is pruned is left empty, and the schema's defaults then
     decide: Volcano's `networkTopology` written with keys of its own becomes `mode: hard`
     (the message names the defaults).

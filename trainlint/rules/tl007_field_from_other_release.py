@@ -62,7 +62,8 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     ## Why is this bad?
     The Trainer API changed in every minor release, and the API server prunes fields its
     CRD does not know without an error: the overrides, deadline or policy of a manifest
-    written for another release are silently dropped.
+    written for another release are silently dropped (a recent `kubectl`, validating
+    strictly, has the object refused instead: the manifest cannot be applied at all).
 
     ## When it stays silent
     On fields that exist in the selected release, and on fields no release has (TL006).
