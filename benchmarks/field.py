@@ -75,11 +75,12 @@ DEBATABLE: dict[str, tuple[bool, str]] = {
         "moved to preview",
     ),
     "TL301": (
-        True,
+        False,
         "where a checkpoint directory is on no volume only because the release checked "
         "prunes the override that mounted it (TL007 beside it), the finding is true of that "
         "release, though the run, whose model was on the same volume, fails before any "
-        "restart: kept, it names the pruned override as the cause",
+        "restart: one cause, two findings (a third source did the same, its script "
+        "never resuming): dropped, TL007 reports the cause",
     ),
     "TL102": (
         False,

@@ -7,7 +7,6 @@ from trainlint.document import Manifest, mapping, mappings
 from trainlint.engine.context import Context
 from trainlint.kinds import TRAINER_KINDS
 from trainlint.problem import Problem, Severity
-from trainlint.release import format_version
 from trainlint.render import Container
 from trainlint.render.checkpoint import (
     CheckpointDir,
@@ -46,10 +45,7 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     `trainlint render`), its `spec.trainer` and the volumes its overrides or patches add
     included. A directory given relative to the image's working directory (no `cd`
     before it) is judged by the container's volumes: when each is pod-local, or there are
-    none, no working directory can hold it past the pod. Where the directory is on no
-    volume because the overrides that would mount
-    it are another release's (v2.1's `podTemplateOverrides` checked for v2.3), the message
-    says so (TL007 reports the field).
+    none, no working directory can hold it past the pod.
 
     ## Why is this bad?
     Trainer has no checkpoint API: resuming works only if the checkpoint outlives the pod.
@@ -60,7 +56,10 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     When no checkpoint directory is found, when the trainer's settings say it saves
     nothing (`save_strategy` `no`, `save_steps` not below `max_steps`), when the
     directory is on a PVC or a volume of unknown kind, and on a TrainJob when the
-    storage is the runtime's alone (reported there).
+    storage is the runtime's alone (reported there). Where the directory is on no volume
+    because the overrides that would mount it are another release's (v2.1's
+    `podTemplateOverrides` checked for v2.3), TL007 reports the field: the cause, whose
+    fix brings the volume back (and often the script and data the pod needs to start).
 
     ## Options
     `env-name-parts`, `env-names`, `flags`: how a checkpoint directory is recognised.
@@ -146,9 +145,10 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
             at = first_on(manifest, where.volume_at, mount_at, directory.at)
             if at is None:
                 continue  # the runtime's own problem, reported on the runtime
-            unread = _unread_mount(manifest, container.name, directory.path, ctx.trainer_version) \
-                if where.kind == "container" else None
-            yield Problem(at.path, _message(directory, where, unread, ctx.trainer_version),
+            if where.kind == "container" and _unread_mount(
+                    manifest, container.name, directory.path, ctx.trainer_version):
+                continue  # TL007's: the field that would mount it is pruned
+            yield Problem(at.path, _message(directory, where),
                           remediation=_help(directory, where, container))
     if render.complete:
         for container in render.workload():
@@ -184,14 +184,8 @@ def _relative(manifest: Manifest, container: Container, options: CheckpointOptio
                                                           container))
 
 
-def _message(
-    directory: CheckpointDir, where: Storage, unread: tuple[str, str] | None,
-    version: tuple[int, int],
-) -> str:
-    if unread is not None:
-        place = (f"on no volume (the `{unread[0]}` that would mount `{unread[1]}` is no field "
-                 f"of Trainer {format_version(version)}: TL007)")
-    elif where.kind == "container":
+def _message(directory: CheckpointDir, where: Storage) -> str:
+    if where.kind == "container":
         place = "on no volume (the container's own filesystem)"
     else:
         place = f"on {where.kind} volume `{where.volume}`"
@@ -201,12 +195,10 @@ def _message(
     )
 
 
-def _unread_mount(
-    job: Manifest, container: str, path: str, version: tuple[int, int]
-) -> tuple[str, str] | None:
-    """The overrides or patches field of another release in a TrainJob (which the release
-    checked prunes), and the mount path, where it mounts a volume at `path` or above it in
-    the container named `container`: why the directory is on no volume."""
+def _unread_mount(job: Manifest, container: str, path: str, version: tuple[int, int]) -> bool:
+    """Whether an overrides or patches field of another release in a TrainJob (which the
+    release checked prunes) mounts a volume at `path` or above it in the container named
+    `container`: why the directory is on no volume."""
     spec = mapping(job.body.get("spec"))
     read = OVERRIDES.get(version, "runtimePatches")
     for field in (*OVERRIDES.values(), "runtimePatches"):
@@ -216,8 +208,8 @@ def _unread_mount(
             at = mount.get("mountPath")
             if isinstance(at, str) and at and (
                     path == at or path.startswith(at.rstrip("/") + "/")):
-                return field, at
-    return None
+                return True
+    return False
 
 
 def _mounts(value: object, container: str) -> Iterator[dict[str, Any]]:
