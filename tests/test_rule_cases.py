@@ -4,7 +4,8 @@ line expects two findings there. A case with `before:` checks an update: its tex
 the objects as they were (the stored objects, `--base`), paired by apiVersion, kind,
 namespace and name with those of `fail:`/`pass:`. A fail case whose findings offer fixes
 has a `fixed:` text: what `--fix` (with `unsafe-fixes: true`, `--unsafe-fixes`) makes of
-it, byte for byte."""
+it, byte for byte, with no error of another rule it did not have but those it
+`uncovers:` (where a fix makes a pruned field read again)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from trainlint.engine.run import lint
 from trainlint.finding import Finding
 from trainlint.fix import fix_all
 from trainlint.loader import load
+from trainlint.problem import Severity
 from trainlint.release import parse_version
 from trainlint.rule import all_rules
 
@@ -90,7 +92,9 @@ def test_case(code: str, case: dict[str, Any]) -> None:
 
 def check_fixed(code: str, case: dict[str, Any], text: str, findings: list[Finding]) -> None:
     """The rule's fixes turn the case into `fixed:` exactly, leave none of the fixed
-    findings behind, and a second run changes nothing."""
+    findings behind, bring in no error of any rule the case did not have but those it
+    `uncovers:` (a fix that makes the webhook deny the object is worse than none), and a
+    second run changes nothing."""
     unsafe = bool(case.get("unsafe-fixes"))
     offered = [f for f in findings if f.fix is not None and (f.fix.safe or unsafe)]
     if "fixed" not in case:
@@ -106,13 +110,22 @@ def check_fixed(code: str, case: dict[str, Any], text: str, findings: list[Findi
     def relint(inputs: list[Any]) -> list[Finding]:
         return lint(inputs, settings, previous=previous(case))
 
+    before = relint([load(text, "case.yaml")])
     loaded, after, files = fix_all([load(text, "case.yaml")], relint, wanted)
     assert [note for entry in files.values() for note in entry.notes] == []
+    # A fix that makes a pruned field read again may uncover what is wrong in it: the
+    # case names those rules (`uncovers:`).
+    brought = _errors(after) - _errors(before) - set(case.get("uncovers", ()))
+    assert not brought, [f"{f.code}: {f.message}" for f in after if f.code in brought]
     fixed = loaded[0].source.text
     assert fixed == case["fixed"]
     assert [f.message for f in after if f.code == code and f.fix and wanted(f)] == []
     _, _, again = fix_all(loaded, relint, wanted)
     assert all(not entry.changed for entry in again.values())
+
+
+def _errors(findings: list[Finding]) -> set[str]:
+    return {finding.code for finding in findings if finding.severity is Severity.ERROR}
 
 
 def test_every_rule_has_cases() -> None:

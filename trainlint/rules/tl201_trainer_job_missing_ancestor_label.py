@@ -17,6 +17,7 @@ from trainlint.render.trainer import (
     MAIN_CONTAINERS,
     TRAINER,
     ancestor,
+    container_names,
     is_mpi,
     rendered,
     replicated_jobs,
@@ -242,7 +243,9 @@ def _label_fix(
     manifest: Manifest, jobs: Sequence[tuple[int, dict[str, Any]]], misplaced: KeyPath | None
 ) -> Fix | None:
     """Label the job the misplaced label was found on, else the job named like the
-    trainer; a misplaced label is moved (with its comment), a misspelt one corrected."""
+    trainer; a misplaced label is moved (with its comment), a misspelt one corrected. No
+    fix for a job without a `node` container: labelled, the runtime webhook denies it
+    (v2.1+, TL204), and the controller would still fill no container from the TrainJob."""
     index: str | int | None = None
     if misplaced is not None and misplaced[: len(JOBS)] == JOBS:
         index = misplaced[len(JOBS)]
@@ -250,7 +253,8 @@ def _label_fix(
             return None  # a misspelt key with another value: which job it meant is unclear
     else:
         index = _trainer_named(manifest, jobs)
-    if not isinstance(index, int):
+    if not isinstance(index, int) or MAIN_CONTAINERS[TRAINER] not in container_names(
+            dict(jobs)[index]):
         return None
     verb = "add" if misplaced is None else "move"
     title = f"{verb} {_LABEL} to the template of job `{dict(jobs)[index].get('name')}`"

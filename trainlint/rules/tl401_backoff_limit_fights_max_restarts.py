@@ -100,9 +100,9 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
         template = job.origin("template")
         if template.manifest is not runtime:
             continue
+        has_spec = "spec" in mapping(dig(runtime.body, *template.path))
         if limit_at.note is not None and is_count(limit):
             setting = f"leaves `backoffLimit` unset (Kubernetes defaults it to {limit})"
-            has_spec = "spec" in mapping(dig(runtime.body, *template.path))
             path = (*template.path, *(("spec",) if has_spec else ()))
         elif is_count(limit) and limit > 0 and limit_at.manifest is runtime:
             setting = f"sets `backoffLimit: {limit}`"
@@ -114,7 +114,9 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
             f"job `{job.name}` {setting} while `failurePolicy.maxRestarts` is "
             f"{restarts}: a failing job is tried up to {(restarts + 1) * (limit + 1):,} times, "
             "and an in-place retry of one rank cannot rejoin a multi-node rendezvous",
-            fix=Fix("set `backoffLimit: 0`", _zero_backoff(template.path)),
+            # A job with no `spec` has no pod either: one holding only the limit is refused
+            # (`template: Required value`), so it is left to whoever writes the pod.
+            fix=Fix("set `backoffLimit: 0`", _zero_backoff(template.path)) if has_spec else None,
         )
 
 def _zero_backoff(template: KeyPath) -> Edit:
