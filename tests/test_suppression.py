@@ -165,3 +165,33 @@ def test_severity_override_applies_to_what_is_left() -> None:
     assert finding.severity == Severity.WARNING
     assert settings.fails([finding])
     assert not Settings(fail_on=Severity.ERROR).fails([finding])
+
+
+
+#: A TrainJob whose script and variable hold suppression text as their values, and whose
+#: block's header line holds a real one (for a rule with nothing to silence there).
+IN_VALUES = """\
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata:
+  name: sft
+spec:
+  runtimeRef:
+    name: torch-distributed
+  trainer:
+    command:
+      - bash
+      - -c
+      - |  # trainlint: disable=TL402
+        python train.py  # trainlint: disable=TL301
+    env:
+      - name: NOTE
+        value: "keep this # trainlint: disable=TL302 please"
+"""
+
+
+def test_suppression_text_inside_a_value_is_no_suppression() -> None:
+    """`# trainlint:` in a block scalar (a shell comment) or a quoted string is the
+    value's text, neither read nor reported; a block's header line takes a comment."""
+    assert found(IN_VALUES, Settings(select=("TL09", "TL301", "TL302", "TL402"))) == [
+        ("TL090", 12, 33)]

@@ -9,7 +9,7 @@ import pytest
 
 from tests.conftest import lint_text
 from tests.test_cli import trainlint
-from tests.test_suppression import ONLY_TL3, RUNTIME, annotate, edit
+from tests.test_suppression import IN_VALUES, ONLY_TL3, RUNTIME, annotate, edit
 from trainlint import fix
 from trainlint.config.settings import Settings
 
@@ -133,3 +133,23 @@ def test_add_suppressions_does_not_combine_with_fixing(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert "--add-suppressions writes files: it does not combine with fixing" in result.stderr
     assert (tmp_path / "runtime.yaml").read_text() == RUNTIME
+
+
+def test_suppression_text_inside_a_value_is_neither_extended_nor_fixed(tmp_path: Path) -> None:
+    """A quoted value that holds `# trainlint: disable=...` gets a comment of its own (it
+    was extended inside the string, a file no longer YAML), and `--fix` leaves a script's
+    shell comment alone (TL090's fix took codes out of the script)."""
+    typo = 'apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: sft}\n' \
+        'spec:\n  trainer:\n    imagee: "img # trainlint: disable=TL301"\n'
+    (tmp_path / "job.yaml").write_text(typo)
+    (tmp_path / "script.yaml").write_text(IN_VALUES)
+    (tmp_path / ".trainlint.toml").write_text('select = ["TL006", "TL09", "TL301", "TL402"]\n')
+    result = trainlint("check", "--add-suppressions", "job.yaml", cwd=tmp_path)
+    assert (result.returncode, result.stderr) == (0, "Added 1 suppression.\n")
+    assert (tmp_path / "job.yaml").read_text() == typo.replace(
+        'TL301"\n', 'TL301"  # trainlint: disable=TL006\n')
+    fixing = trainlint("check", "--no-cache", "--fix", "script.yaml", cwd=tmp_path)
+    assert (tmp_path / "script.yaml").read_text() == IN_VALUES.replace(
+        "  # trainlint: disable=TL402", "")  # the header's comment, unused, goes
+    assert (fixing.returncode, fixing.stdout, fixing.stderr) == (
+        0, "All checks passed.\n", "Fixed 1 problem.\n")

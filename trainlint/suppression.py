@@ -8,7 +8,7 @@ no rule (TL091).
 from __future__ import annotations
 
 import re
-from collections.abc import Container
+from collections.abc import Callable, Container
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -27,6 +27,44 @@ _DIRECTIVE = re.compile(
     r"(?P<name>[a-z-]+)\s*=\s*(?P<codes>[^#]*?)\s*(?:--\s*(?P<reason>[^#]*?))?\s*(?:#.*)?$"
 )
 _SELECTOR = re.compile(r"[^\s,]+")
+#: Whether a (0-based line, column) of a text lies inside a value (`values_of`).
+InValue = Callable[[int, int], bool]
+
+
+def values_of(text: str) -> InValue:
+    """Which places of `text` are inside a scalar, as YAML's scanner reads it: a `#` there
+    is the value's text (a shell comment in a block scalar, `"a # b"`), not a comment. The
+    header line of a block scalar (`key: |  # note`) takes comments. Past a place the
+    scanner cannot read, every place counts as outside, as before any value was known."""
+    import yaml
+
+    spans: dict[int, list[tuple[int, int, int, int]]] = {}
+    try:
+        for token in yaml.scan(text, Loader=yaml.CSafeLoader):
+            if isinstance(token, yaml.ScalarToken):
+                start, end = token.start_mark, token.end_mark
+                first = start.line + 1 if token.style in ("|", ">") else start.line
+                span = (start.line, start.column, end.line, end.column)
+                for line in range(first, end.line + 1):
+                    spans.setdefault(line, []).append(span)
+    except yaml.YAMLError:
+        pass
+
+    def inside(line: int, column: int) -> bool:
+        return any((line, column) >= (top, left) and (line, column) < (bottom, right)
+                   for top, left, bottom, right in spans.get(line, ()))
+
+    return inside
+
+
+def _comment(line: str, index: int, in_value: InValue) -> re.Match[str] | None:
+    """The first suppression comment on `line` (at `index`) that is a YAML comment."""
+    at = 0
+    while (match := _COMMENT.search(line, at)) is not None:
+        if not in_value(index, match.start()):
+            return match
+        at = match.start() + 1
+    return None
 
 
 @dataclass(eq=False)
@@ -77,8 +115,9 @@ def comment_entries(source: Source) -> tuple[list[Entry], list[Invalid]]:
     if "trainlint:" not in source.text:
         return entries, invalid
     lines = source.text.splitlines()
+    in_value = values_of(source.text)
     for number, line in enumerate(lines, start=source.lines + 1):
-        match = _COMMENT.search(line)
+        match = _comment(line, number - source.lines - 1, in_value)
         if match is None:
             continue
         body_at = match.start("body")
@@ -194,7 +233,7 @@ def without_code(text: str, line: int, selector: str) -> str:
     if not 0 < line <= len(lines):
         raise LookupError(line)
     body, ending = _split_ending(lines[line - 1])
-    match = _COMMENT.search(body)
+    match = _comment(body, line - 1, values_of(text))
     directive = _DIRECTIVE.match(match["body"]) if match else None
     if match is None or directive is None:
         raise LookupError(line)
@@ -210,7 +249,10 @@ def without_code(text: str, line: int, selector: str) -> str:
         lines[line - 1] = body[: match.start()].rstrip() + ending
     else:
         del lines[line - 1]
-    return "".join(lines)
+    changed = "".join(lines)
+    if not _same_data(text, changed):
+        raise LookupError(line)  # never a change of what the file says
+    return changed
 
 
 def _drop_from_annotation(node: object, selector: str) -> None:
@@ -241,12 +283,13 @@ def disable_on_line(text: str, line: int, code: str) -> str:
     index = line - 1
     if not 0 <= index < len(lines):
         return text
-    above = _own_line_above(lines, index)
+    in_value = values_of(text)
+    above = _own_line_above(lines, index, in_value)
     for at in (index, above):
         if at is None:
             continue
         body, ending = _split_ending(lines[at])
-        extended = _with_code(body, code, "disable")
+        extended = _with_code(body, at, in_value, code, "disable")
         if extended is not None:
             return "".join([*lines[:at], extended + ending, *lines[at + 1 :]])
     comment = f"# trainlint: disable={code}"
@@ -263,19 +306,22 @@ def disable_in_file(text: str, code: str) -> str:
     """`text` with `code` silenced in the whole file: added to its `disable-file=` comment,
     else written as the first line."""
     lines = text.splitlines(keepends=True)
+    in_value = values_of(text)
     for index, line in enumerate(lines):
         body, ending = _split_ending(line)
-        extended = _with_code(body, code, "disable-file")
+        extended = _with_code(body, index, in_value, code, "disable-file")
         if extended is not None:
             lines[index] = extended + ending
             return "".join(lines)
     return f"# trainlint: disable-file={code}{_newline(text)}{text}"
 
 
-def _with_code(line: str, code: str, directive: str) -> str | None:
-    """The line with `code` added to its suppression comment of `directive`, None when it
-    has none."""
-    match = _COMMENT.search(line)
+def _with_code(
+    line: str, index: int, in_value: InValue, code: str, directive: str
+) -> str | None:
+    """The line (at `index`) with `code` added to its suppression comment of `directive`,
+    None when it has none."""
+    match = _comment(line, index, in_value)
     if match is None:
         return None
     found = _DIRECTIVE.match(match["body"])
@@ -286,11 +332,12 @@ def _with_code(line: str, code: str, directive: str) -> str | None:
     return f"{line[:end]}{separator}{code}{line[end:]}"
 
 
-def _own_line_above(lines: list[str], index: int) -> int | None:
+def _own_line_above(lines: list[str], index: int, in_value: InValue) -> int | None:
     """The comment line right above `index` that holds a suppression for it, if any."""
     above = index - 1
     while above >= 0 and lines[above].strip().startswith("#"):
-        if _COMMENT.match(lines[above].strip()):
+        found = _comment(lines[above], above, in_value)
+        if found is not None and not lines[above][: found.start()].strip():
             return above
         above -= 1
     return None
