@@ -3,6 +3,7 @@ the files it must not touch."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import stat
@@ -11,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.conftest import ROOT, UPDATE
 from trainlint import fix
@@ -104,6 +106,21 @@ def test_template_files_are_never_rewritten(tmp_path: Path) -> None:
     result = run("--fix", path.name, cwd=tmp_path)
     assert path.read_text() == text
     assert "chart.yaml: not fixed: it contains template syntax" in result.stderr
+    assert result.returncode == 1
+
+
+def test_json_files_are_never_rewritten_as_yaml(tmp_path: Path) -> None:
+    """An edit round-trips a document as YAML: a JSON file came out with unquoted keys on
+    one line, which `kubectl` reads as JSON and refuses."""
+    path = tmp_path / "runtime.json"
+    runtime = ROOT / "examples" / "finetune-broken" / "runtime.yaml"
+    text = json.dumps(yaml.safe_load(runtime.read_text()), indent=2) + "\n"
+    path.write_text(text)
+    result = run("--fix", path.name, cwd=tmp_path)
+    assert path.read_text() == text
+    assert result.stderr.startswith(
+        "runtime.json: not fixed: it is written in flow style (JSON), and an edit would write "
+        "its objects as YAML, which a JSON reader refuses: fix it by hand\n")
     assert result.returncode == 1
 
 

@@ -177,6 +177,11 @@ def apply(text: str, findings: Sequence[Finding]) -> tuple[str, list[Finding]]:
                 continue  # an earlier fix changed this line: the next pass checks again
             applied.append(finding)
     edits = [finding for finding in findings if finding.fix and finding.fix.rewrite is None]
+    if edits and text.lstrip("\ufeff \t\r\n").startswith(("{", "[")):
+        raise Unfixable(
+            "it is written in flow style (JSON), and an edit would write its objects as "
+            "YAML, which a JSON reader refuses: fix it by hand"
+        )
     if edits:
         text, edited = _edit_tree(text, edits)
         applied += edited
