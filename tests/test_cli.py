@@ -96,6 +96,26 @@ def test_output_file_gets_the_bytes_and_stdout_stays_empty(project: Path) -> Non
     assert written.endswith(b"\nFound 1 problem (1 error).\n")
 
 
+@pytest.mark.parametrize(("options", "refusal"), [
+    (["--output-file", "./error.yaml", "."],
+     "--output-file names error.yaml, a file being checked: the report would replace it"),
+    (["--output-format", "json:error.yaml", "--fix", "error.yaml"],
+     "--output-format json names error.yaml, a file being checked: the report would replace it"),
+    (["--output-format", "json:out.json,sarif:out/../out.json", "error.yaml"],
+     "--output-format sarif writes out/../out.json, as --output-format json does"),
+])
+def test_a_report_never_replaces_a_checked_file_or_another_report(
+    project: Path, options: list[str], refusal: str
+) -> None:
+    (project / "out").mkdir()
+    before = (project / "error.yaml").read_bytes()
+    result = trainlint("check", *options, cwd=project)
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr.endswith(f"\nError: {refusal}\n")
+    assert (project / "error.yaml").read_bytes() == before
+    assert not (project / "out.json").exists()
+
+
 def test_a_file_named_twice_is_checked_once(project: Path) -> None:
     once = trainlint("check", "--output-format", "concise", "error.yaml", cwd=project)
     twice = trainlint("check", "--output-format", "concise", ".", "error.yaml", cwd=project)
