@@ -46,6 +46,13 @@ def runtime(tmp_path: Path) -> Path:
          "only one format can go to standard output"),
         (["check", "--output-format", "sarif:", "runtime.yaml"],
          "`sarif:`: name the file after the colon"),
+        # One rule must be named: a code prefix is no answer (it named itself).
+        (["rule", "TL30"],
+         "no rule 'TL30' (the start of 8 rules' codes, TL301 to TL309: name one)"),
+        (["check", "--select", "", "runtime.yaml"],
+         "Invalid value for --select: names no rule: it would run none"),
+        (["check", "--select", " , ", "runtime.yaml"],
+         "Invalid value for --select: names no rule: it would run none"),
     ],
 )
 def test_misspelt_names_are_answered_with_the_one_meant(
@@ -225,3 +232,29 @@ def test_serve_without_credentials_for_the_cluster_exits_2(tmp_path: Path) -> No
     assert "Error: cannot serve: no credentials for the cluster (" in result.stderr
     assert "or read the context from manifests with --context-dir" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_a_suppression_naming_a_prefix_is_told_to_name_one_rule(runtime: Path) -> None:
+    (runtime / "runtime.yaml").write_text(
+        RUNTIME.replace("emptyDir: {}", "emptyDir: {}  # trainlint: disable=TL30, ALL"))
+    result = trainlint("check", "--no-cache", "--output-format", "concise", "runtime.yaml",
+                       cwd=runtime)
+    assert result.stdout.splitlines()[1:3] == [
+        "runtime.yaml:29:58: TL091 [warning] suppression names `TL30`, which is no rule's code "
+        "or name (the start of 8 rules' codes, TL301 to TL309: name one): it silences "
+        "nothing (see `trainlint rules`) [invalid-suppression]",
+        "runtime.yaml:29:64: TL091 [warning] suppression names `ALL`, which is no rule's code "
+        "or name (`ALL` selects every rule, where rules are selected: name one): it silences "
+        "nothing (see `trainlint rules`) [invalid-suppression]",
+    ]
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_a_report_standard_output_cannot_take_is_said_plainly(runtime: Path) -> None:
+    with Path("/dev/full").open("w") as full:
+        result = subprocess.run(
+            [sys.executable, "-c", "from trainlint.cli import run; run()", "check", "--no-cache",
+             "runtime.yaml"], cwd=runtime, stdout=full, stderr=subprocess.PIPE, text=True,
+            env=ENV, check=False)
+    assert (result.returncode, result.stderr) == (
+        2, "Error: cannot write the report to standard output: No space left on device\n")

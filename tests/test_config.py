@@ -453,6 +453,9 @@ def test_syntax_errors_give_the_position() -> None:
     assert error("- TL301\n", ".trainlint.yaml") == (
         ".trainlint.yaml: the file must be a table of keys"
     )
+    assert error("[tool]\ntrainlint = 3\n", "pyproject.toml") == (
+        "pyproject.toml: tool.trainlint must be a table of keys"
+    )
 
 
 def test_command_line_values_are_checked_like_files() -> None:

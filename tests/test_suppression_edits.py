@@ -60,6 +60,14 @@ def test_an_annotation_keeps_the_codes_still_used() -> None:
     assert fixed(text) == annotate('trainlint.dev/ignore: "TL301=scratch"')
 
 
+def test_an_annotation_reason_may_hold_commas() -> None:
+    """A piece whose code would hold a blank goes on the reason before it: it is neither
+    a rule no one knows (TL091) nor left behind when its code goes."""
+    text = annotate(
+        'trainlint.dev/ignore: "TL302=see ticket 7, its owner=ml,TL301=scratch, smoke runs"')
+    assert fixed(text) == annotate('trainlint.dev/ignore: "TL301=scratch, smoke runs"')
+
+
 def test_an_annotation_that_names_nothing_goes_and_so_do_empty_annotations() -> None:
     text = annotate('trainlint.dev/ignore: "TL302"').replace("emptyDir: {}", CLAIM)
     assert fixed(text) == CLEAN

@@ -790,11 +790,23 @@ def _report(
         else:
             pieces = [renderer(fmt)(report)]
         if output_file is None or to_stderr:  # stderr: stdout holds the fixed document
-            for block in _blocks(pieces):
-                # color was decided already: never strip it
-                click.echo(block, nl=False, color=True, err=to_stderr)
+            _echo(pieces, to_stderr)
         else:
             _write("".join(pieces), output_file)
+
+
+def _echo(pieces: Iterable[str], to_stderr: bool) -> None:
+    """Write a report to standard output (or error), said plainly when it cannot be (a
+    full disk); a reader that went away (`| head`) is no error of the run's."""
+    try:
+        for block in _blocks(pieces):
+            # color was decided already: never strip it
+            click.echo(block, nl=False, color=True, err=to_stderr)
+    except OSError as error:
+        if isinstance(error, BrokenPipeError):
+            raise
+        stream = "error" if to_stderr else "output"
+        raise Failure(f"cannot write the report to standard {stream}: {error.strerror}") from None
 
 
 #: A report goes to standard output about this many characters at a time: not a write
@@ -925,7 +937,11 @@ def _overrides(
     trainer_version: str | None, kubernetes_version: str | None, select: str | None,
     extend_select: str | None, ignore: str | None, preview: bool | None, **more: Any,
 ) -> dict[str, Any]:
-    """The configuration keys the command line sets (`more` by their Python names)."""
+    """The configuration keys the command line sets (`more` by their Python names). An
+    empty `--select` (most often an unset variable, `--select "$RULES"`) is refused: it
+    would run no rule and pass."""
+    if select is not None and not _split(select):
+        raise click.BadParameter("names no rule: it would run none", param_hint="--select")
     given = {
         "trainer-version": trainer_version, "kubernetes-version": kubernetes_version,
         "select": _split(select), "extend-select": _split(extend_select),
@@ -970,7 +986,7 @@ def show_rule(selector: str) -> None:
     found = find_rule(selector)
     if found is None:
         raise click.BadParameter(
-            f"no rule {selector!r}{did_you_mean_rule(selector)} (see `trainlint rules`)"
+            f"no rule {selector!r}{did_you_mean_rule(selector, exact=True)} (see `trainlint rules`)"
         )
     click.echo(rule_page(found.load()), nl=False)
 

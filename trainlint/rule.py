@@ -271,14 +271,24 @@ def find_rule(selector: str) -> Listed | None:
     )
 
 
-def did_you_mean_rule(selector: str) -> str:
+def did_you_mean_rule(selector: str, *, exact: bool = False) -> str:
     """` (did you mean `TL301`?)` for a selector that names no rule, "" when no code, code
-    prefix or name is close to it."""
+    prefix or name is close to it; with `exact`, where one rule must be named (a
+    suppression, `trainlint rule`), no prefix and no `ALL` (`TL4` named nothing there)."""
     from trainlint.suggest import did_you_mean
 
     rules = listed_rules().values()
+    names = [rule.name for rule in rules]
+    if exact:
+        if selector.upper() == "ALL":
+            return " (`ALL` selects every rule, where rules are selected: name one)"
+        prefixed = [rule.code for rule in rules if code_matches(rule.code, selector)]
+        if prefixed:
+            return (f" (the start of {len(prefixed)} rules' codes, {prefixed[0]} to "
+                    f"{prefixed[-1]}: name one)")
+        return did_you_mean(selector, [*(rule.code for rule in rules), *names])
     prefixes = {rule.code[:length] for rule in rules for length in range(2, 6)}
-    return did_you_mean(selector, [*sorted(prefixes), *(rule.name for rule in rules), "ALL"])
+    return did_you_mean(selector, [*sorted(prefixes), *names, "ALL"])
 
 
 def matches(rule: Listed, selectors: Any) -> bool:

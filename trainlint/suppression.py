@@ -161,7 +161,7 @@ def annotation_entries(manifest: Manifest) -> list[Entry]:
         return []
     span = manifest.span(ANNOTATION_PATH)
     entries = []
-    for part in value.split(","):
+    for part in annotation_parts(value):
         selector, _, reason = part.partition("=")
         if selector.strip():
             entries.append(
@@ -172,6 +172,20 @@ def annotation_entries(manifest: Manifest) -> list[Entry]:
                 )
             )
     return entries
+
+
+def annotation_parts(value: str) -> list[str]:
+    """The `CODE[=reason]` parts of an annotation's value. A reason may hold commas: a
+    piece after one whose code would hold a blank (`TL402=grace, see ticket=42`) goes on
+    the reason before it, since no code or name has one."""
+    parts: list[str] = []
+    for piece in value.split(","):
+        selector = piece.partition("=")[0].strip()
+        if parts and "=" in parts[-1] and (" " in selector or "\t" in selector):
+            parts[-1] += "," + piece
+        else:
+            parts.append(piece)
+    return parts
 
 
 def unheeded(
@@ -189,7 +203,7 @@ def unheeded(
         if entry.rule is None:
             message = (
                 f"suppression names `{entry.selector}`, which is no rule's code or name"
-                f"{did_you_mean_rule(entry.selector)}: it silences nothing "
+                f"{did_you_mean_rule(entry.selector, exact=True)}: it silences nothing "
                 "(see `trainlint rules`)"
             )
             found.append(Invalid(entry.span, message, entry.source, entry.path))
@@ -259,7 +273,7 @@ def _drop_from_annotation(node: object, selector: str) -> None:
     from trainlint import roundtrip
 
     annotations = roundtrip.at(node, ANNOTATION_PATH[:-1])
-    parts = str(annotations.get(ANNOTATION, "")).split(",")
+    parts = annotation_parts(str(annotations.get(ANNOTATION, "")))
     kept = [part for part in parts if part.partition("=")[0].strip() != selector]
     if len(kept) == len(parts):
         raise roundtrip.Stale(ANNOTATION_PATH)

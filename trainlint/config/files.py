@@ -162,7 +162,7 @@ def read_layer(path: Path, *, keep: bool = False) -> Layer | None:
     else:
         data = _yaml(text, shown)
     if not isinstance(data, dict):
-        raise ConfigError(f"{shown}: {prefix or 'the file'} must be a table of keys")
+        raise ConfigError(f"{shown}: {prefix.rstrip('.') or 'the file'} must be a table of keys")
     origin = f"{shown} [tool.trainlint]" if prefix else shown
     named = data.get("cache-dir")
     folder = path.parent / (named if isinstance(named, str) else DEFAULT_CACHE_DIR)
@@ -321,7 +321,7 @@ def _options(code: str, table: dict[str, Any], layers: Sequence[Layer]) -> RuleO
     found = find_rule(code)
     if found is None:
         raise ConfigError(
-            f"{where}: no rule has this code or name{did_you_mean_rule(code)} "
+            f"{where}: no rule has this code or name{did_you_mean_rule(code, exact=True)} "
             "(see `trainlint rules`)"
         )
     rule = found.load()
