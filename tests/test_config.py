@@ -456,6 +456,10 @@ def test_syntax_errors_give_the_position() -> None:
     assert error("[tool]\ntrainlint = 3\n", "pyproject.toml") == (
         "pyproject.toml: tool.trainlint must be a table of keys"
     )
+    assert error("select: [TL301]\nrules:\n  TL402: {}\nselect: [TL402]\n", ".trainlint.yaml") == (
+        ".trainlint.yaml:4:1: invalid YAML: duplicate key `select`: one of its values would be "
+        "lost"
+    )
 
 
 def test_command_line_values_are_checked_like_files() -> None:

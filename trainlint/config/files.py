@@ -199,8 +199,25 @@ def _toml(text: str, shown: str) -> dict[str, Any]:
 def _yaml(text: str, shown: str) -> Any:
     import yaml
 
+    class Loader(yaml.SafeLoader):
+        """Refuses a key written twice in one mapping, where YAML loaders keep the last
+        value silently (a second `select:` would undo the first)."""
+
+        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+            seen: set[object] = set()
+            for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    continue
+                key = self.construct_object(key_node, deep=True)
+                if isinstance(key, str | int | float | bool) and key in seen:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"duplicate key `{key}`: one of its values would be lost",
+                        key_node.start_mark)
+                seen.add(key)
+            return super().construct_mapping(node, deep)
+
     try:
-        return yaml.safe_load(text) or {}
+        return yaml.load(text, Loader=Loader) or {}
     except RecursionError:
         raise ConfigError(f"{shown}: invalid YAML: nested too deeply to read") from None
     except yaml.MarkedYAMLError as error:
