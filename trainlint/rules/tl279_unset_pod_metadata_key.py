@@ -140,6 +140,8 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     written: set[str] | None = None
     for container in render.every_container():
         for index, variable in mappings(container.body.get("env")):
+            if "valueFrom" not in variable:
+                continue  # nearly every variable
             found = _FIELD.fullmatch(str(_field_path(variable)))
             if found is None or not found[2].startswith((TRAINER_DOMAIN, *JOBSET_DOMAINS)):
                 continue
