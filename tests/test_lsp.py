@@ -714,3 +714,45 @@ def test_of_two_runtimes_of_one_name_the_editor_finds_the_one_check_finds(
 
 def codes_of(reported: list[tuple[Any, ...]]) -> list[Any]:
     return [code for code, *_ in reported]
+
+
+def _framed(*messages: dict[str, Any]) -> bytes:
+    bodies = [json.dumps({"jsonrpc": "2.0", **message}).encode() for message in messages]
+    return b"".join(b"Content-Length: %d\r\n\r\n%s" % (len(body), body) for body in bodies)
+
+
+def _unframed(data: bytes) -> list[dict[str, Any]]:
+    found = []
+    while data:
+        head, _, data = data.partition(b"\r\n\r\n")
+        length = int(next(line for line in head.split(b"\r\n")
+                          if line.startswith(b"Content-Length")).split(b":")[1])
+        found.append(json.loads(data[:length]))
+        data = data[length:]
+    return found
+
+
+def test_a_request_whose_params_cannot_be_read_is_answered_with_an_error() -> None:
+    """A client waits for the answer to every request: one whose params pygls cannot read
+    (a hover with no position, a line of -1) gets JSON-RPC's Invalid Params, not a
+    message box and silence."""
+    hover = "textDocument/hover"
+    document = {"uri": "file:///nowhere/job.yaml"}
+    sent = _framed(
+        {"id": 1, "method": "initialize", "params": {"processId": None, "capabilities": {}}},
+        {"method": "initialized", "params": {}},
+        {"id": 2, "method": hover, "params": {"textDocument": document}},
+        {"id": 3, "method": hover, "params": {
+            "textDocument": document, "position": {"line": -1, "character": 0}}},
+        {"id": 4, "method": "shutdown"},
+        {"method": "exit"},
+    )
+    result = subprocess.run([sys.executable, "-m", "trainlint", "lsp"], input=sent,
+                            capture_output=True, timeout=60, check=False)
+    answers = [(message.get("id"), message.get("error"), message.get("method"))
+               for message in _unframed(result.stdout)
+               if message.get("method") != "window/logMessage"]
+    invalid = {"code": -32602, "message": "Invalid Params"}
+    assert answers[1:] == [(2, invalid, None), (3, invalid, None), (4, None, None)]
+    assert answers[0][:2] == (1, None)
+    assert result.returncode == 0

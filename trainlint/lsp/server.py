@@ -27,7 +27,10 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.json_rpc import JsonRPCNotification
 from pygls.uris import from_fs_path, to_fs_path
 
 from trainlint import __version__
@@ -44,11 +47,30 @@ MANIFESTS = ("**/*.yaml", "**/*.yml", "**/*.json")
 WATCHED = (*MANIFESTS, *(f"**/{name}" for name in sorted(CONFIG_FILES)))
 
 
+class _Protocol(LanguageServerProtocol):
+    """pygls's protocol, which answers a request whose params it cannot read: pygls drops
+    it with a message box, and the client waits for an answer that never comes."""
+
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        try:
+            return super().structure_message(data)
+        except JsonRpcInvalidParams as error:
+            if "method" not in data or "id" not in data:
+                raise  # a notification: there is no one to answer
+            self._send_response(data["id"], None, error.to_response_error())
+            return _ANSWERED
+
+
+#: What a request answered while it was read becomes: a message of no JSON-RPC version,
+#: which pygls passes over.
+_ANSWERED = JsonRPCNotification(method="", jsonrpc="answered", params=None)
+
+
 class Server(LanguageServer):
     """`trainlint lsp`: diagnostics, quick fixes, hovers and definitions for manifests."""
 
     def __init__(self, options: LspOptions) -> None:
-        super().__init__("trainlint", __version__)
+        super().__init__("trainlint", __version__, protocol_cls=_Protocol)
         self.given = options
         self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="trainlint")
         self.files = Workspace(options, self._problem)
