@@ -732,10 +732,10 @@ def _unframed(data: bytes) -> list[dict[str, Any]]:
     return found
 
 
-def test_a_request_whose_params_cannot_be_read_is_answered_with_an_error() -> None:
+def test_a_request_the_server_cannot_take_is_answered_with_an_error() -> None:
     """A client waits for the answer to every request: one whose params pygls cannot read
     (a hover with no position, a line of -1) gets JSON-RPC's Invalid Params, not a
-    message box and silence."""
+    message box and silence, and one after `shutdown` Invalid Request."""
     hover = "textDocument/hover"
     document = {"uri": "file:///nowhere/job.yaml"}
     sent = _framed(
@@ -745,6 +745,8 @@ def test_a_request_whose_params_cannot_be_read_is_answered_with_an_error() -> No
         {"id": 3, "method": hover, "params": {
             "textDocument": document, "position": {"line": -1, "character": 0}}},
         {"id": 4, "method": "shutdown"},
+        {"id": 5, "method": hover, "params": {
+            "textDocument": document, "position": {"line": 0, "character": 0}}},
         {"method": "exit"},
     )
     result = subprocess.run([sys.executable, "-m", "trainlint", "lsp"], input=sent,
@@ -753,6 +755,8 @@ def test_a_request_whose_params_cannot_be_read_is_answered_with_an_error() -> No
                for message in _unframed(result.stdout)
                if message.get("method") != "window/logMessage"]
     invalid = {"code": -32602, "message": "Invalid Params"}
-    assert answers[1:] == [(2, invalid, None), (3, invalid, None), (4, None, None)]
+    ended = {"code": -32600, "message": "the server is shut down: only exit is taken"}
+    assert answers[1:] == [
+        (2, invalid, None), (3, invalid, None), (4, None, None), (5, ended, None)]
     assert answers[0][:2] == (1, None)
     assert result.returncode == 0

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcInvalidParams, JsonRpcInvalidRequest
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.json_rpc import JsonRPCNotification
@@ -48,8 +48,17 @@ WATCHED = (*MANIFESTS, *(f"**/{name}" for name in sorted(CONFIG_FILES)))
 
 
 class _Protocol(LanguageServerProtocol):
-    """pygls's protocol, which answers a request whose params it cannot read: pygls drops
-    it with a message box, and the client waits for an answer that never comes."""
+    """pygls's protocol, which answers every request: one whose params it cannot read
+    (pygls dropped it with a message box) and one after `shutdown` (dropped silently),
+    where a client would wait for an answer that never comes."""
+
+    def handle_message(self, message: Any) -> None:
+        if self._shutdown and getattr(message, "id", None) is not None and getattr(
+                message, "method", types.EXIT) != types.EXIT:
+            error = JsonRpcInvalidRequest("the server is shut down: only exit is taken")
+            self._send_response(message.id, None, error.to_response_error())
+            return
+        super().handle_message(message)
 
     def structure_message(self, data: dict[str, Any]) -> Any:
         try:
