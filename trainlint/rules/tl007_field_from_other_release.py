@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from trainlint import roundtrip
-from trainlint.document import Manifest, dig, mapping
+from trainlint.document import Manifest, dig, holds_placeholder, mapping
 from trainlint.engine.context import Context
 from trainlint.model.check import SCHEMA_KINDS, Flaw, issues
 from trainlint.options import OptionError, RuleOptions
@@ -158,6 +158,8 @@ def _refusal(spec: dict[str, Any], old: str, new: str) -> str | None:
     if new in spec:
         return f"`{new}` is already set"
     entries = spec[old]
+    if holds_placeholder(entries):
+        return "they hold a page's placeholders (`<job-name>`), to fill in first"
     allowed = {"targetJobs", *(_pod_fields() if old == SPEC_OVERRIDES else ("metadata", "spec"))}
     unfit = _unfit(entries, old, allowed)
     if unfit or new != PATCHES:
