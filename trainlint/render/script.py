@@ -514,6 +514,22 @@ _RESUMES = re.compile(
 )
 
 
+#: An XGBoost worker's rank read from `DMLC_TASK_ID` (the pod's completion index).
+_TASK_RANK = re.compile(r"\bDMLC_TASK_ID\b")
+#: What shows a command starting workers of its own in a pod (one per GPU), each with a
+#: rank it works out: processes, Dask, or the GPUs split by hand.
+_OWN_WORKERS = re.compile(
+    r"multiprocessing|\bProcess\(|\bPool\(|\bspawn\b|subprocess|\bdask\b|LOCAL_RANK"
+    r"|local_rank|CUDA_VISIBLE_DEVICES|\bmpirun\b|\btorchrun\b"
+)
+
+
+def task_rank(found: Script) -> str | None:
+    """What in the command takes `DMLC_TASK_ID` as the rank of the pod's one XGBoost
+    worker: it is read, and no workers of the command's own are started."""
+    return None if _first_match(found, _OWN_WORKERS) else _first_match(found, _TASK_RANK)
+
+
 def resumes(found: Script) -> str | None:
     """What in the command shows the trainer resumes from an existing checkpoint."""
     return _first_match(found, _RESUMES)

@@ -1,0 +1,121 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from trainlint.document import Manifest
+from trainlint.engine.context import Context
+from trainlint.kinds import TRAINER_KINDS
+from trainlint.problem import Problem, Severity
+from trainlint.render import script
+from trainlint.render.checkpoint import first_on
+from trainlint.render.trainer import rendered
+from trainlint.rule import rule
+
+
+@rule(
+    "TL506", "xgboost-worker-per-gpu-never-starts",
+    kinds=TRAINER_KINDS, severity=Severity.WARNING, since="2.2",
+    remediation=(
+        "Start one XGBoost worker per GPU in each pod, each with the rank "
+        "`DMLC_TASK_ID` × GPUs per node + its GPU's index; or give each pod one GPU."
+    ),
+)
+def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
+    """## What it does
+    Renders the JobSet the controller builds (see `trainlint render`) for an XGBoost
+    runtime whose trainer asks for several GPUs per node, and flags a command that takes
+    `DMLC_TASK_ID` as its worker's rank and starts no workers of its own (no processes,
+    Dask, `LOCAL_RANK` or `CUDA_VISIBLE_DEVICES` in it): one worker per pod.
+
+    ## Why is this bad?
+    The XGBoost plugin counts a worker per GPU: `DMLC_NUM_WORKER` is the nodes times the
+    GPUs per node (8 for 2 nodes of 4 GPUs). But `DMLC_TASK_ID` is the pod's completion
+    index, 0 to nodes − 1. A command that starts one worker per pod with that rank, as
+    the Trainer's own XGBoost guide does, has rank 0 start a `RabitTracker` for 8 workers
+    while 2 connect: the tracker waits, and the job hangs with its GPUs held until a
+    deadline ends it. Nothing fails.
+
+    ## When it stays silent
+    With one GPU per node or none (a worker per node), on a command that starts workers
+    of its own or does not read `DMLC_TASK_ID` where trainlint can see it (a script in the
+    image is not read), on runtimes of other frameworks, and on a TrainJob whose runtime
+    is not among the checked files. The runtime's command and GPUs are reported on the
+    runtime.
+
+    ## Example
+    ```yaml
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: TrainJob
+    metadata:
+      name: churn-gpu
+    spec:
+      runtimeRef:
+        name: xgboost-distributed
+      trainer:
+        numNodes: 2
+        resourcesPerNode:
+          limits:
+            nvidia.com/gpu: 4
+        command:
+          - python
+          - -c
+          - |
+            import os
+            from xgboost.tracker import RabitTracker
+            rank = int(os.environ["DMLC_TASK_ID"])
+            workers = int(os.environ["DMLC_NUM_WORKER"])
+            if rank == 0:
+                RabitTracker(host_ip="0.0.0.0", n_workers=workers).start()
+    ```
+
+    Use instead:
+    ```yaml
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: TrainJob
+    metadata:
+      name: churn-gpu
+    spec:
+      runtimeRef:
+        name: xgboost-distributed
+      trainer:
+        numNodes: 8
+        resourcesPerNode:
+          limits:
+            nvidia.com/gpu: 1
+        command:
+          - python
+          - -c
+          - |
+            import os
+            from xgboost.tracker import RabitTracker
+            rank = int(os.environ["DMLC_TASK_ID"])
+            workers = int(os.environ["DMLC_NUM_WORKER"])
+            if rank == 0:
+                RabitTracker(host_ip="0.0.0.0", n_workers=workers).start()
+    ```
+    """
+    render = rendered(manifest, ctx)
+    trainer = render.trainer
+    if not render.complete or render.framework != "xgboost" or trainer is None:
+        return
+    container = trainer.container("node")
+    if container is None or "DMLC_NUM_WORKER" not in container.env:
+        return
+    index, variable = container.env["DMLC_NUM_WORKER"]
+    pods = trainer.pods * trainer.replicas
+    workers = str(variable.get("value"))
+    if not workers.isdigit() or int(workers) <= pods:
+        return  # a worker per node
+    found = script.read(container)
+    rank = script.task_rank(found)
+    if rank is None:
+        return
+    read_at = next((at for word, at in found.words if rank in word), None)
+    at = first_on(manifest, container.origin("env", index), read_at)
+    if at is None:
+        return  # the runtime's GPUs and command: reported on the runtime
+    yield Problem(at.path, (
+        f"`DMLC_NUM_WORKER` is {workers}, a worker per GPU, but `DMLC_TASK_ID` is the "
+        f"index of the pod (0 to {pods - 1}), and the command takes it as its one worker's "
+        f"rank (`{rank}`): rank 0's tracker waits for {workers} workers while {pods} "
+        "connect, and the job hangs"))
