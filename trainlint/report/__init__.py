@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import os
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -135,6 +136,13 @@ def shown(text: str) -> str:
     return text.translate(_ESCAPES)
 
 
+def file_name(file: str) -> str:
+    """A checked file's name as every format writes it: a byte that is not UTF-8, which
+    `os.fsdecode` reads as a lone surrogate that no UTF-8 document can hold, as an escape
+    (`bad\\xff.yaml`). SARIF's URIs percent-encode the bytes instead (`sarif.uri`)."""
+    return os.fsencode(file).decode("utf-8", "backslashreplace")
+
+
 def paint(text: str, style: str, *, color: bool) -> str:
     """`text` in an ANSI style when color is on."""
     return f"\x1b[{STYLES[style]}m{text}\x1b[0m" if color else text
@@ -157,7 +165,7 @@ def fingerprints(findings: Sequence[Finding]) -> list[str]:
     result = []
     for finding in findings:
         ref = finding.object
-        parts = [finding.code, finding.file, dotted(finding.path), finding.message]
+        parts = [finding.code, file_name(finding.file), dotted(finding.path), finding.message]
         if ref is not None:
             parts += [ref.kind, ref.namespace or "", ref.name]
         digest = hashlib.sha256("\0".join(parts).encode()).hexdigest()
