@@ -236,6 +236,17 @@ def test_checkstyle_escapes_markup_and_lists_clean_files() -> None:
     }
 
 
+def test_xml_formats_write_what_xml_cannot_hold_as_escapes() -> None:
+    """XML 1.0 cannot hold most C0 controls, not even as references: a `\\b` in a key that
+    a message quotes made the JUnit and Checkstyle reports unparseable."""
+    report = Report([_finding("field `imag\be` \x1b[0m \uffff, tab\tkept")], files=["a.yaml"])
+    escaped = "field `imag\\x08e` \\x1b[0m \\uffff, tab\tkept"
+    error = ElementTree.fromstring(renderer("checkstyle")(report)).find("file/error")
+    assert error is not None and error.attrib["message"] == escaped
+    failure = ElementTree.fromstring(renderer("junit")(report)).find(".//failure")
+    assert failure is not None and failure.text == f"a.yaml:3:5: {escaped}"
+
+
 def test_json_lines_carry_the_json_objects() -> None:
     findings = lint_text((ROOT / EXAMPLE / "runtime.yaml").read_text())
     lines = renderer("json-lines")(Report(findings)).splitlines()
