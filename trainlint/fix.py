@@ -803,9 +803,12 @@ def _common(left: str, right: str) -> int:
 
 
 def _place(text: str, offset: int) -> tuple[int, int]:
-    """(row, column), 1-based, of a character offset in `text`."""
-    row = text.count("\n", 0, offset) + 1
-    return row, offset - (text.rfind("\n", 0, offset) + 1) + 1
+    """(row, column), 1-based, of a character offset in `text`, rows counted as a finding's
+    lines are: each `\\r\\n`, `\\r` or `\\n` ends one (a file of `\\r` alone is not one
+    row). An offset between the two of a `\\r\\n` is on the row they end."""
+    end = offset - 1 if offset and text.startswith("\r\n", offset - 1) else offset
+    row = text.count("\n", 0, end) + text.count("\r", 0, end) - text.count("\r\n", 0, end) + 1
+    return row, offset - max(text.rfind("\n", 0, end), text.rfind("\r", 0, end))
 
 
 # --- `check --add-suppressions` ---
