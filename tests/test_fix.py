@@ -84,6 +84,37 @@ def test_diff_writes_nothing(manifest: Path) -> None:
     assert (nothing.returncode, nothing.stdout) == (0, "")
 
 
+def test_git_applies_the_diff_and_gets_what_fix_writes(tmp_path: Path) -> None:
+    """The diff of files fixed up to a last line with no line break holds git's marker
+    after that line (the next file's header ran on after it, and `git apply` refused the
+    patch); so does that of a file of `\\r` line breaks, one line to git; and a name that
+    is not UTF-8 is quoted as git writes it."""
+    git = shutil.which("git") or pytest.skip("git is not installed")
+    text = (GOLDEN / "finetune.yaml").read_text().rstrip("\n")  # its last lines are fixed
+    files = {"a.yaml": text, os.fsdecode(b"b\xff.yaml"): text, "cr.yaml": text.replace("\n", "\r")}
+    patched, fixed = tmp_path / "patched", tmp_path / "fixed"
+    for folder in (patched, fixed):
+        folder.mkdir()
+        for name, content in files.items():
+            try:
+                (folder / name).write_bytes(content.encode())
+            except OSError:
+                pytest.skip("the file system takes only UTF-8 names")
+    patch = tmp_path / "fix.patch"
+    with patch.open("wb") as out:
+        subprocess.run([TRAINLINT, "check", "--isolated", "--diff", "."], cwd=patched,
+                       stdout=out, timeout=120, check=False)
+    assert patch.read_bytes().count(b"\n\\ No newline at end of file\n") == 4
+    assert b'\n--- "a/b\\377.yaml"\n+++ "b/b\\377.yaml"\n' in patch.read_bytes()
+    subprocess.run([git, "init", "-q"], cwd=patched, check=True)
+    applied = subprocess.run([git, "apply", str(patch)], cwd=patched, capture_output=True,
+                             text=True, check=False)
+    assert applied.returncode == 0, applied.stderr
+    run("--fix", ".", cwd=fixed)
+    for name, content in files.items():
+        assert (patched / name).read_bytes() == (fixed / name).read_bytes() != content.encode()
+
+
 def test_stdin_prints_the_fixed_document(manifest: Path) -> None:
     result = run("--fix", "-", "--stdin-filename", "finetune.yaml", cwd=manifest.parent,
                  stdin=manifest.read_text())

@@ -107,8 +107,8 @@ def test_edits_are_the_same_from_workers_and_from_the_cache(tmp_path: Path) -> N
     assert "backoffLimit: 0" in stored
 
 
-lines = st.lists(st.sampled_from(["a: 1\n", "b: [x, y]\n", "  c: z\n", "\n", "# note\n", "d"]),
-                 max_size=8)
+lines = st.lists(st.sampled_from(["a: 1\n", "b: [x, y]\n", "  c: z\n", "\n", "# note\n", "d",
+                                 "e: 2\r", "f: 3\r\n"]), max_size=8)
 
 
 @given(lines, lines)
@@ -126,26 +126,33 @@ def test_each_fix_of_a_file_of_many_documents_has_the_edits_fix_makes(tmp_path: 
     """A fix's edits are worked out on its own document (a round trip of the whole file
     per fix made a file of 200 documents take minutes), and are the edits `--fix` makes
     on the whole file: rows count from the file's first line, whatever precedes the
-    document (comments, an empty document, `...`, other documents), line breaks kept."""
+    document (comments, an empty document, `...`, other documents), line breaks kept.
+    Rows end where the findings' lines do, at a `\\r` alone too: a file of them was one
+    row, its edits at columns in the hundreds."""
     documents = [path.read_text() for path in sorted(BROKEN.glob("*.yaml"))]
     body = "# the platform's objects\n" + "---\n".join(documents) + "...\n---\n"
     body += "# a fresh start\n---\n" + UNRELATED + "---\n" + documents[-1].replace(
         "name: ", "name: again-", 1)
-    for name, text in (("many.yaml", body), ("crlf.yaml", body.replace("\n", "\r\n"))):
+    places: list[list[tuple[int, list[tuple[int, ...]]]]] = []
+    for name, text in (("many.yaml", body), ("crlf.yaml", body.replace("\n", "\r\n")),
+                       ("cr.yaml", body.replace("\n", "\r"))):
         path = tmp_path / name
         path.write_bytes(text.encode())
         findings = [f for f in fix.with_edits(lint_files(path)) if f.fix and f.fix.edit]
         assert len({f.manifest.document for f in findings if f.manifest}) == 3
         rows = set()
+        places.append([])
         for finding in findings:
             assert finding.fix is not None and finding.fix.edits
+            places[-1].append((finding.span.line, [edit[:4] for edit in finding.fix.edits]))
             edits = [{"content": edit.content,
                       "location": {"row": edit.row, "column": edit.column},
                       "end_location": {"row": edit.end_row, "column": edit.end_column}}
                      for edit in finding.fix.edits]
             assert applied(text, edits) == fix.apply(text, [finding])[0], finding.code
             rows.add(finding.fix.edits[0].row)
-        assert max(rows) > text.count("\n") - documents[-1].count("\n")  # the last document's
+        assert max(rows) > body.count("\n") - documents[-1].count("\n")  # the last document's
+    assert places[0] == places[1] == places[2]
 
 
 def one_at_a_time(text: str, findings: list[Finding]) -> list[tuple[TextEdit, ...]]:

@@ -7,11 +7,13 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from xml.etree import ElementTree
 
 import pytest
+import yaml
 
 from tests.conftest import ROOT, SHARED, UPDATE, lint_text
 from trainlint.document import Source, Span
@@ -30,10 +32,12 @@ CLEAN_ENV = {
 }
 
 
-def trainlint(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def trainlint(
+    *args: str, env: dict[str, str] | None = None, cwd: Path = ROOT
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-c", "from trainlint.cli import run; run()", *args],
-        cwd=ROOT, env=env or CLEAN_ENV, capture_output=True, text=True, check=False,
+        cwd=cwd, env=env or CLEAN_ENV, capture_output=True, text=True, check=False,
     )
 
 
@@ -108,6 +112,48 @@ def test_sarif_uri_is_relative_and_escaped() -> None:
     assert uri(str(Path.cwd() / "deploy" / "a b.yaml")) == "deploy/a%20b.yaml"
     assert uri("charts/x#1.yaml") == "charts/x%231.yaml"
     assert uri("/elsewhere/x.yaml") == "file:///elsewhere/x.yaml"
+
+
+def test_a_file_name_that_is_not_utf8_is_written_alike_by_every_format(tmp_path: Path) -> None:
+    """A byte of a name that is not UTF-8 (a lone surrogate in Python) is the escape `\\xff`
+    in every format, percent-encoded in SARIF's URI: each report is UTF-8 and parses. The
+    surrogate lost the SARIF and GitLab reports and made the XML formats unparseable."""
+    name = os.fsdecode(b"bad\xff.yaml")
+    try:
+        (tmp_path / name).write_bytes((ROOT / EXAMPLE / "runtime.yaml").read_bytes())
+    except OSError:
+        pytest.skip("the file system takes only UTF-8 names")
+    files = ",".join(f"{fmt}:out.{fmt}" for fmt in FORMATS if fmt != "concise")
+    result = trainlint(  # a standard output that takes no surrogate, as in most locales
+        "check", "--isolated", "--no-cache", "--output-format", f"concise,{files}", ".",
+        env={**CLEAN_ENV, "PYTHONIOENCODING": "utf-8"}, cwd=tmp_path,
+    )
+    assert result.returncode == 1, result.stderr
+    names: dict[str, Callable[[str], list[str]]] = {
+        "json": lambda text: [item["file"] for item in json.loads(text)],
+        "json-lines": lambda text: [json.loads(line)["file"] for line in text.splitlines()],
+        "gitlab": lambda text: [item["location"]["path"] for item in json.loads(text)],
+        "sarif": lambda text: [
+            result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+            for result in json.loads(text)["runs"][0]["results"]
+        ],
+        "junit": lambda text: [
+            case.attrib["classname"] for case in ElementTree.fromstring(text).iter("testcase")
+        ],
+        "checkstyle": lambda text: [
+            file.attrib["name"] for file in ElementTree.fromstring(text).iter("file")
+        ],
+    }
+    shown_name = "bad\\xff.yaml"
+    for fmt in FORMATS:
+        text = result.stdout if fmt == "concise" else (
+            (tmp_path / f"out.{fmt}").read_bytes().decode("utf-8"))
+        if fmt == "policy-report":  # each finding is on an object: no file is named
+            assert len(list(yaml.safe_load_all(text))) == 1
+        elif fmt in names:
+            assert set(names[fmt](text)) == {"bad%FF.yaml" if fmt == "sarif" else shown_name}
+        else:
+            assert shown_name in text, fmt
 
 
 def _finding(
@@ -188,6 +234,17 @@ def test_checkstyle_escapes_markup_and_lists_clean_files() -> None:
         "line": "3", "column": "5", "severity": "error", "message": 'a <b> & "c"',
         "source": "trainlint.TL301.ephemeral-checkpoint-volume",
     }
+
+
+def test_xml_formats_write_what_xml_cannot_hold_as_escapes() -> None:
+    """XML 1.0 cannot hold most C0 controls, not even as references: a `\\b` in a key that
+    a message quotes made the JUnit and Checkstyle reports unparseable."""
+    report = Report([_finding("field `imag\be` \x1b[0m \uffff, tab\tkept")], files=["a.yaml"])
+    escaped = "field `imag\\x08e` \\x1b[0m \\uffff, tab\tkept"
+    error = ElementTree.fromstring(renderer("checkstyle")(report)).find("file/error")
+    assert error is not None and error.attrib["message"] == escaped
+    failure = ElementTree.fromstring(renderer("junit")(report)).find(".//failure")
+    assert failure is not None and failure.text == f"a.yaml:3:5: {escaped}"
 
 
 def test_json_lines_carry_the_json_objects() -> None:

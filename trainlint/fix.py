@@ -83,13 +83,38 @@ class FileFix:
         return with_bom(text, self.bom).encode("utf-8")
 
     def diff(self) -> str:
-        """A unified diff of the fix, as `git apply` reads it."""
+        """A unified diff of the fix, as `git apply` reads it: lines end at `\\n` alone, as
+        git's do (a `\\r` is a character of a line), a last line without one is followed
+        by git's marker (else the next file's header ran on after it), and a name goes
+        in the headers as git writes it (`_git_quoted`)."""
         return "".join(
-            difflib.unified_diff(
-                self.original.splitlines(keepends=True), self.text.splitlines(keepends=True),
-                f"a/{self.name}", f"b/{self.name}",
+            line if line.endswith("\n") else f"{line}\n\\ No newline at end of file\n"
+            for line in difflib.unified_diff(
+                _PATCH_LINE.findall(self.original), _PATCH_LINE.findall(self.text),
+                _git_quoted(f"a/{self.name}"), _git_quoted(f"b/{self.name}"),
             )
         )
+
+
+#: A line as git reads a patch's: up to `\\n`, or the end of the text.
+_PATCH_LINE = re.compile(r"[^\n]*\n|[^\n]+\Z")
+#: How git writes each byte of a name it quotes in a patch (`quote.c`): printable ASCII as
+#: it is, but a quote and a backslash, which it escapes as C does, as it does the controls
+#: C names; the other bytes in octal (`\\377`).
+_GIT_BYTES = {
+    **{byte: chr(byte) if 0x20 <= byte < 0x7F else f"\\{byte:03o}" for byte in range(256)},
+    **{byte: f"\\{letter}"
+       for byte, letter in zip(b'\a\b\t\n\v\f\r"\\', 'abtnvfr"\\', strict=True)},
+}
+
+
+def _git_quoted(name: str) -> str:
+    """`name` as git writes it in a patch: as it is, or in double quotes where a byte needs
+    an escape. Written raw, the name of a file that is not UTF-8 is no text, and a line
+    break in one cuts the header."""
+    raw = os.fsencode(name)
+    quoted = "".join(_GIT_BYTES[byte] for byte in raw)
+    return name if len(quoted) == len(raw) else f'"{quoted}"'
 
 
 def with_bom(text: str, bom: bool) -> str:
@@ -783,9 +808,12 @@ def _common(left: str, right: str) -> int:
 
 
 def _place(text: str, offset: int) -> tuple[int, int]:
-    """(row, column), 1-based, of a character offset in `text`."""
-    row = text.count("\n", 0, offset) + 1
-    return row, offset - (text.rfind("\n", 0, offset) + 1) + 1
+    """(row, column), 1-based, of a character offset in `text`, rows counted as a finding's
+    lines are: each `\\r\\n`, `\\r` or `\\n` ends one (a file of `\\r` alone is not one
+    row). An offset between the two of a `\\r\\n` is on the row they end."""
+    end = offset - 1 if offset and text.startswith("\r\n", offset - 1) else offset
+    row = text.count("\n", 0, end) + text.count("\r", 0, end) - text.count("\r\n", 0, end) + 1
+    return row, offset - max(text.rfind("\n", 0, end), text.rfind("\r", 0, end))
 
 
 # --- `check --add-suppressions` ---

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import os
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -117,22 +118,33 @@ def summary(findings: Sequence[Finding], report: Report | None = None) -> str:
     return f"Found {len(findings)} {noun} ({', '.join(parts)})."
 
 
-#: What a reader's screen must not be given raw from a manifest, and how it is written
-#: instead: control characters (but tab) and those that reorder a line (bidirectional
-#: overrides, isolates and marks), as Python escapes them (`\\u202e`, `\\n`).
-_ESCAPES = {
-    code: chr(code).encode("unicode_escape").decode("ascii")
-    for code in (*range(0x09), *range(0x0A, 0x20), *range(0x7F, 0xA0), 0x061C, 0x200E, 0x200F,
-                 *range(0x202A, 0x202F), *range(0x2066, 0x206A))
-}
+def _escapes(*codes: int) -> dict[int, str]:
+    """Each character of `codes` → its escape as Python writes it (`\\u202e`, `\\n`)."""
+    return {code: chr(code).encode("unicode_escape").decode("ascii") for code in codes}
+
+
+#: What a reader's screen must not be given raw from a manifest: control characters (but
+#: tab) and those that reorder a line (bidirectional overrides, isolates and marks).
+_ESCAPES = _escapes(*range(0x09), *range(0x0A, 0x20), *range(0x7F, 0xA0), 0x061C, 0x200E,
+                    0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A))
+#: What XML 1.0 cannot hold, not even as a character reference (its `Char` production):
+#: the C0 controls but tab, line feed and carriage return, and U+FFFE and U+FFFF.
+_NOT_XML = _escapes(*range(0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0xFFFE, 0xFFFF)
 
 
 def shown(text: str) -> str:
     """`text` with those characters escaped, for the formats people read (on a terminal,
     in a CI's page): a value quoted from a manifest then cannot hide or reorder what a
     finding says, as "Trojan Source" text does. The machine formats (JSON, SARIF, JUnit...)
-    keep every character."""
+    keep every character, but those XML cannot hold (`xml`)."""
     return text.translate(_ESCAPES)
+
+
+def file_name(file: str) -> str:
+    """A checked file's name as every format writes it: a byte that is not UTF-8, which
+    `os.fsdecode` reads as a lone surrogate that no UTF-8 document can hold, as an escape
+    (`bad\\xff.yaml`). SARIF's URIs percent-encode the bytes instead (`sarif.uri`)."""
+    return os.fsencode(file).decode("utf-8", "backslashreplace")
 
 
 def paint(text: str, style: str, *, color: bool) -> str:
@@ -157,7 +169,7 @@ def fingerprints(findings: Sequence[Finding]) -> list[str]:
     result = []
     for finding in findings:
         ref = finding.object
-        parts = [finding.code, finding.file, dotted(finding.path), finding.message]
+        parts = [finding.code, file_name(finding.file), dotted(finding.path), finding.message]
         if ref is not None:
             parts += [ref.kind, ref.namespace or "", ref.name]
         digest = hashlib.sha256("\0".join(parts).encode()).hexdigest()
@@ -175,9 +187,12 @@ def by_file(report: Report) -> dict[str, list[Finding]]:
 
 
 def xml(root: ET.Element) -> str:
+    """The document of `root`, a character XML cannot hold (a `\\b` in a key a message
+    quotes) written as its escape, `\\x08`: ElementTree writes it raw, and no reader
+    parses the document then. Only values hold one, never the markup."""
     from xml.etree import ElementTree
 
     ElementTree.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ElementTree.tostring(
         root, encoding="unicode"
-    ) + "\n"
+    ).translate(_NOT_XML) + "\n"

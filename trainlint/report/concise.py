@@ -5,14 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from trainlint.finding import Finding
-from trainlint.report import Report, shown, summary
+from trainlint.report import Report, file_name, shown, summary
 
 
 def headline(finding: Finding, marker: str = "") -> str:
     span = finding.span
     return shown(
-        f"{finding.file}:{span.line}:{span.column}: {finding.code} [{finding.severity.value}] "
-        f"{marker}{finding.message} [{finding.name}]"
+        f"{file_name(finding.file)}:{span.line}:{span.column}: {finding.code} "
+        f"[{finding.severity.value}] {marker}{finding.message} [{finding.name}]"
     )
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from trainlint.report import Report, shown
+from trainlint.report import Report, file_name, shown
 
 
 def _data(text: str) -> str:
@@ -20,7 +20,7 @@ def render(report: Report) -> str:
         properties = ",".join(
             f"{key}={_property(str(value))}"
             for key, value in (
-                ("file", finding.file), ("line", span.line), ("col", span.column),
+                ("file", file_name(finding.file)), ("line", span.line), ("col", span.column),
                 ("endLine", span.end_line), ("endColumn", span.end_column),
                 ("title", f"trainlint {finding.code} ({finding.name})"),
             )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from trainlint.report import Report, fingerprints
+from trainlint.report import Report, file_name, fingerprints
 
 #: GitLab's severities are info, minor, major, critical and blocker.
 _SEVERITY = {"error": "major", "warning": "minor"}
@@ -19,7 +19,7 @@ def render(report: Report) -> str:
             "severity": _SEVERITY[finding.severity.value],
             "fingerprint": fingerprint,
             "location": {
-                "path": finding.file,
+                "path": file_name(finding.file),
                 "positions": {
                     "begin": {"line": finding.span.line, "column": finding.span.column},
                     "end": {"line": finding.span.end_line, "column": finding.span.end_column},

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from itertools import groupby
 
-from trainlint.report import Report, paint, shown, summary
+from trainlint.report import Report, file_name, paint, shown, summary
 
 
 def render(report: Report) -> str:
     color = report.color
     blocks = []
     for file, findings in groupby(report.findings, key=lambda finding: finding.file):
-        lines = [paint(f"{shown(file)}:", "file", color=color)]
+        lines = [paint(f"{shown(file_name(file))}:", "file", color=color)]
         for finding in findings:
             span = finding.span
             where = paint(f"{span.line}:{span.column}", "location", color=color)

@@ -7,7 +7,7 @@ from typing import Any
 
 from trainlint.document import dotted
 from trainlint.finding import Finding
-from trainlint.report import Report
+from trainlint.report import Report, file_name
 
 
 def as_dict(finding: Finding, applicable: bool = False) -> dict[str, Any]:
@@ -32,7 +32,7 @@ def as_dict(finding: Finding, applicable: bool = False) -> dict[str, Any]:
         "name": finding.name,
         "severity": finding.severity.value,
         "message": finding.message,
-        "file": finding.file,
+        "file": file_name(finding.file),
         "line": span.line,
         "column": span.column,
         "end_line": span.end_line,

@@ -5,26 +5,27 @@ from __future__ import annotations
 from itertools import groupby
 from xml.etree import ElementTree as ET
 
-from trainlint.report import Report, by_file, xml
+from trainlint.report import Report, by_file, file_name, xml
 
 
 def render(report: Report) -> str:
     suite = ET.Element("testsuite", name="trainlint")
     cases = failures = 0
     for file, findings in by_file(report).items():
+        name = file_name(file)
         if not findings:
-            ET.SubElement(suite, "testcase", classname=file, name="trainlint")
+            ET.SubElement(suite, "testcase", classname=name, name="trainlint")
             cases += 1
         ordered = sorted(findings, key=lambda finding: finding.code)
         for code, group in groupby(ordered, key=lambda finding: finding.code):
             found = list(group)
-            case = ET.SubElement(suite, "testcase", classname=file, name=f"{code} {found[0].name}")
+            case = ET.SubElement(suite, "testcase", classname=name, name=f"{code} {found[0].name}")
             failure = ET.SubElement(
                 case, "failure", type=found[0].severity.value,
                 message=f"{len(found)} problem{'s' if len(found) != 1 else ''} of {code}",
             )
             failure.text = "\n".join(
-                f"{finding.file}:{finding.span.line}:{finding.span.column}: {finding.message}"
+                f"{name}:{finding.span.line}:{finding.span.column}: {finding.message}"
                 for finding in found
             )
             cases += 1

@@ -3,7 +3,7 @@ count per rule linked to its page, and the findings, the first `SHOWN` of them."
 
 from __future__ import annotations
 
-from trainlint.report import Report, shown, summary
+from trainlint.report import Report, file_name, shown, summary
 from trainlint.report.statistics import counts
 from trainlint.rule import RULE_DOCS
 
@@ -28,8 +28,8 @@ def render(report: Report) -> str:
     lines += ["", "| where | rule | message |", "|---|---|---|"]
     for finding in report.findings[:SHOWN]:
         span = finding.span
-        lines.append(f"| `{_cell(finding.file)}:{span.line}:{span.column}` | {finding.code} "
-                     f"| {_cell(finding.message)} |")
+        where = f"{_cell(file_name(finding.file))}:{span.line}:{span.column}"
+        lines.append(f"| `{where}` | {finding.code} | {_cell(finding.message)} |")
     if len(report.findings) > SHOWN:
         lines += ["", f"and {len(report.findings) - SHOWN} more."]
     return "\n".join(lines) + "\n"

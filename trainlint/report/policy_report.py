@@ -20,7 +20,7 @@ from trainlint.document import dotted
 from trainlint.finding import Finding, ObjectRef
 from trainlint.kinds import CLUSTER_SCOPED
 from trainlint.problem import Severity
-from trainlint.report import Report
+from trainlint.report import Report, file_name
 from trainlint.rule import RULE_DOCS
 
 API_VERSION = "wgpolicyk8s.io/v1alpha2"
@@ -93,7 +93,7 @@ def _result(finding: Finding, seconds: int, site: str) -> dict[str, Any]:
     if finding.path:
         properties["path"] = dotted(finding.path)
     if finding.object is None:  # a problem of the file (its YAML, a comment)
-        properties["file"] = f"{finding.file}:{finding.span.line}:{finding.span.column}"
+        properties["file"] = f"{file_name(finding.file)}:{finding.span.line}:{finding.span.column}"
     if finding.remediation:
         properties["help"] = finding.remediation
     entry: dict[str, Any] = {

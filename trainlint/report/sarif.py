@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path, PurePath
 from typing import Any
 from urllib.parse import quote
@@ -17,14 +18,15 @@ SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
 
 def uri(file: str) -> str:
-    """A file as a URI relative to the working folder (the repository root in CI)."""
+    """A file as a URI relative to the working folder (the repository root in CI), its
+    name's bytes percent-encoded (those of a name that is not UTF-8 too)."""
     path = PurePath(file)
     if path.is_absolute():
         try:
             path = path.relative_to(Path.cwd())
         except ValueError:
             return path.as_uri()
-    return quote(path.as_posix())
+    return quote(os.fsencode(path.as_posix()))
 
 
 def _rule(rule: Rule, site: str) -> dict[str, Any]:
