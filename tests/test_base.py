@@ -1,6 +1,7 @@
 """`trainlint check --base REV` in a repository made with real git commits, through the
-console script: objects pair with their state at REV wherever their file was, and only the
-changed ones are reported."""
+console script: objects pair with their state at REV in the file of the same path, or
+wherever their file was when nothing else at REV or in the change has their name, and only
+the changed ones are reported."""
 
 from __future__ import annotations
 
@@ -175,3 +176,64 @@ def test_a_patch_at_the_base_is_no_objects_previous_state(repo: Path, kustomizat
     job.write_text(job.read_text().replace("numNodes: 4", "numNodes: 8"))
     status, stdout, _ = check(repo, "--base", "HEAD", "jobs/sft-run.yaml")
     assert (status, [f["code"] for f in findings(stdout)]) == (1, ["TL012"])
+
+
+@pytest.fixture
+def overlays(repo: Path) -> Path:
+    """A commit of two overlays' TrainJob of one name and no namespace, each in its own
+    file (`numNodes` 2 and 8): the name is no object's alone."""
+    for env, nodes in (("dev", 2), ("prod", 8)):
+        (repo / "envs" / env).mkdir(parents=True)
+        (repo / "envs" / env / "job.yaml").write_text(
+            JOB.replace("  namespace: ml\n", "").replace("numNodes: 2", f"numNodes: {nodes}"))
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "overlays")
+    return repo
+
+
+def test_overlays_of_one_name_pair_by_path(overlays: Path) -> None:
+    assert check(overlays, "--base", "HEAD", "envs/")[:2] == (0, "[]\n")
+    assert check(overlays, "--base", "HEAD", "--base-all", "envs/")[:2] == (0, "[]\n")
+
+
+def test_an_edit_of_one_overlay_is_judged_against_its_own_file(overlays: Path) -> None:
+    """dev's `numNodes` made prod's: a change all the same; prod, left alone, is silent."""
+    dev = overlays / "envs" / "dev" / "job.yaml"
+    dev.write_text(dev.read_text().replace("numNodes: 2", "numNodes: 8"))
+    status, stdout, _ = check(overlays, "--base", "HEAD", "--base-all", "envs/")
+    assert (status, [(f["code"], f["file"]) for f in findings(stdout)]) == (
+        1, [("TL012", "envs/dev/job.yaml")])
+
+
+def test_an_overlay_moved_has_no_pairing(overlays: Path) -> None:
+    """Moved, prod's TrainJob is one of two of its name at the base: which one it was is a
+    guess, so it is new: no update judged (`numNodes` changed), its findings reported."""
+    git(overlays, "mv", "envs/prod", "envs/production")
+    job = overlays / "envs" / "production" / "job.yaml"
+    job.write_text(job.read_text().replace("numNodes: 8", "numNodes: 16").replace(
+        "name: torch-custom\n", "name: torch-custom\n    kind: Deployment\n"))
+    _, stdout, _ = check(overlays, "--base", "HEAD", "envs/")
+    assert [(f["code"], f["file"]) for f in findings(stdout)] == [
+        ("TL101", "envs/production/job.yaml")]
+
+
+def test_a_copy_of_an_object_is_new(repo: Path) -> None:
+    """The copy of an unchanged TrainJob with a finding is not it: its finding is reported,
+    whether or not the original's file is checked (a hook is given the new file only)."""
+    (repo / "jobs" / "eval-copy.yaml").write_text(UNTOUCHED)
+    for paths in ([".", "jobs/"], ["jobs/eval-copy.yaml"]):
+        status, stdout, _ = check(repo, "--base", "HEAD", *paths)
+        assert (status, [(f["code"], f["file"]) for f in findings(stdout)]) == (
+            1, [("TL101", "jobs/eval-copy.yaml")])
+
+
+def test_an_object_moved_out_of_a_checked_file_still_pairs(repo: Path) -> None:
+    """Split: the TrainJob leaves the runtime's file for its own, with its `numNodes`
+    changed; the file it was in is checked and no longer holds it."""
+    (repo / "runtimes" / "torch.yaml").write_text(f"{RUNTIME}---\n{JOB}")
+    git(repo, "rm", "-q", "jobs/sft-run.yaml")
+    git(repo, "commit", "-qam", "together")
+    (repo / "runtimes" / "torch.yaml").write_text(RUNTIME)
+    (repo / "jobs" / "sft.yaml").write_text(JOB.replace("numNodes: 2", "numNodes: 4"))
+    _, stdout, _ = check(repo, "--base", "HEAD", ".")
+    assert [(f["code"], f["file"]) for f in findings(stdout)] == [("TL012", "jobs/sft.yaml")]

@@ -248,8 +248,9 @@ def check(
     """Check files and folders (recursively: *.yaml, *.yml, *.json); `-` reads stdin.
 
     With `--base REV`, each object is paired with the object of the same apiVersion, kind,
-    namespace and name at REV (wherever its file was), so update rules see what the change
-    does to it; a PR check reports only the objects it adds or changes.
+    namespace and name at REV (in the file of the same path, or the one of its name if its
+    file moved), so update rules see what the change does to it; a PR check reports only
+    the objects it adds or changes.
 
     Exit status: 0 clean, 1 findings at or above `fail-on` (with `--diff`: something to
     fix; with `--fix-only`: never), 2 usage or configuration error, or no Kubernetes
@@ -371,25 +372,27 @@ def _check_change(
     `base_all`. Runs of this kind are not cached: their findings depend on REV."""
     from trainlint.engine.run import Run
     from trainlint.run import parallel
-    from trainlint.run.revision import RevisionError, read
+    from trainlint.run.revision import RevisionError, changed, read
 
     try:
         revision = read(base, Path.cwd())
     except RevisionError as error:
         raise Failure(str(error)) from None
-    checked, looked_up, changed = [], [*context], set()
+    before = revision.paired(inputs)
+    checked, looked_up, edited = [], [*context], set()
     for item in inputs:
-        edited = {id(manifest) for manifest in item.manifests if revision.changed(manifest)}
-        changed |= edited
-        if base_all or edited or revision.changed_file(item.source.name, item.source.text):
+        here = {id(manifest) for manifest in item.manifests
+                if changed(manifest, before.get(id(manifest)))}
+        edited |= here
+        if base_all or here or revision.changed_file(item.source.name, item.source.text):
             checked.append(item)
         else:
             looked_up.extend(item.manifests)
-    run = Run(checked, settings_for=settings_for, context=looked_up, previous=revision.objects)
+    run = Run(checked, settings_for=settings_for, context=looked_up, previous=before)
     findings = parallel.lint_all(run, processes, amend)
     if not base_all:
         findings = [finding for finding in findings
-                    if finding.manifest is None or id(finding.manifest) in changed]
+                    if finding.manifest is None or id(finding.manifest) in edited]
     return run, findings, inputs
 
 
