@@ -68,13 +68,18 @@ def git(repo: Path, *args: str) -> None:
     subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
 
 
+def init(repo: Path) -> None:
+    repo.mkdir(exist_ok=True)
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "config", "user.email", "ci@example.com")
+    git(repo, "config", "user.name", "CI")
+
+
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     """Commit 1: runtime, TrainJob and an untouched TrainJob. Commit 2: the TrainJob's file
     renamed and its `numNodes` changed (immutable from v2.2)."""
-    git(tmp_path, "init", "-q", "-b", "main")
-    git(tmp_path, "config", "user.email", "ci@example.com")
-    git(tmp_path, "config", "user.name", "CI")
+    init(tmp_path)
     (tmp_path / "runtimes").mkdir()
     (tmp_path / "runtimes" / "torch.yaml").write_text(RUNTIME)
     (tmp_path / "jobs").mkdir()
@@ -88,11 +93,13 @@ def repo(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def check(repo: Path, *args: str, cwd: Path | None = None) -> tuple[int, str, str]:
+def check(
+    repo: Path, *args: str, cwd: Path | None = None, stdin: str | None = None
+) -> tuple[int, str, str]:
     done = subprocess.run(
         ["trainlint", "check", "--isolated", "--output-format", "json", *args],
         cwd=cwd or repo, capture_output=True, text=True, env={**os.environ, "NO_COLOR": "1"},
-        timeout=60, check=False,
+        timeout=60, check=False, input=stdin,
     )
     return done.returncode, done.stdout, done.stderr
 
@@ -237,3 +244,32 @@ def test_an_object_moved_out_of_a_checked_file_still_pairs(repo: Path) -> None:
     (repo / "jobs" / "sft.yaml").write_text(JOB.replace("numNodes: 2", "numNodes: 4"))
     _, stdout, _ = check(repo, "--base", "HEAD", ".")
     assert [(f["code"], f["file"]) for f in findings(stdout)] == [("TL012", "jobs/sft.yaml")]
+
+
+def test_the_repository_is_the_checked_paths(repo: Path, tmp_path: Path) -> None:
+    """From a folder of no repository, and from another repository whose HEAD~1 has the
+    TrainJob as it is now: the checked folder's repository decides."""
+    other = tmp_path.parent / f"{tmp_path.name}-other"
+    init(other)
+    (other / "jobs").mkdir()
+    (other / "jobs" / "sft-run.yaml").write_text(JOB.replace("numNodes: 2", "numNodes: 4"))
+    git(other, "add", ".")
+    git(other, "commit", "-q", "-m", "first")
+    git(other, "commit", "-q", "--allow-empty", "-m", "second")
+    outside = tmp_path.parent / f"{tmp_path.name}-outside"
+    outside.mkdir()
+    for cwd in (outside, other):
+        for path in (repo, repo / "jobs", repo / "jobs" / "sft-run.yaml"):
+            status, stdout, stderr = check(repo, "--base", "HEAD~1", str(path), cwd=cwd)
+            assert (status, [f["code"] for f in findings(stdout)]) == (1, ["TL012"]), stderr
+    status, stdout, stderr = check(repo, "--base", "HEAD", "jobs/", str(other), cwd=repo)
+    assert (status, stdout) == (2, "")
+    assert stderr == (f"Error: --base HEAD: the paths are in two git repositories, {repo} "
+                      f"(jobs/) and {other} ({other}): check each on its own\n")
+
+
+def test_standard_input_and_no_path_are_the_current_folders(repo: Path) -> None:
+    job = (repo / "jobs" / "sft-run.yaml").read_text()
+    for args in (["-", "--stdin-filename", "jobs/sft-run.yaml"], []):
+        status, stdout, _ = check(repo, "--base", "HEAD~1", *args, stdin=job)
+        assert (status, [f["code"] for f in findings(stdout)]) == (1, ["TL012"])

@@ -248,9 +248,9 @@ def check(
     """Check files and folders (recursively: *.yaml, *.yml, *.json); `-` reads stdin.
 
     With `--base REV`, each object is paired with the object of the same apiVersion, kind,
-    namespace and name at REV (in the file of the same path, or the one of its name if its
-    file moved), so update rules see what the change does to it; a PR check reports only
-    the objects it adds or changes.
+    namespace and name at REV in the repository of PATHS (in the file of the same path, or
+    the one of its name if its file moved), so update rules see what the change does to
+    it; a PR check reports only the objects it adds or changes.
 
     Exit status: 0 clean, 1 findings at or above `fail-on` (with `--diff`: something to
     fix; with `--fix-only`: never), 2 usage or configuration error, or no Kubernetes
@@ -313,8 +313,8 @@ def check(
             )
             report_err = STDIN in paths and output_file is None
         elif base is not None:
-            run, findings, inputs = _check_change(
-                read_all(names, read), base, base_all, settings_for, context, processes, amend)
+            run, findings, inputs = _check_change(read_all(names, read), paths, base, base_all,
+                                                  settings_for, context, processes, amend)
         else:  # standard input
             run = Run(read_all(names, read), settings_for=settings_for, context=context)
             findings, inputs = parallel.lint_all(run, processes, amend), run.inputs
@@ -361,12 +361,13 @@ def _fix(
 
 
 def _check_change(
-    inputs: list[Loaded], base: str, base_all: bool,
+    inputs: list[Loaded], paths: tuple[str, ...], base: str, base_all: bool,
     settings_for: Callable[[Source], Settings], context: list[Manifest], processes: int,
     amend: Amend | None,
 ) -> tuple[Run, list[Finding], list[Loaded]]:
-    """`--base REV`: the findings of the change, objects compared with their state at REV.
-    Files with neither a changed object nor a changed text are only looked up, like
+    """`--base REV`: the findings of the change, objects compared with their state at REV
+    in the repository of the checked `paths` (standard input and no path: the current
+    folder's). Files with neither a changed object nor a changed text are only looked up, like
     `context` (a runtime that a changed TrainJob uses); of the files checked, only what is
     on a changed object (or on no object: syntax, suppressions) is reported, unless
     `base_all`. Runs of this kind are not cached: their findings depend on REV."""
@@ -375,7 +376,7 @@ def _check_change(
     from trainlint.run.revision import RevisionError, changed, read
 
     try:
-        revision = read(base, Path.cwd())
+        revision = read(base, [("." if path == STDIN else path) for path in paths or ["."]])
     except RevisionError as error:
         raise Failure(str(error)) from None
     before = revision.paired(inputs)

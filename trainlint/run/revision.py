@@ -86,7 +86,7 @@ def changed(manifest: Manifest, before: Manifest | None) -> bool:
     return before is None or before.body != manifest.body
 
 
-def _git(args: list[str], cwd: Path, data: bytes | None = None) -> bytes:
+def _git(args: list[str], cwd: Path | str, data: bytes | None = None) -> bytes:
     try:
         done = subprocess.run(
             ["git", *args], cwd=cwd, input=data, capture_output=True, check=False,
@@ -98,12 +98,33 @@ def _git(args: list[str], cwd: Path, data: bytes | None = None) -> bytes:
     return done.stdout
 
 
-def read(name: str, cwd: Path) -> Revision:
-    """The YAML and JSON files at revision `name` of the repository around `cwd`."""
-    try:
-        top = Path(_git(["rev-parse", "--show-toplevel"], cwd).decode().strip())
-    except RevisionError:
-        raise RevisionError(f"--base {name}: {cwd} is not in a git repository") from None
+def repository(name: str, paths: Sequence[str]) -> Path:
+    """The top folder of the one repository that holds the checked `paths` (each path's
+    own, not the current folder's: a submodule is a repository of its own). Paths in two
+    repositories are a usage error: one revision names one repository's history."""
+    folders: dict[str, str] = {}  # one git per folder: a hook names many files
+    for path in paths:
+        folder = path if os.path.isdir(path) else os.path.dirname(path)  # noqa: PTH112, PTH120
+        folders.setdefault(folder or ".", path)
+    tops: dict[Path, str] = {}
+    for folder, path in folders.items():
+        try:
+            top = Path(_git(["rev-parse", "--show-toplevel"], folder).decode().strip())
+        except RevisionError:
+            shown = os.path.abspath(folder)  # noqa: PTH100 - a string
+            raise RevisionError(f"--base {name}: {shown} is not in a git repository") from None
+        tops.setdefault(top, path)
+    if len(tops) > 1:
+        (first, one), (second, other) = list(tops.items())[:2]
+        raise RevisionError(f"--base {name}: the paths are in two git repositories, {first} "
+                            f"({one}) and {second} ({other}): check each on its own")
+    return next(iter(tops))
+
+
+def read(name: str, paths: Sequence[str]) -> Revision:
+    """The YAML and JSON files at revision `name` of the repository of the checked
+    `paths` (files and folders: `repository`)."""
+    top = repository(name, paths)
     try:
         commit = _git(["rev-parse", "--verify", "--quiet", "--end-of-options",
                        f"{name}^{{commit}}"], top).decode().strip()
