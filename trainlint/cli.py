@@ -248,8 +248,9 @@ def check(
     """Check files and folders (recursively: *.yaml, *.yml, *.json); `-` reads stdin.
 
     With `--base REV`, each object is paired with the object of the same apiVersion, kind,
-    namespace and name at REV (wherever its file was), so update rules see what the change
-    does to it; a PR check reports only the objects it adds or changes.
+    namespace and name at REV in the repository of PATHS (in the file of the same path, or
+    the one of its name if its file moved), so update rules see what the change does to
+    it; a PR check reports only the objects it adds or changes.
 
     Exit status: 0 clean, 1 findings at or above `fail-on` (with `--diff`: something to
     fix; with `--fix-only`: never), 2 usage or configuration error, or no Kubernetes
@@ -313,8 +314,8 @@ def check(
             )
             report_err = STDIN in paths and output_file is None
         elif base is not None:
-            run, findings, inputs = _check_change(
-                read_all(names, read), base, base_all, settings_for, context, processes, amend)
+            run, findings, inputs = _check_change(read_all(names, read), paths, base, base_all,
+                                                  settings_for, context, processes, amend)
         else:  # standard input
             run = Run(read_all(names, read), settings_for=settings_for, context=context)
             findings, inputs = parallel.lint_all(run, processes, amend), run.inputs
@@ -361,36 +362,39 @@ def _fix(
 
 
 def _check_change(
-    inputs: list[Loaded], base: str, base_all: bool,
+    inputs: list[Loaded], paths: tuple[str, ...], base: str, base_all: bool,
     settings_for: Callable[[Source], Settings], context: list[Manifest], processes: int,
     amend: Amend | None,
 ) -> tuple[Run, list[Finding], list[Loaded]]:
-    """`--base REV`: the findings of the change, objects compared with their state at REV.
-    Files with neither a changed object nor a changed text are only looked up, like
+    """`--base REV`: the findings of the change, objects compared with their state at REV
+    in the repository of the checked `paths` (standard input and no path: the current
+    folder's). Files with neither a changed object nor a changed text are only looked up, like
     `context` (a runtime that a changed TrainJob uses); of the files checked, only what is
     on a changed object (or on no object: syntax, suppressions) is reported, unless
     `base_all`. Runs of this kind are not cached: their findings depend on REV."""
     from trainlint.engine.run import Run
     from trainlint.run import parallel
-    from trainlint.run.revision import RevisionError, read
+    from trainlint.run.revision import RevisionError, changed, read
 
     try:
-        revision = read(base, Path.cwd())
+        revision = read(base, [("." if path == STDIN else path) for path in paths or ["."]])
     except RevisionError as error:
         raise Failure(str(error)) from None
-    checked, looked_up, changed = [], [*context], set()
+    before = revision.paired(inputs)
+    checked, looked_up, edited = [], [*context], set()
     for item in inputs:
-        edited = {id(manifest) for manifest in item.manifests if revision.changed(manifest)}
-        changed |= edited
-        if base_all or edited or revision.changed_file(item.source.name, item.source.text):
+        here = {id(manifest) for manifest in item.manifests
+                if changed(manifest, before.get(id(manifest)))}
+        edited |= here
+        if base_all or here or revision.changed_file(item.source.name, item.source.text):
             checked.append(item)
         else:
             looked_up.extend(item.manifests)
-    run = Run(checked, settings_for=settings_for, context=looked_up, previous=revision.objects)
+    run = Run(checked, settings_for=settings_for, context=looked_up, previous=before)
     findings = parallel.lint_all(run, processes, amend)
     if not base_all:
         findings = [finding for finding in findings
-                    if finding.manifest is None or id(finding.manifest) in changed]
+                    if finding.manifest is None or id(finding.manifest) in edited]
     return run, findings, inputs
 
 

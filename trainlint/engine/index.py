@@ -4,7 +4,7 @@ answer across runs (the cache checks a stored result against these digests)."""
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Generic, TypeVar
 
 from trainlint.digest import blake2b
@@ -36,13 +36,13 @@ class Index:
 
     def __init__(
         self, manifests: Iterable[Manifest], context: Iterable[Manifest] = (), *,
-        where: str = FILES, previous: Iterable[Manifest] = (), fetch: Fetch | None = None,
+        where: str = FILES, previous: Mapping[int, Manifest] | None = None,
+        fetch: Fetch | None = None,
     ) -> None:
         self._objects: dict[tuple[str, str, str], Manifest] = {}
         #: The objects as they were before the change under check (`--base REV`, the
-        #: webhook's `oldObject`), by `previous_key`.
-        self._previous = {previous_key(manifest): manifest for manifest in previous
-                          if manifest.name}
+        #: webhook's `oldObject`), by the id of the object each one was (`pair`).
+        self._previous = previous or {}
         #: What look-ups that many objects answer find: the TrainJobs that use a runtime
         #: (by `runtime_key`), the runtimes and the claims of a name, every claim.
         self._users: _Answers[tuple[str, str, str]] = _Answers()
@@ -179,10 +179,10 @@ class Index:
         return cls._key(manifest.kind, manifest.namespace, manifest.name)
 
     def previous(self, manifest: Manifest) -> Manifest | None:
-        """The object as it was before the change (same apiVersion, kind, namespace and
-        name); None for a new object, or when no previous state is known. (Runs that
-        compare with previous objects are not cached: nothing records this look-up.)"""
-        return self._previous.get(previous_key(manifest)) if manifest.name else None
+        """The object as it was before the change; None for a new object, or when no
+        previous state is known. (Runs that compare with previous objects are not cached:
+        nothing records this look-up.)"""
+        return self._previous.get(id(manifest))
 
     def runtime_key(self, job: Manifest) -> tuple[str, str, str]:
         """What `spec.runtimeRef` names; kind defaults to ClusterTrainingRuntime."""
@@ -431,6 +431,27 @@ def previous_key(manifest: Manifest) -> tuple[str, str, str, str]:
     kind = manifest.kind
     namespace = "" if kind in CLUSTER_SCOPED else manifest.namespace
     return manifest.api_version, kind, namespace, manifest.name
+
+
+def pair(
+    manifests: Iterable[Manifest], previous: Iterable[Manifest]
+) -> dict[int, Manifest]:
+    """The previous state of each object (by its id) that is the only one of its
+    `previous_key` among `manifests`, when `previous` has exactly one of that key too.
+    Two of a name on either side (overlays of one object) pair nothing: a guess would
+    judge an update against another object's state, or take a new object for unchanged.
+    An object without a name has none: the API server makes a new one each time."""
+    now, before = _by_key(manifests), _by_key(previous)
+    return {id(found[0]): before[key][0] for key, found in now.items()
+            if len(found) == 1 and len(before.get(key, ())) == 1}
+
+
+def _by_key(manifests: Iterable[Manifest]) -> dict[tuple[str, str, str, str], list[Manifest]]:
+    found: dict[tuple[str, str, str, str], list[Manifest]] = defaultdict(list)
+    for manifest in manifests:
+        if manifest.name:
+            found[previous_key(manifest)].append(manifest)
+    return found
 
 
 def identify(content: str, manifest: Manifest) -> str:

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from trainlint.config.settings import Settings
 from trainlint.document import Loaded, LoadProblem, Manifest, Source, is_placeholder
 from trainlint.engine.context import Context
-from trainlint.engine.index import CONTEXT, FILES, Index, identify
+from trainlint.engine.index import CONTEXT, FILES, Index, identify, pair
 from trainlint.engine.settle import Suppressions
 from trainlint.finding import Finding, Note, ObjectRef, in_order
 from trainlint.kinds import RUNTIME_KINDS, object_kind
@@ -77,11 +77,14 @@ def lint(
     checked; `where` names where the objects come from, for messages. With
     `on_rule_error`, a rule that raises loses its findings on that object and the run goes
     on. `previous` are the objects as they were before the change under check (the
-    webhook's `oldObject`, the files at `--base REV`): update rules compare with them.
+    webhook's `oldObject`): update rules compare each with the input of its apiVersion,
+    kind, namespace and name (`pair`).
     """
+    inputs = list(inputs)
+    before = pair((manifest for item in inputs for manifest in item.manifests), previous)
     run = Run(
         inputs, settings, settings_for, context=context, where=where,
-        on_rule_error=on_rule_error, previous=previous,
+        on_rule_error=on_rule_error, previous=before,
     )
     return run.settle([run.check(position) for position in range(len(run.inputs))])
 
@@ -104,7 +107,7 @@ class Run:
         on_rule_error: RuleError | None = None,
         context_files: Iterable[Loaded] = (),
         where: str = FILES,
-        previous: Iterable[Manifest] = (),
+        previous: Mapping[int, Manifest] | None = None,
         index: Index | None = None,
     ) -> None:
         self.inputs = list(inputs)

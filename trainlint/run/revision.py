@@ -2,21 +2,22 @@
 
 Every YAML and JSON file that git lists at REV is read (one `git ls-tree`, one `git
 cat-file --batch`) and loaded with the project's loader, so an object still pairs with its
-previous state after its file was renamed or split; what kustomize and Helm build from at
-REV (`trainlint.config.builders`, judged on REV's files) holds no previous state. Nothing
-is written, and no work tree is touched.
+previous state after its file was renamed or split (`Revision.paired`); what kustomize and
+Helm build from at REV (`trainlint.config.builders`, judged on REV's files) holds no
+previous state. Nothing is written, and no work tree is touched.
 """
 
 from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from trainlint.config.builders import Builders, is_kustomization
 from trainlint.document import Loaded, Manifest, decode
-from trainlint.engine.index import Index
+from trainlint.engine.index import pair
 
 #: What git lists that trainlint reads (as `trainlint check` finds files in folders).
 EXTENSIONS = (".yaml", ".yml", ".json")
@@ -37,25 +38,55 @@ class Revision:
     top: Path
     #: Text of each YAML/JSON file at the revision, by path from the top.
     texts: dict[str, str]
-    objects: list[Manifest]
-    _paired: Index = field(init=False, repr=False)
+    #: The objects of each file at the revision, by path from the top.
+    objects: dict[str, list[Manifest]]
+    #: Each folder of a checked file, its links resolved as git's `top` has them.
+    _folders: dict[str, str] = field(default_factory=dict, init=False, repr=False)
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "_paired", Index((), previous=self.objects))
+    def path(self, name: str) -> str:
+        """A checked file's path from the top, as git lists it (`name` as given)."""
+        folder, base = os.path.split(os.path.abspath(name))  # noqa: PTH100 - strings
+        real = self._folders.get(folder)
+        if real is None:
+            real = self._folders[folder] = os.path.realpath(folder)
+        path = os.path.relpath(os.path.join(real, base), self.top)  # noqa: PTH118
+        return Path(path).as_posix()
 
-    def changed(self, manifest: Manifest) -> bool:
-        """Whether the object is new, or differs from its state at the revision."""
-        before = self._paired.previous(manifest)
-        return before is None or before.body != manifest.body
+    def paired(self, inputs: Sequence[Loaded]) -> dict[int, Manifest]:
+        """The state at the revision of each object of `inputs` (by its id) that has one:
+        the object of its name in the file of the same path; else, moved there (a file
+        renamed or split), the one object of its name at the revision if the inputs have
+        one only, and its file is checked or gone (a file still there but not checked may
+        still hold it: then it is a copy). Any other object is new to the update rules,
+        and reported: which object it was would be a guess."""
+        paths = {item.source.name: self.path(item.source.name) for item in inputs}
+        checked = set(paths.values())
+        where = {id(before): path for path, objects in self.objects.items()
+                 for before in objects}
+        paired = {
+            now: before for now, before in pair(
+                (manifest for item in inputs for manifest in item.manifests),
+                (before for objects in self.objects.values() for before in objects),
+            ).items()
+            if where[id(before)] in checked or not (self.top / where[id(before)]).exists()
+        }
+        for item in inputs:
+            paired.update(pair(item.manifests, self.objects.get(paths[item.source.name], ())))
+        return paired
 
     def changed_file(self, name: str, text: str) -> bool:
         """Whether a checked file (`name` as given) differs from the file at the same path
         at the revision, or is new."""
-        path = os.path.relpath(os.path.abspath(name), self.top)  # noqa: PTH100 - strings
-        return self.texts.get(Path(path).as_posix()) != text
+        return self.texts.get(self.path(name)) != text
 
 
-def _git(args: list[str], cwd: Path, data: bytes | None = None) -> bytes:
+def changed(manifest: Manifest, before: Manifest | None) -> bool:
+    """Whether the object is new (or its state at the revision is not known), or differs
+    from its state at the revision (`before`, as `Revision.paired` finds it)."""
+    return before is None or before.body != manifest.body
+
+
+def _git(args: list[str], cwd: Path | str, data: bytes | None = None) -> bytes:
     try:
         done = subprocess.run(
             ["git", *args], cwd=cwd, input=data, capture_output=True, check=False,
@@ -67,12 +98,33 @@ def _git(args: list[str], cwd: Path, data: bytes | None = None) -> bytes:
     return done.stdout
 
 
-def read(name: str, cwd: Path) -> Revision:
-    """The YAML and JSON files at revision `name` of the repository around `cwd`."""
-    try:
-        top = Path(_git(["rev-parse", "--show-toplevel"], cwd).decode().strip())
-    except RevisionError:
-        raise RevisionError(f"--base {name}: {cwd} is not in a git repository") from None
+def repository(name: str, paths: Sequence[str]) -> Path:
+    """The top folder of the one repository that holds the checked `paths` (each path's
+    own, not the current folder's: a submodule is a repository of its own). Paths in two
+    repositories are a usage error: one revision names one repository's history."""
+    folders: dict[str, str] = {}  # one git per folder: a hook names many files
+    for path in paths:
+        folder = path if os.path.isdir(path) else os.path.dirname(path)  # noqa: PTH112, PTH120
+        folders.setdefault(folder or ".", path)
+    tops: dict[Path, str] = {}
+    for folder, path in folders.items():
+        try:
+            top = Path(_git(["rev-parse", "--show-toplevel"], folder).decode().strip())
+        except RevisionError:
+            shown = os.path.abspath(folder)  # noqa: PTH100 - a string
+            raise RevisionError(f"--base {name}: {shown} is not in a git repository") from None
+        tops.setdefault(top, path)
+    if len(tops) > 1:
+        (first, one), (second, other) = list(tops.items())[:2]
+        raise RevisionError(f"--base {name}: the paths are in two git repositories, {first} "
+                            f"({one}) and {second} ({other}): check each on its own")
+    return next(iter(tops))
+
+
+def read(name: str, paths: Sequence[str]) -> Revision:
+    """The YAML and JSON files at revision `name` of the repository of the checked
+    `paths` (files and folders: `repository`)."""
+    top = repository(name, paths)
     try:
         commit = _git(["rev-parse", "--verify", "--quiet", "--end-of-options",
                        f"{name}^{{commit}}"], top).decode().strip()
@@ -86,7 +138,7 @@ def read(name: str, cwd: Path) -> Revision:
     data = {str(top / path): content for (_, path), content in zip(listed, contents, strict=True)}
     builders = _builders(every, data, top)
     texts: dict[str, str] = {}
-    objects: list[Manifest] = []
+    objects: dict[str, list[Manifest]] = {}
     for _, path in listed:
         where, shown = str(top / path), f"{name}:{path}"
         if builders.built(where) is not None:  # its text only: nothing in it is an object
@@ -94,7 +146,7 @@ def read(name: str, cwd: Path) -> Revision:
             continue
         loaded = _load(data[where], shown)
         texts[path] = loaded.source.text
-        objects.extend(loaded.manifests)
+        objects[path] = loaded.manifests
     return Revision(name, top, texts, objects)
 
 
