@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import json
 import logging
 import os
@@ -21,6 +22,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -383,17 +385,26 @@ def test_update_keeps_the_old_object() -> None:
     assert admission.stored_manifest(review) is None  # a CREATE has nothing stored
 
 
+def answered(
+    review: dict[str, Any], servers: dict[Mode, Server], certs: tls.SelfSigned
+) -> dict[Mode, dict[str, Any]]:
+    """The `response` each mode's server gives the review over TLS, checked as the API
+    server checks it."""
+    answers = {}
+    for mode, server in servers.items():
+        status, reply = ask(server, certs.ca, json.dumps(review).encode())
+        assert status == 200
+        answers[mode] = verify_admission_response(review["request"]["uid"], json.loads(reply))
+    return answers
+
+
 def test_update_of_an_immutable_field_is_denied_with_the_crd_message(
     servers: dict[Mode, Server], certs: tls.SelfSigned
 ) -> None:
     """An UPDATE over TLS that changes `spec.trainer` (immutable from v2.2): enforce denies
     it with the CRD's own message; advise warns; the same object as a CREATE passes."""
     review = json.loads((FIXTURES / "trainjob-update-immutable-trainer.json").read_text())
-    answers = {}
-    for mode, server in servers.items():
-        status, reply = ask(server, certs.ca, json.dumps(review).encode())
-        assert status == 200
-        answers[mode] = verify_admission_response(review["request"]["uid"], json.loads(reply))
+    answers = answered(review, servers, certs)
     denied = answers[Mode.ENFORCE]
     assert denied["allowed"] is False and denied["status"]["code"] == 403
     assert denied["status"]["message"].startswith(
@@ -405,13 +416,15 @@ def test_update_of_an_immutable_field_is_denied_with_the_crd_message(
     assert answers[Mode.ADVISE]["warnings"][0].startswith("TL012: `spec.trainer` changed")
     review["request"]["operation"] = "CREATE"
     status, reply = ask(servers[Mode.ENFORCE], certs.ca, json.dumps(review).encode())
-    assert json.loads(reply)["response"]["allowed"] is True
+    assert status == 200 and json.loads(reply)["response"]["allowed"] is True
 
 
 def test_runtime_from_context_is_used_and_its_own_findings_are_not_charged() -> None:
     """TL302 appears only with the cached runtime and PVC; the runtime's own findings
-    (reported when it was admitted) do not land on the TrainJob."""
-    review = admission.parse((FIXTURES / "trainjob-update-rwo-multi-node.json").read_bytes())
+    (reported when it was admitted) do not land on the TrainJob. (As a CREATE: the stored
+    TrainJob of the recorded UPDATE has the error already, so the update would pass.)"""
+    recorded = admission.parse((FIXTURES / "trainjob-update-rwo-multi-node.json").read_bytes())
+    review = replace(recorded, operation="CREATE", old_object=None)
     store = Store()
     DirectorySource(CONTEXT).load_into(store)
     with_context = admission.decide(review, Settings(), Mode.ENFORCE, store.context_for)
@@ -426,6 +439,164 @@ def test_runtime_from_context_is_used_and_its_own_findings_are_not_charged() -> 
     decision = admission.decide(review, Settings(), Mode.ENFORCE, store.context_for)
     # ...which stay off the TrainJob's answer; TL201 here is the TrainJob's own finding
     assert {finding.file for finding in decision.findings} == {f"admission:{review.uid}"}
+
+
+#: `trainjob-create-env-override.json`: `env` on container `node` in a runtime patch.
+TL202_WARNING = (
+    "TL202: `env` on container `node` in `runtimePatches`: the Trainer webhook denies the "
+    'TrainJob ("must not have envs fo...'
+)
+TL202_DENIAL = (
+    "TL202: `env` on container `node` in `runtimePatches`: the Trainer webhook denies the "
+    'TrainJob ("must not have envs for the dataset-initializer, model-initializer, node '
+    'containers"); these variables belong in `spec.trainer.env` (at spec.runtimePatches[{}]'
+    ".trainingRuntimeSpec.template.spec.replicatedJobs[0].template.spec.template.spec"
+    ".containers[0].env)"
+)
+#: A runtime patch added to a TrainJob that is not suspended.
+TL219_WARNING = (
+    "TL219: `spec.runtimePatches` changed while the TrainJob runs: the Trainer webhook denies "
+    'the update ("RuntimePatches...'
+)
+#: `clustertrainingruntime-update.json`: the checkpoint directory is on an emptyDir.
+TL301_WARNING = (
+    "TL301: checkpoint-dir `/scratch/ckpt` (env CHECKPOINT_DIR) is on emptyDir volume "
+    "`scratch`: it is deleted with the po..."
+)
+TL301_DENIAL = (
+    "TL301: checkpoint-dir `/scratch/ckpt` (env CHECKPOINT_DIR) is on emptyDir volume "
+    "`scratch`: it is deleted with the pod, so a restarted run starts again from step 0 (at "
+    "spec.template.spec.replicatedJobs[0].template.spec.template.spec.volumes[0].emptyDir)"
+)
+
+
+def stored_with_an_error(uid: str) -> dict[str, Any]:
+    """An UPDATE of the TrainJob of `trainjob-create-env-override.json` (TL202), stored
+    with that error: `oldObject` and `object` are the same until a test changes them."""
+    review: dict[str, Any] = json.loads(
+        (FIXTURES / "trainjob-create-env-override.json").read_text())
+    request = review["request"]
+    request.update(uid=uid, operation="UPDATE", oldObject=copy.deepcopy(request["object"]),
+                   options={"apiVersion": "meta.k8s.io/v1", "kind": "UpdateOptions"})
+    return review
+
+
+def add_patch(job: dict[str, Any]) -> None:
+    """A second patch like the first (`env` on `node`): TL202 at another path."""
+    patches = job["spec"]["runtimePatches"]
+    patches.append({**copy.deepcopy(patches[0]), "manager": "example.com/other"})
+
+
+def test_finalizer_removal_of_an_object_being_deleted_is_never_denied(
+    servers: dict[Mode, Server], certs: tls.SelfSigned
+) -> None:
+    """An object being deleted must lose its finalizers, or it stays Terminating: its
+    UPDATEs pass in both modes, errors (even those the update brings in) coming back as
+    warnings, and it is not refused when the rules could not run either."""
+    review = stored_with_an_error("delete-1")
+    stored, update = review["request"]["oldObject"], review["request"]["object"]
+    stored["metadata"].update(finalizers=["x.io/cleanup"], deletionTimestamp="2026-08-02T09:00:00Z")
+    update["metadata"].update(finalizers=[], deletionTimestamp="2026-08-02T09:00:00Z")
+    answers = answered(review, servers, certs)
+    assert answers[Mode.ENFORCE] == answers[Mode.ADVISE] == {
+        "uid": "delete-1", "allowed": True, "warnings": [TL202_WARNING]}
+    add_patch(update)  # new errors: TL202 at another path, TL219 (changed while running)
+    answers = answered(review, servers, certs)
+    assert answers[Mode.ENFORCE] == answers[Mode.ADVISE] == {
+        "uid": "delete-1", "allowed": True, "warnings": [TL202_WARNING, TL219_WARNING]}
+    shed = admission.not_checked(admission.parse(json.dumps(review).encode()), Mode.ENFORCE,
+                                 "trainlint is overloaded; retry", "overloaded")
+    assert shed.allowed and shed.code == 200
+    assert shed.warnings == ("trainlint: the object was not checked: trainlint is overloaded; "
+                             "retry",)
+
+
+def test_update_that_leaves_an_existing_error_alone_is_allowed_with_a_warning(
+    servers: dict[Mode, Server], certs: tls.SelfSigned
+) -> None:
+    """A label-only change of an object stored with an error (enforcing began after it was
+    admitted, or a rule came with an upgrade): the error warns instead of denying."""
+    review = stored_with_an_error("relabel-1")
+    review["request"]["object"]["metadata"]["labels"]["kueue.x-k8s.io/priority-class"] = "low"
+    answers = answered(review, servers, certs)
+    assert answers[Mode.ENFORCE] == answers[Mode.ADVISE] == {
+        "uid": "relabel-1", "allowed": True, "warnings": [TL202_WARNING]}
+
+
+def test_update_that_brings_in_an_error_is_denied_and_the_existing_one_warns(
+    servers: dict[Mode, Server], certs: tls.SelfSigned
+) -> None:
+    """The same code at another path is another error: a second patch that sets `env` on
+    `node` (the TrainJob suspended, as a patch may then change) is denied for that error
+    alone, the stored patch's error coming back as a warning. Both errors are found,
+    though their messages match and the webhook's objects have no spans to tell them
+    apart: findings are told apart by their paths too (`Run.settle_input`)."""
+    review = stored_with_an_error("new-error-1")
+    stored, update = review["request"]["oldObject"], review["request"]["object"]
+    for job in (stored, update):
+        job["spec"]["suspend"] = True
+    add_patch(update)
+    answers = answered(review, servers, certs)
+    assert answers[Mode.ENFORCE] == {
+        "uid": "new-error-1", "allowed": False, "warnings": [TL202_WARNING],
+        "status": {"status": "Failure", "code": 403, "reason": "Forbidden",
+                   "message": TL202_DENIAL.format(1)},
+    }
+    assert answers[Mode.ADVISE] == {"uid": "new-error-1", "allowed": True,
+                                    "warnings": [TL202_WARNING]}
+
+
+def test_update_that_writes_another_bad_value_at_the_error_s_path_is_denied(
+    servers: dict[Mode, Server], certs: tls.SelfSigned
+) -> None:
+    """Same code, same path, but another value there (the runtime's checkpoint volume, an
+    `emptyDir` still, now in memory): the update wrote it, so it is denied
+    (`admission.standing_errors`); the recorded label change, which leaves it as stored,
+    passes."""
+    review = json.loads((FIXTURES / "clustertrainingruntime-update.json").read_text())
+    uid = review["request"]["uid"]
+    assert answered(review, servers, certs)[Mode.ENFORCE] == {
+        "uid": uid, "allowed": True, "warnings": [TL301_WARNING]}
+    volume = review["request"]["object"]["spec"]["template"]["spec"]["replicatedJobs"][0][
+        "template"]["spec"]["template"]["spec"]["volumes"][0]
+    volume["emptyDir"] = {"medium": "Memory"}
+    answers = answered(review, servers, certs)
+    assert answers[Mode.ENFORCE] == {
+        "uid": uid, "allowed": False,
+        "status": {"status": "Failure", "code": 403, "reason": "Forbidden",
+                   "message": TL301_DENIAL},
+    }
+    assert answers[Mode.ADVISE] == {"uid": uid, "allowed": True, "warnings": [TL301_WARNING]}
+
+
+def test_the_stored_object_is_linted_only_when_an_enforced_update_has_errors(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The second lint (of `oldObject`) is paid only where it can change the answer."""
+    runs: list[str] = []
+
+    def counted(inputs: list[Loaded], *args: Any, **kwargs: Any) -> list[Finding]:
+        runs.append(inputs[0].manifests[0].body["metadata"].get("labels", {}).get("team", ""))
+        return lint(inputs, *args, **kwargs)
+
+    monkeypatch.setattr(admission, "lint", counted)
+    store = Store()
+    DirectorySource(CONTEXT).load_into(store)
+    review = stored_with_an_error("count-1")
+    review["request"]["oldObject"]["metadata"]["labels"]["team"] = "stored"
+    clean = copy.deepcopy(review)
+    for job in (clean["request"]["object"], clean["request"]["oldObject"]):
+        del job["spec"]["runtimePatches"]
+    create = copy.deepcopy(review)
+    create["request"].update(operation="CREATE", oldObject=None)
+    for body, mode, expected in ((review, Mode.ENFORCE, ["nlp", "stored"]),
+                                 (review, Mode.ADVISE, ["nlp"]),
+                                 (clean, Mode.ENFORCE, ["nlp"]),
+                                 (create, Mode.ENFORCE, ["nlp"])):
+        runs.clear()
+        admission.decide(admission.parse(json.dumps(body).encode()), Settings(), mode,
+                         store.context_for)
+        assert runs == expected
 
 
 def test_deadline_budget_reads_go_durations() -> None:

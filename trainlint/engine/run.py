@@ -221,7 +221,10 @@ class Run:
         item = self.inputs[position]
         unique: dict[tuple[object, ...], Finding] = {}
         for finding in raw:
-            unique.setdefault((finding.code, finding.span, finding.message), finding)
+            # The path too: an object not read from a file (the webhook's) has no spans,
+            # and one problem in two places (two patches) is two findings there as well.
+            key = (finding.code, finding.span, finding.path, finding.message)
+            unique.setdefault(key, finding)
         settings = self.plan_for(item.source).settings
         suppressions = Suppressions.of(settings, item.source, item.manifests)
         return suppressions.settle(settings, unique.values()), suppressions

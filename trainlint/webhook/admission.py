@@ -9,18 +9,20 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
 from trainlint.config.settings import Settings
 from trainlint.document import (
+    KeyPath,
     Loaded,
     Manifest,
     NotAnObject,
     Source,
     TooComplex,
+    dig,
     dotted,
     mapping,
     string,
@@ -234,23 +236,81 @@ def decide(
     context: Callable[[Manifest], Sequence[Manifest]] = lambda _: (),
 ) -> Decision:
     """Lint the object under review (with the cluster objects `context` returns) and decide.
-    The `trainlint.dev/ignore` annotation is honoured as `settings.annotation_exemptions` says."""
+    The `trainlint.dev/ignore` annotation is honoured as `settings.annotation_exemptions` says.
+    On UPDATE, errors the stored object already had warn instead of denying
+    (`standing_errors`): the stored object is linted too, only when enforcing and the
+    update has errors."""
     early = unchecked(review, mode)
     if early is not None:
         return early
+    mode = mode_for(review, mode)
     manifest = request_manifest(review)
     if manifest is None or not _readable(manifest, review):
         return unreadable(review, mode)
     if not shallow(manifest.body):
         return too_deep(review, mode)
-    # Cluster objects are looked up, not checked: their own findings were reported when
-    # they were admitted, and running their rules again would double the cost of a request.
     stored = stored_manifest(review)
-    findings = lint(
+    findings = _lint(manifest, settings, context, stored)
+    if mode is Mode.ENFORCE and stored is not None and any(
+        finding.severity is Severity.ERROR for finding in findings
+    ):
+        before = _lint(stored, settings, context, None)
+        return judge(findings, mode, standing_errors(findings, manifest, before, stored))
+    return judge(findings, mode)
+
+
+def _lint(
+    manifest: Manifest,
+    settings: Settings,
+    context: Callable[[Manifest], Sequence[Manifest]],
+    stored: Manifest | None,
+) -> list[Finding]:
+    """The findings of one object, compared with its `stored` state when there is one.
+    Cluster objects are looked up, not checked: their own findings were reported when
+    they were admitted, and running their rules again would double the cost of a request."""
+    return lint(
         [Loaded(manifest.source, [manifest], [])], settings, context=context(manifest),
         where=CLUSTER, previous=[stored] if stored is not None else [],
     )
-    return judge(findings, mode)
+
+
+#: An error finding as it is matched across the two states of an object: code, key path.
+Place = tuple[str, KeyPath]
+
+
+def standing_errors(
+    findings: Sequence[Finding], manifest: Manifest, before: Sequence[Finding],
+    stored: Manifest,
+) -> frozenset[Place]:
+    """The errors among `findings` (of `manifest`, an update of `stored`) that the update
+    did not bring in: `before` (the findings of `stored`, linted alone) has an error of the
+    same code at the same key path, and the value there is unchanged. They warn instead of
+    denying, so that an object stored before enforcing began, or before a rule was added,
+    can still be relabelled, unsuspended or finalized (Kyverno's `allowExistingViolations`).
+
+    Unchanged, not merely still wrong: an update that writes another bad value at the same
+    path brings that value in, and is refused, as Kubernetes ratchets CRD validation only
+    where "each part of the resource that failed to validate was not changed". So an error
+    reported at a field holding others (a missing `spec.trainer` is reported at `spec`)
+    stands only while all of them stay as stored, as a CRD rule scoped there does. Update
+    rules (TL012, TL219...) need a stored state that `stored` itself lacks: their errors
+    are always the update's own."""
+    had = {(f.code, f.path) for f in before if f.severity is Severity.ERROR}
+    return frozenset(
+        (f.code, f.path) for f in findings
+        if f.severity is Severity.ERROR and (f.code, f.path) in had
+        and dig(manifest.body, *f.path) == dig(stored.body, *f.path)
+    )
+
+
+def mode_for(review: Review, mode: Mode) -> Mode:
+    """The mode a checked request is answered in: `mode`, except for an UPDATE of an
+    object being deleted (`metadata.deletionTimestamp` set), which is advised, never
+    denied: it removes a finalizer or leads up to that, and refusing it would leave the
+    object Terminating for good. The API server refuses a change of `deletionTimestamp`
+    before it calls validating webhooks, so the object's own value is the stored one's."""
+    deleting = mapping(mapping(review.object).get("metadata")).get("deletionTimestamp")
+    return Mode.ADVISE if review.operation == "UPDATE" and deleting else mode
 
 
 def _readable(manifest: Manifest, review: Review) -> bool:
@@ -297,9 +357,10 @@ def too_deep(review: Review, mode: Mode) -> Decision:
 
 
 def not_checked(review: Review, mode: Mode, why: str, reason: str) -> Decision:
-    """The rules did not run (overload, deadline): enforce fails closed, advise says so."""
-    del review  # the answer does not depend on the object, by design
-    return _refusal(f"trainlint: the object was not checked: {why}", mode, reason, 429)
+    """The rules did not run (overload, deadline): enforce fails closed, advise says so.
+    An object being deleted is never refused (`mode_for`)."""
+    message = f"trainlint: the object was not checked: {why}"
+    return _refusal(message, mode_for(review, mode), reason, 429)
 
 
 def _refusal(message: str, mode: Mode, reason: str, code: int) -> Decision:
@@ -308,15 +369,21 @@ def _refusal(message: str, mode: Mode, reason: str, code: int) -> Decision:
     return Decision(True, warnings=(clip(message, MAX_WARNING),), reason=reason)
 
 
-def judge(findings: Sequence[Finding], mode: Mode) -> Decision:
-    """Errors deny (enforce) or warn (advise); warnings always warn. Most severe first."""
+def judge(
+    findings: Sequence[Finding], mode: Mode, standing: Collection[Place] = frozenset()
+) -> Decision:
+    """Errors deny (enforce) or warn (advise); warnings always warn, and so do the errors
+    at the places `standing` holds (`standing_errors`). Most severe first."""
     ordered = sorted(findings, key=lambda f: (f.severity is not Severity.ERROR, f.code))
-    errors = [f for f in ordered if f.severity is Severity.ERROR]
     codes = tuple(dict.fromkeys(f.code for f in ordered))
-    if mode is Mode.ENFORCE and errors:
-        rest = [f for f in ordered if f.severity is not Severity.ERROR]
+    denying: list[Finding] = []
+    rest: list[Finding] = []
+    for finding in ordered:
+        denies = finding.severity is Severity.ERROR and (finding.code, finding.path) not in standing
+        (denying if denies else rest).append(finding)
+    if mode is Mode.ENFORCE and denying:
         return Decision(
-            False, deny_message(errors), 403, warning_lines(rest), codes, findings=tuple(ordered)
+            False, deny_message(denying), 403, warning_lines(rest), codes, findings=tuple(ordered)
         )
     return Decision(True, warnings=warning_lines(ordered), codes=codes, findings=tuple(ordered))
 
