@@ -514,20 +514,37 @@ _RESUMES = re.compile(
 )
 
 
-#: An XGBoost worker's rank read from `DMLC_TASK_ID` (the pod's completion index).
-_TASK_RANK = re.compile(r"\bDMLC_TASK_ID\b")
+def _reads(variable: str) -> re.Pattern[str]:
+    """A program reading a variable's value: Python's `os.environ["NAME"]`,
+    `environ.get("NAME")`, `getenv("NAME")`; a shell's `$NAME`, `${NAME}`; Kubernetes'
+    `$(NAME)` (a name in a comment is no read)."""
+    return re.compile(
+        rf"""(?:environ(?:\.get)?\s*[\[(]\s*|getenv\s*\(\s*)["']{variable}["'][\])]?"""
+        rf"|\$\{{?{variable}\b|\$\({variable}\)"
+    )
+
+
+#: An XGBoost worker's rank, and the workers the tracker waits for.
+_TASK_RANK = _reads("DMLC_TASK_ID")
+_WORKERS = _reads("DMLC_NUM_WORKER")
 #: What shows a command starting workers of its own in a pod (one per GPU), each with a
-#: rank it works out: processes, Dask, or the GPUs split by hand.
+#: rank it works out: processes and pools, Dask, a shell's background jobs or `xargs -P`,
+#: the GPUs split by hand.
 _OWN_WORKERS = re.compile(
-    r"multiprocessing|\bProcess\(|\bPool\(|\bspawn\b|subprocess|\bdask\b|LOCAL_RANK"
-    r"|local_rank|CUDA_VISIBLE_DEVICES|\bmpirun\b|\btorchrun\b"
+    r"multiprocessing|\bProcess\(|Pool|Executor|\bspawn\b|subprocess|\bdask\b|LOCAL_RANK"
+    r"|local_rank|CUDA_VISIBLE_DEVICES|\bmpirun\b|\btorchrun\b|[^&>]&\s*(?:$|\n|;|done)"
+    r"|\bxargs\b[^\n]*\s-P|\bparallel\b",
+    re.MULTILINE,
 )
 
 
 def task_rank(found: Script) -> str | None:
     """What in the command takes `DMLC_TASK_ID` as the rank of the pod's one XGBoost
-    worker: it is read, and no workers of the command's own are started."""
-    return None if _first_match(found, _OWN_WORKERS) else _first_match(found, _TASK_RANK)
+    worker, with the tracker waiting for `DMLC_NUM_WORKER`: both are read, and no
+    workers of the command's own are started."""
+    if _first_match(found, _OWN_WORKERS) or not _first_match(found, _WORKERS):
+        return None
+    return _first_match(found, _TASK_RANK)
 
 
 def resumes(found: Script) -> str | None:

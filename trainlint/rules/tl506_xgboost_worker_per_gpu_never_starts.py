@@ -6,7 +6,7 @@ from trainlint.document import Manifest
 from trainlint.engine.context import Context
 from trainlint.kinds import TRAINER_KINDS
 from trainlint.problem import Problem, Severity
-from trainlint.render import script
+from trainlint.render import devices, script
 from trainlint.render.checkpoint import first_on
 from trainlint.render.trainer import rendered
 from trainlint.rule import rule
@@ -23,9 +23,10 @@ from trainlint.rule import rule
 def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does
     Renders the JobSet the controller builds (see `trainlint render`) for an XGBoost
-    runtime whose trainer asks for several GPUs per node, and flags a command that takes
-    `DMLC_TASK_ID` as its worker's rank and starts no workers of its own (no processes,
-    Dask, `LOCAL_RANK` or `CUDA_VISIBLE_DEVICES` in it): one worker per pod.
+    runtime whose trainer asks for several GPUs per node, and flags a command that reads
+    `DMLC_TASK_ID` as its worker's rank and `DMLC_NUM_WORKER` as the workers to wait for,
+    and starts no workers of its own (no processes or pools, Dask, background jobs,
+    `LOCAL_RANK` or `CUDA_VISIBLE_DEVICES` in it): one worker per pod.
 
     ## Why is this bad?
     The XGBoost plugin counts a worker per GPU: `DMLC_NUM_WORKER` is the nodes times the
@@ -36,11 +37,12 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     deadline ends it. Nothing fails.
 
     ## When it stays silent
-    With one GPU per node or none (a worker per node), on a command that starts workers
-    of its own or does not read `DMLC_TASK_ID` where trainlint can see it (a script in the
-    image is not read), on runtimes of other frameworks, and on a TrainJob whose runtime
-    is not among the checked files. The runtime's command and GPUs are reported on the
-    runtime.
+    With one GPU per node or none (a worker per node), or GPU resources of different
+    quantities (the controller picks one at random: TL258), on a command that starts
+    workers of its own, or does not read both variables where trainlint can see it (a
+    script in the image is not read; a name in a comment is no read), on runtimes of
+    other frameworks, and on a TrainJob whose runtime is not among the checked files.
+    The runtime's command and GPUs are reported on the runtime.
 
     ## Example
     ```yaml
@@ -104,8 +106,9 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     index, variable = container.env["DMLC_NUM_WORKER"]
     pods = trainer.pods * trainer.replicas
     workers = str(variable.get("value"))
-    if not workers.isdigit() or int(workers) <= pods:
-        return  # a worker per node
+    per_node = devices.controller_gpu_count(render.sized_by[0])
+    if not workers.isdigit() or int(workers) <= pods or per_node is None:
+        return  # a worker per node, or a count the controller picks at random (TL258)
     found = script.read(container)
     rank = script.task_rank(found)
     if rank is None:
