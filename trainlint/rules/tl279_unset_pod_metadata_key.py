@@ -12,10 +12,12 @@ from trainlint.problem import Problem, Severity
 from trainlint.release import format_version
 from trainlint.render import Container
 from trainlint.render.trainer import rendered
+from trainlint.render.tree import on_trainjob
 from trainlint.rule import rule
 
-#: A variable taken from the pod's own labels or annotations (the Downward API).
-_FIELD = re.compile(r"metadata\.(labels|annotations)\['([^']+)'\]")
+#: A variable taken from the pod's own labels or annotations (the Downward API), by a key
+#: with a name after its prefix (one without is no key: the API server refuses the pod).
+_FIELD = re.compile(r"metadata\.(labels|annotations)\['([^'/]+/[^'/]+)'\]")
 #: The domains whose keys only their controllers set: Trainer puts none of its own on pods
 #: (v2.0 to v2.3: its labels are `pkg/constants`' ancestor and support labels, read from
 #: runtimes; the pod labels it adds are the gang schedulers'), JobSet the keys below.
@@ -70,9 +72,10 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
 
     ## When it stays silent
     On keys of other domains (admission webhooks, schedulers and queues add their own),
-    on a key written in a label or annotation anywhere in the object or its runtime, on
-    a TrainJob whose runtime is not among the checked files, and on a TrainJob for the
-    runtime's variables (reported on the runtime).
+    on a key written in a label or annotation anywhere in the object or its runtime, and
+    on a TrainJob whose runtime is not among the checked files. A runtime that TrainJobs
+    of the run use is judged on each of them (a patch may label their pods), at its
+    `runtimeRef`.
 
     ## Example
     ```yaml
@@ -135,8 +138,8 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     ```
     """
     render = rendered(manifest, ctx)
-    if not render.complete:
-        return
+    if not render.complete or (render.job is None and ctx.trainjobs_using(manifest)):
+        return  # a runtime the run's TrainJobs use is judged on each (a patch labels pods)
     written: set[str] | None = None
     for container in render.every_container():
         for index, variable in mappings(container.body.get("env")):
@@ -146,15 +149,18 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
             if found is None or not found[2].startswith((TRAINER_DOMAIN, *JOBSET_DOMAINS)):
                 continue
             where, key = found[1], found[2]
-            origin = container.origin("env", index, "valueFrom", "fieldRef", "fieldPath")
-            if origin.manifest is not manifest or key in JOBSET_KEYS:
+            if key in JOBSET_KEYS:
                 continue
             if written is None:  # most objects read no such key: looked for only here
                 written = _written_keys(render.job, render.runtime)
             if key in written:
                 continue
-            yield Problem(origin.path, _message(
-                container, variable.get("name"), where, key, ctx.trainer_version))
+            origin = container.origin("env", index, "valueFrom", "fieldRef", "fieldPath")
+            message = _message(container, variable.get("name"), where, key, ctx.trainer_version)
+            if origin.manifest is manifest:
+                yield Problem(origin.path, message)
+            elif render.job is manifest:
+                yield from on_trainjob(manifest, origin, message, "the runtime's variable")
 
 
 def _field_path(variable: dict[str, Any]) -> object:
