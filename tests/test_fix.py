@@ -155,6 +155,18 @@ def test_json_files_are_never_rewritten_as_yaml(tmp_path: Path) -> None:
     assert result.returncode == 1
 
 
+@pytest.mark.parametrize("before", ["# a runtime\n", "%YAML 1.1\n---\n", "--- !!map\n",
+                                    "kind: ConfigMap\napiVersion: v1\nmetadata: {name: a}\n---\n"])
+def test_a_document_in_flow_style_anywhere_is_not_rewritten(tmp_path: Path, before: str) -> None:
+    runtime = ROOT / "examples" / "finetune-broken" / "runtime.yaml"
+    text = before + json.dumps(yaml.safe_load(runtime.read_text())) + "\n"
+    path = tmp_path / "runtime.yaml"
+    path.write_text(text)
+    result = run("--fix", path.name, cwd=tmp_path)
+    assert path.read_text() == text
+    assert "runtime.yaml: not fixed: it is written in flow style (JSON)" in result.stderr
+
+
 def test_unsafe_fix_needs_the_flag(tmp_path: Path) -> None:
     path = tmp_path / "job.yaml"
     text = (

@@ -161,3 +161,37 @@ def test_suppression_text_inside_a_value_is_neither_extended_nor_fixed(tmp_path:
         "  # trainlint: disable=TL402", "")  # the header's comment, unused, goes
     assert (fixing.returncode, fixing.stdout, fixing.stderr) == (
         0, "All checks passed.\n", "Fixed 1 problem.\n")
+
+
+def test_add_suppressions_never_writes_into_a_value_nor_a_json_file(tmp_path: Path) -> None:
+    """A line inside a quoted string that goes on over lines has no place for a comment,
+    at its end nor above it: it is said, and the file keeps its data; a file in flow style
+    (JSON) holds no comments at all."""
+    quoted = ('apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata:\n'
+              '  name: a\n  annotations: {a: "x\n    y", bogus: {k: v}, c: "p\n    q"}\n'
+              'spec:\n  runtimeRef:\n    name: torch-distributed\n')
+    (tmp_path / "quoted.yaml").write_text(quoted)
+    job = ('{"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",\n'
+           ' "metadata": {"name": "a"}, "spec": {"bogus": 1}}\n')
+    (tmp_path / "job.json").write_text(job)
+    result = trainlint("check", "--add-suppressions", "--select", "TL005,TL006", ".",
+                       cwd=tmp_path)
+    assert (tmp_path / "quoted.yaml").read_text() == quoted
+    assert (tmp_path / "job.json").read_text() == job
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        "job.json: not written: it is written in flow style (JSON), which holds no comments: "
+        "use the `trainlint.dev/ignore` annotation",
+        "quoted.yaml:6: TL005 not suppressed: a comment there would be part of a value",
+        "Added 0 suppressions.",
+    ]
+
+
+def test_a_broken_document_leaves_the_values_of_the_next_one_known() -> None:
+    """Past a document the parser cannot read, the values of the next are still known: a
+    shell comment in its block scalar is no suppression."""
+    from trainlint.suppression import values_of
+
+    text = "a: [unclosed\n---\nargs:\n  - |\n    echo  # trainlint: disable=TL006\nb: 1\n"
+    inside = values_of(text)
+    assert [inside(4, 10), inside(5, 4), inside(3, 6)] == [True, False, False]

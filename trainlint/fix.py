@@ -202,7 +202,7 @@ def apply(text: str, findings: Sequence[Finding]) -> tuple[str, list[Finding]]:
                 continue  # an earlier fix changed this line: the next pass checks again
             applied.append(finding)
     edits = [finding for finding in findings if finding.fix and finding.fix.rewrite is None]
-    if edits and text.lstrip("\ufeff \t\r\n").startswith(("{", "[")):
+    if edits and in_flow_style(text):
         raise Unfixable(
             "it is written in flow style (JSON), and an edit would write its objects as "
             "YAML, which a JSON reader refuses: fix it by hand"
@@ -211,6 +211,22 @@ def apply(text: str, findings: Sequence[Finding]) -> tuple[str, list[Finding]]:
         text, edited = _edit_tree(text, edits)
         applied += edited
     return text, applied
+
+
+def in_flow_style(text: str) -> bool:
+    """Whether a document of `text` is one flow collection (`{...}`: JSON, or YAML
+    written as JSON), as the parser reads it: after comments, `---`, tags or directives."""
+    import yaml
+
+    after_start = False
+    try:
+        for event in yaml.parse(text, Loader=yaml.CSafeLoader):
+            if after_start and isinstance(event, yaml.CollectionStartEvent) and event.flow_style:
+                return True
+            after_start = isinstance(event, yaml.DocumentStartEvent)
+    except yaml.YAMLError:
+        pass  # what it read so far is judged; the rest cannot be edited anyway
+    return False
 
 
 def _edit_tree(text: str, findings: Sequence[Finding]) -> tuple[str, list[Finding]]:
@@ -837,11 +853,21 @@ def add_suppressions(
     added, unwritten = 0, []
     for name, found in by_file.items():
         source = found[0].source
+        if in_flow_style(source.text):
+            unwritten.append(f"{name}: not written: it is written in flow style (JSON), which "
+                             "holds no comments: use the `trainlint.dev/ignore` annotation")
+            continue
         entry = FileFix(name, source.text, source.text, bom=source.bom)
+        done = 0
         # From the last line up: a comment put on a line of its own moves what is below.
         for line, code in sorted({(f.span.line, f.code) for f in found},
                                  key=lambda item: (-item[0], item[1])):
-            entry.text = suppression.disable_on_line(entry.text, line, code)
+            changed = suppression.disable_on_line(entry.text, line, code)
+            if changed == entry.text:
+                unwritten.append(f"{name}:{line}: {code} not suppressed: a comment there "
+                                 "would be part of a value")
+            done += changed != entry.text
+            entry.text = changed
         try:
             if not writable(name):
                 raise Unfixable(OUTSIDE_TREE)
@@ -850,7 +876,7 @@ def add_suppressions(
             reason = error.strerror if isinstance(error, OSError) else str(error)
             unwritten.append(f"{name}: not written: {reason}")
             continue
-        added += len({(f.span.line, f.code) for f in found})
+        added += done
     return added, unwritten
 
 

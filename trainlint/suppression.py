@@ -32,23 +32,33 @@ InValue = Callable[[int, int], bool]
 
 
 def values_of(text: str) -> InValue:
-    """Which places of `text` are inside a scalar, as YAML's scanner reads it: a `#` there
+    """Which places of `text` are inside a scalar, as YAML's parser reads it: a `#` there
     is the value's text (a shell comment in a block scalar, `"a # b"`), not a comment. The
-    header line of a block scalar (`key: |  # note`) takes comments. Past a place the
-    scanner cannot read, every place counts as outside, as before any value was known."""
+    header line of a block scalar (`key: |  # note`) takes comments. Where the parser
+    cannot read a document, it goes on at the next one (`---`); the rest of that document
+    counts as outside, as before any value was known."""
     import yaml
 
     spans: dict[int, list[tuple[int, int, int, int]]] = {}
-    try:
-        for token in yaml.scan(text, Loader=yaml.CSafeLoader):
-            if isinstance(token, yaml.ScalarToken):
-                start, end = token.start_mark, token.end_mark
-                first = start.line + 1 if token.style in ("|", ">") else start.line
-                span = (start.line, start.column, end.line, end.column)
-                for line in range(first, end.line + 1):
-                    spans.setdefault(line, []).append(span)
-    except yaml.YAMLError:
-        pass
+    lines = text.splitlines(keepends=True)
+    offset = 0
+    while offset < len(lines):
+        try:
+            for event in yaml.parse("".join(lines[offset:]), Loader=yaml.CSafeLoader):
+                if isinstance(event, yaml.ScalarEvent):
+                    start, end = event.start_mark, event.end_mark
+                    top, bottom = start.line + offset, end.line + offset
+                    span = (top, start.column, bottom, end.column)
+                    first = top + 1 if event.style in ("|", ">") else top
+                    for line in range(first, bottom + 1):
+                        spans.setdefault(line, []).append(span)
+            break
+        except yaml.MarkedYAMLError as error:
+            failed = offset + (error.problem_mark.line if error.problem_mark else 0)
+            offset = next((number for number in range(max(failed, offset + 1), len(lines))
+                           if lines[number].startswith(("---", "..."))), len(lines))
+        except yaml.YAMLError:
+            break
 
     def inside(line: int, column: int) -> bool:
         return any((line, column) >= (top, left) and (line, column) < (bottom, right)
@@ -292,7 +302,7 @@ def disable_on_line(text: str, line: int, code: str) -> str:
     """`text` with `code` silenced on `line` (1-based): added to the line's `disable=`
     comment, or to an own-line one just above that applies to it, else written at the
     line's end, or on a line of its own above where the line's end lies inside a value
-    (a quoted string that goes on)."""
+    (a quoted string that goes on); `text` as it is where both lie inside one."""
     lines = text.splitlines(keepends=True)
     index = line - 1
     if not 0 <= index < len(lines):
@@ -311,9 +321,11 @@ def disable_on_line(text: str, line: int, code: str) -> str:
     at_end = "".join([*lines[:index], f"{body}  {comment}{ending}", *lines[index + 1 :]])
     if _same_data(text, at_end):
         return at_end
-    indent = body[: len(body) - len(body.lstrip(" -"))].replace("-", " ")
+    marker = body.startswith(("---", "..."))  # a document's first line: no indentation
+    indent = "" if marker else body[: len(body) - len(body.lstrip(" -"))].replace("-", " ")
     newline = ending or _newline(text)
-    return "".join([*lines[:index], f"{indent}{comment}{newline}", *lines[index:]])
+    own_line = "".join([*lines[:index], f"{indent}{comment}{newline}", *lines[index:]])
+    return own_line if _same_data(text, own_line) else text  # no place outside the values
 
 
 def disable_in_file(text: str, code: str) -> str:
