@@ -98,18 +98,24 @@ def test_output_file_gets_the_bytes_and_stdout_stays_empty(project: Path) -> Non
 
 @pytest.mark.parametrize(("options", "refusal"), [
     (["--output-file", "./error.yaml", "."],
-     "--output-file names error.yaml, a file being checked: the report would replace it"),
+     "--output-file error.yaml is a file the run reads: the report would replace it"),
     (["--output-format", "json:error.yaml", "--fix", "error.yaml"],
-     "--output-format json names error.yaml, a file being checked: the report would replace it"),
+     "--output-format json error.yaml is a file the run reads: the report would replace it"),
     (["--output-format", "json:out.json,sarif:out/../out.json", "error.yaml"],
      "--output-format sarif writes out/../out.json, as --output-format json does"),
+    (["--context", "error.yaml", "--output-file", "error.yaml", "clean.yaml"],
+     "--output-file error.yaml is a file the run reads: the report would replace it"),
+    (["--config", ".trainlint.toml", "--output-file", ".trainlint.toml", "clean.yaml"],
+     "--output-file .trainlint.toml is a configuration file: the report would replace it"),
+    (["--stdin-filename", "error.yaml", "--output-file", "error.yaml", "-"],
+     "--output-file error.yaml is a file the run reads: the report would replace it"),
 ])
 def test_a_report_never_replaces_a_checked_file_or_another_report(
     project: Path, options: list[str], refusal: str
 ) -> None:
     (project / "out").mkdir()
     before = (project / "error.yaml").read_bytes()
-    result = trainlint("check", *options, cwd=project)
+    result = trainlint("check", *options, cwd=project, stdin=before.decode())
     assert (result.returncode, result.stdout) == (2, "")
     assert result.stderr.endswith(f"\nError: {refusal}\n")
     assert (project / "error.yaml").read_bytes() == before

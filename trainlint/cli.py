@@ -277,7 +277,8 @@ def check(
     chosen = _select(paths, config_file, isolated, overrides, stdin_filename, keep=not no_cache,
                      cache_dir=cache_dir)
     names, where = chosen.names, chosen.settings
-    _reports_apart(names, output_file, output_format)
+    _reports_apart([*names, *chosen.context, config_file or "",
+                    stdin_filename if STDIN in paths else ""], output_file, output_format)
     cluster = _from_cluster(kubeconfig, context_name, cluster_timeout) if from_cluster else []
     quotable = _quotable(paths, stdin_filename)
     # Fixes edit the objects they were found on, so fixing stays in one process; the
@@ -705,24 +706,31 @@ def _select(
 def _reports_apart(
     names: Sequence[str], output_file: Path | None, chosen: list[Output] | None
 ) -> None:
-    """Refuse a report file that is a checked file (it would be replaced by the report)
-    or the file of another report (one would replace the other). Only a report file that
-    exists already can be an input: the inputs are looked at only then."""
+    """Refuse a report file that is a file the run reads (checked, context, the
+    configuration, the name given standard input: the report would replace it) or the
+    file of another report (one would replace the other). Only a report file that exists
+    already can be one of them: those are looked at only then."""
+    from trainlint.config.files import CONFIG_NAMES
+
     targets = [("--output-file", str(output_file))] if output_file is not None else []
     targets += [(f"--output-format {fmt}", path) for fmt, path in chosen or [] if path]
+    for option, target in targets:
+        if Path(target).name in CONFIG_NAMES and Path(target).exists():
+            raise click.UsageError(f"{option} {target} is a configuration file: the report "
+                                   "would replace it")
     # A file by its device and inode (whatever the path that names it), one still to be
     # written by its resolved path.
-    found: dict[tuple[int, int] | str, str] = {}
+    found: dict[tuple[int, int] | str, tuple[str, str]] = {}
     for option, target in targets:
         key = _file_key(target) or str(Path(target).resolve())
         if key in found:
-            raise click.UsageError(f"{option} writes {target}, as {found[key]} does")
-        found[key] = option
+            raise click.UsageError(f"{option} writes {target}, as {found[key][0]} does")
+        found[key] = option, target
     for name in names if any(isinstance(key, tuple) for key in found) else ():
         writer = found.get(_file_key(name) or "")
         if writer is not None:
             raise click.UsageError(
-                f"{writer} names {name}, a file being checked: the report would replace it")
+                f"{writer[0]} {writer[1]} is a file the run reads: the report would replace it")
 
 
 def _file_key(path: str) -> tuple[int, int] | None:

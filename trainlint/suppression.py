@@ -45,8 +45,8 @@ def values_of(text: str) -> InValue:
     while offset < len(lines):
         try:
             for event in yaml.parse("".join(lines[offset:]), Loader=yaml.CSafeLoader):
-                if isinstance(event, yaml.ScalarEvent):
-                    start, end = event.start_mark, event.end_mark
+                start, end = event.start_mark, event.end_mark
+                if isinstance(event, yaml.ScalarEvent) and start and end:
                     top, bottom = start.line + offset, end.line + offset
                     span = (top, start.column, bottom, end.column)
                     first = top + 1 if event.style in ("|", ">") else top
