@@ -244,8 +244,9 @@ def _label_fix(
 ) -> Fix | None:
     """Label the job the misplaced label was found on, else the job named like the
     trainer; a misplaced label is moved (with its comment), a misspelt one corrected. No
-    fix for a job without a `node` container: labelled, the runtime webhook denies it
-    (v2.1+, TL204), and the controller would still fill no container from the TrainJob."""
+    fix for a job without a `node` container or of more than one replica: labelled, the
+    runtime webhook denies it (TL204, TL203), and the controller would still fill no
+    container from the TrainJob."""
     index: str | int | None = None
     if misplaced is not None and misplaced[: len(JOBS)] == JOBS:
         index = misplaced[len(JOBS)]
@@ -253,11 +254,13 @@ def _label_fix(
             return None  # a misspelt key with another value: which job it meant is unclear
     else:
         index = _trainer_named(manifest, jobs)
-    if not isinstance(index, int) or MAIN_CONTAINERS[TRAINER] not in container_names(
-            dict(jobs)[index]):
+    if not isinstance(index, int):
+        return None
+    job = dict(jobs)[index]
+    if MAIN_CONTAINERS[TRAINER] not in container_names(job) or job.get("replicas", 1) != 1:
         return None
     verb = "add" if misplaced is None else "move"
-    title = f"{verb} {_LABEL} to the template of job `{dict(jobs)[index].get('name')}`"
+    title = f"{verb} {_LABEL} to the template of job `{job.get('name')}`"
     return Fix(title, _label_job(index, misplaced))
 
 
