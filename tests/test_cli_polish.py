@@ -51,6 +51,7 @@ def runtime(tmp_path: Path) -> Path:
          "no rule 'TL30' (the start of 8 rules' codes, TL301 to TL309: name one)"),
         (["check", "--select", "", "runtime.yaml"],
          "Invalid value for --select: names no rule: it would run none"),
+        (["rule", ""], "no rule '' (see `trainlint rules`)"),
         (["check", "--select", " , ", "runtime.yaml"],
          "Invalid value for --select: names no rule: it would run none"),
     ],

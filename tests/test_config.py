@@ -456,6 +456,10 @@ def test_syntax_errors_give_the_position() -> None:
     assert error("[tool]\ntrainlint = 3\n", "pyproject.toml") == (
         "pyproject.toml: tool.trainlint must be a table of keys"
     )
+    assert error("select = []\n") == (
+        ".trainlint.toml: select: names no rule, and no `extend-select` adds one: no rule "
+        "would run (to check no file here, `exclude` it)"
+    )
     assert error("select: [TL301]\nrules:\n  TL402: {}\nselect: [TL402]\n", ".trainlint.yaml") == (
         ".trainlint.yaml:4:1: invalid YAML: duplicate key `select`: one of its values would be "
         "lost"

@@ -280,6 +280,8 @@ def did_you_mean_rule(selector: str, *, exact: bool = False) -> str:
     rules = listed_rules().values()
     names = [rule.name for rule in rules]
     if exact:
+        if not selector.strip():
+            return ""
         if selector.upper() == "ALL":
             return " (`ALL` selects every rule, where rules are selected: name one)"
         prefixed = [rule.code for rule in rules if code_matches(rule.code, selector)]
