@@ -138,8 +138,8 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     ```
     """
     render = rendered(manifest, ctx)
-    if not render.complete or (render.job is None and ctx.trainjobs_using(manifest)):
-        return  # a runtime the run's TrainJobs use is judged on each (a patch labels pods)
+    if not render.complete:
+        return
     written: set[str] | None = None
     for container in render.every_container():
         for index, variable in mappings(container.body.get("env")):
@@ -155,6 +155,9 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
                 written = _written_keys(render.job, render.runtime)
             if key in written:
                 continue
+            if render.job is None and ctx.trainjobs_using(manifest):
+                return  # judged on each TrainJob of it (a patch may label its pods); looked
+                # up only here: a runtime's findings then follow its TrainJobs' changes
             origin = container.origin("env", index, "valueFrom", "fieldRef", "fieldPath")
             message = _message(container, variable.get("name"), where, key, ctx.trainer_version)
             if origin.manifest is manifest:
