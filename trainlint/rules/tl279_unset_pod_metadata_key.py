@@ -5,7 +5,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from trainlint.document import Manifest, mapping, mappings
+from trainlint.document import Manifest, mapping
 from trainlint.engine.context import Context
 from trainlint.kinds import TRAINER_KINDS
 from trainlint.problem import Problem, Severity
@@ -142,7 +142,7 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
         return
     written: set[str] | None = None
     for container in render.every_container():
-        for index, variable in mappings(container.body.get("env")):
+        for index, variable in container.env.values():  # made once a render, shared
             if "valueFrom" not in variable:
                 continue  # nearly every variable
             found = _FIELD.fullmatch(str(_field_path(variable)))
