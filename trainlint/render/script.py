@@ -528,23 +528,30 @@ def _reads(variable: str) -> re.Pattern[str]:
 _TASK_RANK = _reads("DMLC_TASK_ID")
 _WORKERS = _reads("DMLC_NUM_WORKER")
 #: What shows a command starting workers of its own in a pod (one per GPU), each with a
-#: rank it works out: processes and pools, Dask, a shell's background jobs or `xargs -P`,
+#: rank it works out: processes, forks, pools, executors and threads, Ray and Dask, a
+#: shell's background jobs or `xargs -P`, the launchers that start a process per device,
 #: the GPUs split by hand.
 _OWN_WORKERS = re.compile(
-    r"multiprocessing|\bProcess\(|Pool|Executor|\bspawn\b|subprocess|\bdask\b|LOCAL_RANK"
-    r"|local_rank|CUDA_VISIBLE_DEVICES|\bmpirun\b|\btorchrun\b|[^&>]&\s*(?:$|\n|;|done)"
-    r"|\bxargs\b[^\n]*\s-P|\bparallel\b",
-    re.MULTILINE,
+    r"multiprocessing|\bProcess\(|Pool|Executor|Thread|\bfork\b|\bspawn|subprocess"
+    r"|os\.system|\bpopen|\bparallel\b|(?:^|[^a-z])ray\b|\bdask|LOCAL_RANK|local_rank"
+    r"|CUDA_VISIBLE_DEVICES|\bmpirun\b|\btorchrun\b|torch\.distributed\.(?:run|launch)"
+    r"|\baccelerate\s+launch|\bdeepspeed\b|(?<![&>|])&(?![&>])|\bxargs\b[^\n]*\s-P",
+    re.IGNORECASE,
 )
+#: A line that is a comment of a shell or of Python: what it names is not run.
+_COMMENT_LINE = re.compile(r"^[ \t]*#[^\n]*$", re.MULTILINE)
 
 
 def task_rank(found: Script) -> str | None:
     """What in the command takes `DMLC_TASK_ID` as the rank of the pod's one XGBoost
-    worker, with the tracker waiting for `DMLC_NUM_WORKER`: both are read, and no
-    workers of the command's own are started."""
-    if _first_match(found, _OWN_WORKERS) or not _first_match(found, _WORKERS):
+    worker, with the tracker waiting for `DMLC_NUM_WORKER`: both are read (not in a
+    comment line), and no workers of the command's own are started."""
+    texts = [_COMMENT_LINE.sub("", text) for text in found.texts]
+    if any(_OWN_WORKERS.search(text) for text in texts):
         return None
-    return _first_match(found, _TASK_RANK)
+    if not any(_WORKERS.search(text) for text in texts):
+        return None
+    return next((match[0] for text in texts if (match := _TASK_RANK.search(text))), None)
 
 
 def resumes(found: Script) -> str | None:
