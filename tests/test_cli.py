@@ -106,7 +106,13 @@ def test_output_file_gets_the_bytes_and_stdout_stays_empty(project: Path) -> Non
     (["--context", "error.yaml", "--output-file", "error.yaml", "clean.yaml"],
      "--output-file error.yaml is a file the run reads: the report would replace it"),
     (["--config", ".trainlint.toml", "--output-file", ".trainlint.toml", "clean.yaml"],
-     "--output-file .trainlint.toml is a configuration file: the report would replace it"),
+     "--output-file .trainlint.toml is a file that says what is checked and how: the report "
+     "would replace it"),
+    (["--output-file", "k/patch.yaml", "k"],
+     "--output-file k/patch.yaml is a file the run reads: the report would replace it"),
+    (["--output-file", ".gitignore", "clean.yaml"],
+     "--output-file .gitignore is a file that says what is checked and how: the report "
+     "would replace it"),
     (["--stdin-filename", "error.yaml", "--output-file", "error.yaml", "-"],
      "--output-file error.yaml is a file the run reads: the report would replace it"),
 ])
@@ -114,6 +120,12 @@ def test_a_report_never_replaces_a_checked_file_or_another_report(
     project: Path, options: list[str], refusal: str
 ) -> None:
     (project / "out").mkdir()
+    (project / ".gitignore").write_text("out/\n")
+    (project / "k").mkdir()  # a kustomization and the patch it builds from
+    (project / "k" / "kustomization.yaml").write_text("resources: [job.yaml]\npatches:\n"
+                                                      "  - path: patch.yaml\n")
+    (project / "k" / "job.yaml").write_text(CLEAN)
+    (project / "k" / "patch.yaml").write_text(CLEAN)
     before = (project / "error.yaml").read_bytes()
     result = trainlint("check", *options, cwd=project, stdin=before.decode())
     assert (result.returncode, result.stdout) == (2, "")

@@ -277,8 +277,9 @@ def check(
     chosen = _select(paths, config_file, isolated, overrides, stdin_filename, keep=not no_cache,
                      cache_dir=cache_dir)
     names, where = chosen.names, chosen.settings
-    _reports_apart([*names, *chosen.context, config_file or "",
-                    stdin_filename if STDIN in paths else ""], output_file, output_format)
+    _reports_apart([*names, *chosen.context, *(name for name, _ in chosen.built),
+                    config_file or "", stdin_filename if STDIN in paths else ""],
+                   output_file, output_format)
     cluster = _from_cluster(kubeconfig, context_name, cluster_timeout) if from_cluster else []
     quotable = _quotable(paths, stdin_filename)
     # Fixes edit the objects they were found on, so fixing stays in one process; the
@@ -706,18 +707,19 @@ def _select(
 def _reports_apart(
     names: Sequence[str], output_file: Path | None, chosen: list[Output] | None
 ) -> None:
-    """Refuse a report file that is a file the run reads (checked, context, the
-    configuration, the name given standard input: the report would replace it) or the
+    """Refuse a report file that is a file the run reads (checked, context, what
+    kustomize or Helm builds from, the configuration, `.gitignore`, the name given
+    standard input: the report would replace it) or the
     file of another report (one would replace the other). Only a report file that exists
     already can be one of them: those are looked at only then."""
-    from trainlint.config.files import CONFIG_NAMES
+    from trainlint.config.files import CONFIG_FILES
 
     targets = [("--output-file", str(output_file))] if output_file is not None else []
     targets += [(f"--output-format {fmt}", path) for fmt, path in chosen or [] if path]
     for option, target in targets:
-        if Path(target).name in CONFIG_NAMES and Path(target).exists():
-            raise click.UsageError(f"{option} {target} is a configuration file: the report "
-                                   "would replace it")
+        if Path(target).name in CONFIG_FILES and Path(target).exists():
+            raise click.UsageError(f"{option} {target} is a file that says what is checked "
+                                   "and how: the report would replace it")
     # A file by its device and inode (whatever the path that names it), one still to be
     # written by its resolved path.
     found: dict[tuple[int, int] | str, tuple[str, str]] = {}
