@@ -274,7 +274,7 @@ def without_code(text: str, line: int, selector: str) -> str:
     else:
         del lines[line - 1]
     changed = "".join(lines)
-    if not _same_data(text, changed):
+    if not same_data(text, changed):
         raise LookupError(line)  # never a change of what the file says
     return changed
 
@@ -298,16 +298,21 @@ def _drop_from_annotation(node: object, selector: str) -> None:
 # --- writing suppressions (the language server's "disable" actions) ---
 
 
-def disable_on_line(text: str, line: int, code: str) -> str:
+def disable_on_line(
+    text: str, line: int, code: str, in_value: InValue | None = None, *, verify: bool = True
+) -> str:
     """`text` with `code` silenced on `line` (1-based): added to the line's `disable=`
     comment, or to an own-line one just above that applies to it, else written at the
     line's end, or on a line of its own above where the line's end lies inside a value
-    (a quoted string that goes on); `text` as it is where both lie inside one."""
+    (a quoted string that goes on); `text` as it is where both lie inside one. Unless
+    `verify`, where a comment goes is judged by `in_value` (the values of `text`, or of a
+    text it differs from only below `line`) without parsing the result: the caller
+    compares the data once all its comments are written (`_same_data`)."""
     lines = text.splitlines(keepends=True)
     index = line - 1
     if not 0 <= index < len(lines):
         return text
-    in_value = values_of(text)
+    in_value = in_value or values_of(text)
     above = _own_line_above(lines, index, in_value)
     for at in (index, above):
         if at is None:
@@ -319,13 +324,15 @@ def disable_on_line(text: str, line: int, code: str) -> str:
     comment = f"# trainlint: disable={code}"
     body, ending = _split_ending(lines[index])
     at_end = "".join([*lines[:index], f"{body}  {comment}{ending}", *lines[index + 1 :]])
-    if _same_data(text, at_end):
+    if same_data(text, at_end) if verify else not in_value(index, len(body)):
         return at_end
     marker = body.startswith(("---", "..."))  # a document's first line: no indentation
     indent = "" if marker else body[: len(body) - len(body.lstrip(" -"))].replace("-", " ")
     newline = ending or _newline(text)
     own_line = "".join([*lines[:index], f"{indent}{comment}{newline}", *lines[index:]])
-    return own_line if _same_data(text, own_line) else text  # no place outside the values
+    if same_data(text, own_line) if verify else not in_value(index, 0):
+        return own_line
+    return text  # no place outside the values
 
 
 def disable_in_file(text: str, code: str) -> str:
@@ -369,7 +376,7 @@ def _own_line_above(lines: list[str], index: int, in_value: InValue) -> int | No
     return None
 
 
-def _same_data(text: str, changed: str) -> bool:
+def same_data(text: str, changed: str) -> bool:
     """Whether both texts parse to the same YAML events (comments are none), judged
     without building anything: aliases are not expanded."""
     before = _events(text)
