@@ -456,6 +456,9 @@ def test_syntax_errors_give_the_position() -> None:
     assert error("[tool]\ntrainlint = 3\n", "pyproject.toml") == (
         "pyproject.toml: tool.trainlint must be a table of keys"
     )
+    assert error('select = ["TL301", ""]\n') == (
+        ".trainlint.toml: select: an empty selector names no rule (`ALL` selects every rule)"
+    )
     assert error("select = []\n") == (
         ".trainlint.toml: select: names no rule, and no `extend-select` adds one: no rule "
         "would run (to check no file here, `exclude` it)"

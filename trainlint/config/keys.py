@@ -43,6 +43,8 @@ MAX_VALUES = 100_000
 
 def _selectors(values: list[str]) -> list[str]:
     for value in values:
+        if not value.strip():  # a prefix of every code: a list emptied by mistake
+            raise ValueError("an empty selector names no rule (`ALL` selects every rule)")
         if not any(matches(rule, [value]) for rule in listed_rules().values()):
             raise ValueError(
                 f"no rule matches {value!r}{did_you_mean_rule(value)} (see `trainlint rules`)"
