@@ -9,6 +9,7 @@ from trainlint.problem import Problem, Severity
 from trainlint.render import devices, script
 from trainlint.render.checkpoint import first_on
 from trainlint.render.trainer import rendered
+from trainlint.render.tree import on_trainjob
 from trainlint.rule import rule
 
 
@@ -42,7 +43,8 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     workers of its own, or does not read both variables where trainlint can see it (a
     script in the image is not read; a name in a comment is no read), on runtimes of
     other frameworks, and on a TrainJob whose runtime is not among the checked files.
-    The runtime's command and GPUs are reported on the runtime.
+    A runtime that TrainJobs of the run use is judged on each of them (its resources may
+    change the count), at its `runtimeRef` where the GPUs and command are the runtime's.
 
     ## Example
     ```yaml
@@ -113,12 +115,18 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     rank = script.task_rank(found)
     if rank is None:
         return
+    if render.job is None and ctx.trainjobs_using(manifest):
+        return  # judged on each TrainJob of it, whose resources may change the count
     read_at = next((at for word, at in found.words if rank in word), None)
-    at = first_on(manifest, container.origin("env", index), read_at)
-    if at is None:
-        return  # the runtime's GPUs and command: reported on the runtime
-    yield Problem(at.path, (
+    message = (
         f"`DMLC_NUM_WORKER` is {workers}, a worker per GPU, but `DMLC_TASK_ID` is the "
-        f"index of the pod (0 to {pods - 1}), and the command takes it as its one worker's "
+        f"index of the pod ({f'0 to {pods - 1}' if pods > 1 else 'always 0'}), and the "
+        "command takes it as its one worker's "
         f"rank (`{rank}`): rank 0's tracker waits for {workers} workers while {pods} "
-        "connect, and the job hangs"))
+        f"connect{'s' * (pods == 1)}, and the job hangs")
+    at = first_on(manifest, container.origin("env", index), read_at)
+    if at is not None:
+        yield Problem(at.path, message)
+    elif render.job is manifest:  # the runtime's GPUs and command
+        yield from on_trainjob(manifest, container.origin("env", index), message,
+                               "the runtime's GPUs")
