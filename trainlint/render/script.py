@@ -28,7 +28,7 @@ import posixpath
 import re
 import shlex
 from collections.abc import Iterator
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import Any, NamedTuple
 
 from trainlint.memo import PerValue
@@ -524,20 +524,24 @@ def _reads(variable: str) -> re.Pattern[str]:
     )
 
 
-#: An XGBoost worker's rank, and the workers the tracker waits for.
-_TASK_RANK = _reads("DMLC_TASK_ID")
-_WORKERS = _reads("DMLC_NUM_WORKER")
-#: What shows a command starting workers of its own in a pod (one per GPU), each with a
-#: rank it works out: processes, forks, pools, executors and threads, Ray and Dask, a
-#: shell's background jobs or `xargs -P`, the launchers that start a process per device,
-#: the GPUs split by hand.
-_OWN_WORKERS = re.compile(
-    r"multiprocessing|\bProcess\(|Pool|Executor|Thread|\bfork\b|\bspawn|subprocess"
-    r"|os\.system|\bpopen|\bparallel\b|(?:^|[^a-z])ray\b|\bdask|LOCAL_RANK|local_rank"
-    r"|CUDA_VISIBLE_DEVICES|\bmpirun\b|\btorchrun\b|torch\.distributed\.(?:run|launch)"
-    r"|\baccelerate\s+launch|\bdeepspeed\b|(?<![&>|])&(?![&>])|\bxargs\b[^\n]*\s-P",
-    re.IGNORECASE,
-)
+@cache
+def _xgboost_patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    """An XGBoost worker's rank read, the workers the tracker waits for read, and what
+    shows a command starting workers of its own in a pod (one per GPU), each with a rank
+    it works out: processes, forks, pools, executors and threads, Ray and Dask, a shell's
+    background jobs or `xargs -P`, the launchers that start a process per device, the
+    GPUs split by hand. Compiled when an XGBoost command is first read (0.8 ms, on every
+    run that imported them)."""
+    own = re.compile(
+        r"multiprocessing|\bProcess\(|Pool|Executor|Thread|\bfork\b|\bspawn|subprocess"
+        r"|os\.system|\bpopen|\bparallel\b|(?:^|[^a-z])ray\b|\bdask|LOCAL_RANK|local_rank"
+        r"|CUDA_VISIBLE_DEVICES|\bmpirun\b|\btorchrun\b|torch\.distributed\.(?:run|launch)"
+        r"|\baccelerate\s+launch|\bdeepspeed\b|(?<![&>|])&(?![&>])|\bxargs\b[^\n]*\s-P",
+        re.IGNORECASE,
+    )
+    return _reads("DMLC_TASK_ID"), _reads("DMLC_NUM_WORKER"), own
+
+
 #: A line that is a comment of a shell or of Python: what it names is not run.
 _COMMENT_LINE = re.compile(r"^[ \t]*#[^\n]*$", re.MULTILINE)
 
@@ -546,12 +550,13 @@ def task_rank(found: Script) -> str | None:
     """What in the command takes `DMLC_TASK_ID` as the rank of the pod's one XGBoost
     worker, with the tracker waiting for `DMLC_NUM_WORKER`: both are read (not in a
     comment line), and no workers of the command's own are started."""
+    task_rank_read, workers_read, own_workers = _xgboost_patterns()
     texts = [_COMMENT_LINE.sub("", text) for text in found.texts]
-    if any(_OWN_WORKERS.search(text) for text in texts):
+    if any(own_workers.search(text) for text in texts):
         return None
-    if not any(_WORKERS.search(text) for text in texts):
+    if not any(workers_read.search(text) for text in texts):
         return None
-    return next((match[0] for text in texts if (match := _TASK_RANK.search(text))), None)
+    return next((match[0] for text in texts if (match := task_rank_read.search(text))), None)
 
 
 def resumes(found: Script) -> str | None:
