@@ -195,3 +195,13 @@ def test_suppression_text_inside_a_value_is_no_suppression() -> None:
     value's text, neither read nor reported; a block's header line takes a comment."""
     assert found(IN_VALUES, Settings(select=("TL09", "TL301", "TL302", "TL402"))) == [
         ("TL090", 12, 33)]
+
+
+def test_a_suppression_in_a_document_never_read_is_not_called_unused() -> None:
+    """After a broken document whose flow mapping runs on, the loader reads nothing more:
+    a comment there cannot be judged, and TL090 said to remove it (the finding it
+    silences comes back once the file is repaired)."""
+    broken = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x\ndata: {}\n---\n"
+    text = broken + edit("emptyDir: {}", "emptyDir: {}  # trainlint: disable=TL301")
+    assert [code for code, *_ in found(text, Settings(select=("TL0", "TL301", "TL09")))] == [
+        "TL001"]

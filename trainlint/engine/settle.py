@@ -13,7 +13,7 @@ from dataclasses import replace
 
 from trainlint import suppression
 from trainlint.config.settings import Settings
-from trainlint.document import Manifest, Source
+from trainlint.document import ENTRY, Manifest, Source
 from trainlint.finding import Finding
 from trainlint.rule import reported
 
@@ -30,6 +30,7 @@ class Suppressions:
     @classmethod
     def of(cls, settings: Settings, source: Source, manifests: list[Manifest]) -> Suppressions:
         entries, invalid = suppression.comment_entries(source)
+        _unread(entries, manifests)
         if settings.annotation_exemptions:
             for manifest in manifests:
                 entries.extend(suppression.annotation_entries(manifest))
@@ -55,6 +56,21 @@ class Suppressions:
             for finding in _of_suppressions(settings, self.entries, self.invalid)
             if not _silence(comments, finding.code, finding.span.line, None)
         ]
+
+
+def _unread(entries: list[suppression.Entry], manifests: list[Manifest]) -> None:
+    """Count as used the line comments on lines of no object the rules read (a document
+    the loader never reached, after a broken one): whether they silence anything cannot
+    be told, and TL090 would call them unused (they still silence what lands there, as
+    TL001 on a broken line)."""
+    lines = [entry for entry in entries if entry.scope == "line"]
+    if not lines:
+        return  # nearly every file
+    ranges = [(min(spans[0::ENTRY]) + 1, max(spans[2::ENTRY]) + 1)
+              for spans in (manifest.spans for manifest in manifests) if spans]
+    for entry in lines:
+        if not any(first <= entry.target <= last for first, last in ranges):
+            entry.used = True
 
 
 def settle(
