@@ -892,8 +892,7 @@ def _suppressed(
 
     done, refused = 0, []
     for line, code in wanted:
-        changed = suppression.disable_on_line(text, line, code, in_value,
-                                              verify=in_value is None)
+        changed = suppression.disable_on_line(text, line, code, in_value)
         if changed == text:
             refused.append((line, code))
         done += changed != text

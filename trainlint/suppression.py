@@ -298,21 +298,20 @@ def _drop_from_annotation(node: object, selector: str) -> None:
 # --- writing suppressions (the language server's "disable" actions) ---
 
 
-def disable_on_line(
-    text: str, line: int, code: str, in_value: InValue | None = None, *, verify: bool = True
-) -> str:
+def disable_on_line(text: str, line: int, code: str, given: InValue | None = None) -> str:
     """`text` with `code` silenced on `line` (1-based): added to the line's `disable=`
     comment, or to an own-line one just above that applies to it, else written at the
     line's end, or on a line of its own above where the line's end lies inside a value
-    (a quoted string that goes on); `text` as it is where both lie inside one. Unless
-    `verify`, where a comment goes is judged by `in_value` (the values of `text`, or of a
-    text it differs from only below `line`) without parsing the result: the caller
-    compares the data once all its comments are written (`_same_data`)."""
+    (a quoted string that goes on); `text` as it is where both lie inside one. Where each
+    goes is checked by parsing the result, unless the values are `given` (those of
+    `text`, or of a text it differs from only below `line`): then the caller compares the
+    data once all its comments are written (`same_data`)."""
     lines = text.splitlines(keepends=True)
     index = line - 1
     if not 0 <= index < len(lines):
         return text
-    in_value = in_value or values_of(text)
+    verify = given is None
+    in_value = given or values_of(text)
     above = _own_line_above(lines, index, in_value)
     for at in (index, above):
         if at is None:

@@ -196,7 +196,6 @@ def _message(
         setter = f"not {release}, which puts no `{TRAINER_DOMAIN}` key on pods, nor JobSet"
     else:
         setter = f"and JobSet (the release {release} installs) has no such key"
-    hint = ""
     if key in _MEANT:
         hint = f"; `{_MEANT[key]}` holds the TrainJob's name (the JobSet is named after it)"
     else:

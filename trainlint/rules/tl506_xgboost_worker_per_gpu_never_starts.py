@@ -108,8 +108,8 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     index, variable = container.env["DMLC_NUM_WORKER"]
     pods = trainer.pods * trainer.replicas
     workers = str(variable.get("value"))
-    per_node = devices.controller_gpu_count(render.sized_by[0])
-    if not workers.isdigit() or int(workers) <= pods or per_node is None:
+    random = devices.controller_gpu_count(render.sized_by[0]) is None
+    if not workers.isdigit() or int(workers) <= pods or random:
         return  # a worker per node, or a count the controller picks at random (TL258)
     found = script.read(container)
     rank = script.task_rank(found)
