@@ -131,6 +131,21 @@ def test_ignore_and_extend_select_and_command_line_layers() -> None:
     assert resolver.for_path(Path("rt.yaml")).settings.select == ("TL3", "TL402")
 
 
+def test_an_empty_select_is_judged_once_the_command_line_is_layered() -> None:
+    """A file's emptied `select` runs no rule; the command line's `--select` replacing it, or
+    an `--extend-select` adding to it, makes a run that checks something."""
+    write("pyproject.toml", "[tool.trainlint]\nselect = []\n")
+    with pytest.raises(ConfigError) as raised:
+        Resolver().for_path(Path("x.yaml"))
+    assert str(raised.value) == (
+        "pyproject.toml: tool.trainlint.select: names no rule, and no `extend-select` adds "
+        "one: no rule would run (to check no file here, `exclude` it)"
+    )
+    for layered, selected in (({"select": ["TL301"]}, ("TL301",)),
+                            ({"extend-select": ["TL402"]}, ("TL402",))):
+        assert Resolver(overrides=layered).for_path(Path("x.yaml")).settings.select == selected
+
+
 def test_per_file_ignores_match_relative_to_the_config_folder() -> None:
     write(".trainlint.toml", '[per-file-ignores]\n"smoke/*.yaml" = ["TL301"]\n"*.json" = ["ALL"]\n')
     write("smoke/rt.yaml", NO_GRACE)

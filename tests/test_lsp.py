@@ -721,6 +721,32 @@ def _framed(*messages: dict[str, Any]) -> bytes:
     return b"".join(b"Content-Length: %d\r\n\r\n%s" % (len(body), body) for body in bodies)
 
 
+def test_a_message_with_no_usable_length_loses_no_other() -> None:
+    """A header whose `Content-Length` is no number (or missing) frames nothing: that
+    message cannot be read, but the request after it is answered, and the skip is told."""
+    hover = {"method": "textDocument/hover", "params": {
+        "textDocument": {"uri": "file:///nowhere/job.yaml"},
+        "position": {"line": 0, "character": 0}}}
+    unframed = json.dumps({"jsonrpc": "2.0", "id": 2, **hover}).encode()
+    for header in (b"Content-Length: many\r\n", b"Content-Type: application/json\r\n"):
+        sent = b"".join((
+            _framed({"id": 1, "method": "initialize",
+                     "params": {"processId": None, "capabilities": {}}},
+                    {"method": "initialized", "params": {}}),
+            header, b"\r\n", unframed,
+            _framed({"id": 3, **hover}, {"id": 4, "method": "shutdown"}, {"method": "exit"}),
+        ))
+        result = subprocess.run([sys.executable, "-m", "trainlint", "lsp"], input=sent,
+                                capture_output=True, timeout=60, check=False)
+        answered = [message.get("id") for message in _unframed(result.stdout)
+                    if message.get("method") != "window/logMessage"]
+        assert answered == [1, 3, 4]
+        assert result.stderr.decode() == (
+            f"WARNING trainlint.lsp: skipped {len(unframed)} bytes that no usable "
+            "Content-Length header framed\n")
+        assert result.returncode == 0
+
+
 def _unframed(data: bytes) -> list[dict[str, Any]]:
     found = []
     while data:

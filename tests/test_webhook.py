@@ -572,12 +572,14 @@ def test_update_that_writes_another_bad_value_at_the_error_s_path_is_denied(
 def test_the_stored_object_is_linted_only_when_an_enforced_update_has_errors(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The second lint (of `oldObject`) is paid only where it can change the answer."""
+    """The second lint (of `oldObject`) is paid only where it can change the answer: an
+    error at a value the update left alone, and it runs that error's rule alone."""
     runs: list[str] = []
 
-    def counted(inputs: list[Loaded], *args: Any, **kwargs: Any) -> list[Finding]:
-        runs.append(inputs[0].manifests[0].body["metadata"].get("labels", {}).get("team", ""))
-        return lint(inputs, *args, **kwargs)
+    def counted(inputs: list[Loaded], settings: Settings, **kwargs: Any) -> list[Finding]:
+        team = inputs[0].manifests[0].body["metadata"].get("labels", {}).get("team", "")
+        runs.append(team if team != "stored" else f"stored by {' '.join(settings.enabled)}")
+        return lint(inputs, settings, **kwargs)
 
     monkeypatch.setattr(admission, "lint", counted)
     store = Store()
@@ -589,8 +591,13 @@ def test_the_stored_object_is_linted_only_when_an_enforced_update_has_errors(
         del job["spec"]["runtimePatches"]
     create = copy.deepcopy(review)
     create["request"].update(operation="CREATE", oldObject=None)
-    for body, mode, expected in ((review, Mode.ENFORCE, ["nlp", "stored"]),
+    rewritten = copy.deepcopy(review)  # the update wrote the erroneous `env` itself
+    rewritten["request"]["object"]["spec"]["runtimePatches"][0]["trainingRuntimeSpec"][
+        "template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"][
+        "containers"][0]["env"][0]["value"] = "changed"
+    for body, mode, expected in ((review, Mode.ENFORCE, ["nlp", "stored by TL202"]),
                                  (review, Mode.ADVISE, ["nlp"]),
+                                 (rewritten, Mode.ENFORCE, ["nlp"]),
                                  (clean, Mode.ENFORCE, ["nlp"]),
                                  (create, Mode.ENFORCE, ["nlp"])):
         runs.clear()

@@ -56,6 +56,11 @@ class Layer(NamedTuple):
     #: Where each key is written, for messages (`pyproject.toml: tool.trainlint.`).
     prefix: str = ""
 
+    @property
+    def file(self) -> str:
+        """The origin as a message about one of its keys names it (the key holds the table)."""
+        return self.origin.removesuffix(" [tool.trainlint]")
+
 
 @dataclass(frozen=True)
 class Configuration:
@@ -293,6 +298,14 @@ def resolve(path: Path | None, root: Path, layers: Sequence[Layer]) -> Configura
             values["rules"][1],
         )
     value = {name: entry[0] for name, entry in values.items()}
+    if not value["select"] and not value["extend-select"]:
+        # Most often a list emptied by mistake; judged once the layers are merged, where
+        # the command line's `--select` may replace a file's empty one.
+        emptied = next(layer for layer in reversed(layers) if "select" in layer.keys)
+        raise ConfigError(
+            f"{emptied.file}: {emptied.prefix}select: names no rule, and no `extend-select` "
+            "adds one: no rule would run (to check no file here, `exclude` it)"
+        )
     severities = {}
     for selector, severity in value["severity"].items():
         for code, rule in listed_rules().items():
@@ -333,7 +346,7 @@ def _by_code(tables: dict[str, Any]) -> dict[str, dict[str, Any]]:
 def _options(code: str, table: dict[str, Any], layers: Sequence[Layer]) -> RuleOptions:
     """A rule's options table, validated against the rule's options."""
     layer = next(layer for layer in reversed(layers) if layer.keys.get("rules"))
-    origin = layer.origin.removesuffix(" [tool.trainlint]")
+    origin = layer.file
     where = f"{origin}: {layer.prefix}rules.{code}"
     found = find_rule(code)
     if found is None:

@@ -21,7 +21,6 @@ from pydantic import (
     TypeAdapter,
     ValidationError,
     field_validator,
-    model_validator,
 )
 
 from trainlint.errors import ConfigError
@@ -139,15 +138,6 @@ class Keys(BaseModel):
     @classmethod
     def _known(cls, value: list[str] | None) -> list[str] | None:
         return None if value is None else _selectors(value)
-
-    @model_validator(mode="after")
-    def _some(self) -> Keys:
-        """An empty `select` with nothing to extend it would run no rule and pass: most
-        often a list emptied by mistake. Files to leave unchecked are `exclude`d."""
-        if self.select == [] and not self.extend_select:
-            raise OptionError("select", "names no rule, and no `extend-select` adds one: no "
-                              "rule would run (to check no file here, `exclude` it)")
-        return self
 
     @field_validator("exclude", "extend_exclude")
     @classmethod

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
@@ -31,6 +31,7 @@ from trainlint.engine.run import lint
 from trainlint.finding import Finding
 from trainlint.kinds import TRAINER_GROUP, TRAINER_KINDS
 from trainlint.loader import MAX_DEPTH
+from trainlint.memo import PerValue
 from trainlint.problem import Severity
 
 API_VERSION = "admission.k8s.io/v1"
@@ -239,7 +240,7 @@ def decide(
     The `trainlint.dev/ignore` annotation is honoured as `settings.annotation_exemptions` says.
     On UPDATE, errors the stored object already had warn instead of denying
     (`standing_errors`): the stored object is linted too, only when enforcing and the
-    update has errors."""
+    update has errors at values it did not change, by those errors' rules alone."""
     early = unchecked(review, mode)
     if early is not None:
         return early
@@ -251,12 +252,31 @@ def decide(
         return too_deep(review, mode)
     stored = stored_manifest(review)
     findings = _lint(manifest, settings, context, stored)
-    if mode is Mode.ENFORCE and stored is not None and any(
-        finding.severity is Severity.ERROR for finding in findings
-    ):
-        before = _lint(stored, settings, context, None)
+    unchanged = _unchanged_errors(findings, manifest, stored) if mode is Mode.ENFORCE else ()
+    if stored is not None and unchanged:
+        only = _NARROWED.get(settings, lambda: replace(settings, select=tuple(sorted(unchanged))),
+                             unchanged)
+        before = _lint(stored, only, context, None)
         return judge(findings, mode, standing_errors(findings, manifest, before, stored))
     return judge(findings, mode)
+
+
+#: The settings that run only some of a webhook's rules, kept with its settings: the
+#: stored object of an update is linted by the rules whose errors could stand.
+_NARROWED: PerValue[Settings] = PerValue("narrowed")
+
+
+def _unchanged_errors(
+    findings: Sequence[Finding], manifest: Manifest, stored: Manifest | None
+) -> frozenset[str]:
+    """The codes of the errors among `findings` whose value the update left as `stored`
+    has it: only those may have stood before (`standing_errors`)."""
+    if stored is None:
+        return frozenset()
+    return frozenset(
+        f.code for f in findings
+        if f.severity is Severity.ERROR and dig(manifest.body, *f.path) == dig(stored.body, *f.path)
+    )
 
 
 def _lint(
