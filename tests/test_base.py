@@ -212,16 +212,34 @@ def test_an_edit_of_one_overlay_is_judged_against_its_own_file(overlays: Path) -
         1, [("TL012", "envs/dev/job.yaml")])
 
 
-def test_an_overlay_moved_has_no_pairing(overlays: Path) -> None:
-    """Moved, prod's TrainJob is one of two of its name at the base: which one it was is a
-    guess, so it is new: no update judged (`numNodes` changed), its findings reported."""
+def test_an_overlay_git_finds_renamed_pairs_with_its_old_file(overlays: Path) -> None:
+    """Moved with its text mostly kept, prod's TrainJob (one of two of its name at the
+    base) is paired through git's rename detection: its updates are judged."""
     git(overlays, "mv", "envs/prod", "envs/production")
     job = overlays / "envs" / "production" / "job.yaml"
     job.write_text(job.read_text().replace("numNodes: 8", "numNodes: 16").replace(
         "name: torch-custom\n", "name: torch-custom\n    kind: Deployment\n"))
     _, stdout, _ = check(overlays, "--base", "HEAD", "envs/")
+    assert [(f["code"], f["line"]) for f in findings(stdout)] == [
+        ("TL012", 6), ("TL101", 8), ("TL012", 9)]
+    assert {f["file"] for f in findings(stdout)} == {"envs/production/job.yaml"}
+
+
+def test_an_overlay_moved_past_recognition_has_no_pairing(overlays: Path) -> None:
+    """Moved and rewritten (as JSON: git sees no rename), prod's TrainJob is one of two of
+    its name at the base: which one it was is a guess, so it is new: no update judged
+    (`numNodes` changed), its findings reported."""
+    git(overlays, "rm", "-rq", "envs/prod")
+    (overlays / "envs" / "production").mkdir()
+    (overlays / "envs" / "production" / "job.json").write_text(json.dumps({
+        "apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
+        "metadata": {"name": "sft"},
+        "spec": {"runtimeRef": {"name": "torch-custom", "kind": "Deployment"},
+                 "trainer": {"numNodes": 16}}}))
+    git(overlays, "add", ".")
+    _, stdout, _ = check(overlays, "--base", "HEAD", "envs/")
     assert [(f["code"], f["file"]) for f in findings(stdout)] == [
-        ("TL101", "envs/production/job.yaml")]
+        ("TL101", "envs/production/job.json")]
 
 
 def test_a_copy_of_an_object_is_new(repo: Path) -> None:

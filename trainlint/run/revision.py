@@ -2,7 +2,8 @@
 
 Every YAML and JSON file that git lists at REV is read (one `git ls-tree`, one `git
 cat-file --batch`) and loaded with the project's loader, so an object still pairs with its
-previous state after its file was renamed or split (`Revision.paired`); what kustomize and
+previous state after its file was renamed (as git's rename detection finds, one `git diff`)
+or split (`Revision.paired`); what kustomize and
 Helm build from at REV (`trainlint.config.builders`, judged on REV's files) holds no
 previous state. Nothing is written, and no work tree is touched.
 """
@@ -40,6 +41,8 @@ class Revision:
     texts: dict[str, str]
     #: The objects of each file at the revision, by path from the top.
     objects: dict[str, list[Manifest]]
+    #: The path at the revision of each file git finds renamed since, by its path now.
+    renamed: dict[str, str] = field(default_factory=dict)
     #: Each folder of a checked file, its links resolved as git's `top` has them.
     _folders: dict[str, str] = field(default_factory=dict, init=False, repr=False)
 
@@ -54,11 +57,12 @@ class Revision:
 
     def paired(self, inputs: Sequence[Loaded]) -> dict[int, Manifest]:
         """The state at the revision of each object of `inputs` (by its id) that has one:
-        the object of its name in the file of the same path; else, moved there (a file
-        renamed or split), the one object of its name at the revision if the inputs have
-        one only, and its file is checked or gone (a file still there but not checked may
-        still hold it: then it is a copy). Any other object is new to the update rules,
-        and reported: which object it was would be a guess."""
+        the object of its name in the file of the same path, or in the file git finds it
+        renamed from; else, moved there (a file split, or renamed past recognition), the
+        one object of its name at the revision if the inputs have one only, and its file
+        is checked or gone (a file still there but not checked may still hold it: then it
+        is a copy). Any other object is new to the update rules, and reported: which
+        object it was would be a guess."""
         paths = {item.source.name: self.path(item.source.name) for item in inputs}
         checked = set(paths.values())
         where = {id(before): path for path, objects in self.objects.items()
@@ -71,7 +75,9 @@ class Revision:
             if where[id(before)] in checked or not (self.top / where[id(before)]).exists()
         }
         for item in inputs:
-            paired.update(pair(item.manifests, self.objects.get(paths[item.source.name], ())))
+            path = paths[item.source.name]
+            was = self.objects.get(path) or self.objects.get(self.renamed.get(path, ""), ())
+            paired.update(pair(item.manifests, was))
         return paired
 
     def changed_file(self, name: str, text: str) -> bool:
@@ -86,10 +92,14 @@ def changed(manifest: Manifest, before: Manifest | None) -> bool:
     return before is None or before.body != manifest.body
 
 
-def _git(args: list[str], cwd: Path | str, data: bytes | None = None) -> bytes:
+def _git(
+    args: list[str], cwd: Path | str, data: bytes | None = None,
+    environment: dict[str, str] | None = None,
+) -> bytes:
     try:
         done = subprocess.run(
             ["git", *args], cwd=cwd, input=data, capture_output=True, check=False,
+            env={**os.environ, **environment} if environment else None,
         )
     except OSError as error:
         raise RevisionError(f"--base needs git: {error.strerror}") from None
@@ -147,7 +157,24 @@ def read(name: str, paths: Sequence[str]) -> Revision:
         loaded = _load(data[where], shown)
         texts[path] = loaded.source.text
         objects[path] = loaded.manifests
-    return Revision(name, top, texts, objects)
+    return Revision(name, top, texts, objects, _renames(commit, top))
+
+
+def _renames(commit: str, top: Path) -> dict[str, str]:
+    """The manifests git finds renamed between `commit` and the work tree (its rename
+    detection: a file moved with its text mostly kept), new path to old. The index is
+    only read (`GIT_OPTIONAL_LOCKS=0`: a hook may run while another git command works)."""
+    listing = _git(
+        ["-c", "core.quotePath=false", "diff", "--no-ext-diff", "--name-status", "-z", "-M",
+         "--diff-filter=R", commit, "--", *(f":(icase)*{suffix}" for suffix in EXTENSIONS)],
+        top, environment={"GIT_OPTIONAL_LOCKS": "0"},
+    )
+    fields = listing.split(b"\0")
+    return {
+        fields[at + 2].decode(errors="surrogateescape"):
+            fields[at + 1].decode(errors="surrogateescape")
+        for at in range(0, len(fields) - 2, 3) if fields[at].startswith(b"R")
+    }
 
 
 def _builders(every: set[str], data: dict[str, bytes], top: Path) -> Builders:
