@@ -76,7 +76,7 @@ class Revision:
         }
         for item in inputs:
             path = paths[item.source.name]
-            was = self.objects.get(path) or self.objects.get(self.renamed.get(path, ""), ())
+            was = self.objects.get(self.renamed.get(path, path), [])
             paired.update(pair(item.manifests, was))
         return paired
 
