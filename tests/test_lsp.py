@@ -761,12 +761,14 @@ def _unframed(data: bytes) -> list[dict[str, Any]]:
 def test_a_request_the_server_cannot_take_is_answered_with_an_error() -> None:
     """A client waits for the answer to every request: one whose params pygls cannot read
     (a hover with no position, a line of -1) gets JSON-RPC's Invalid Params, not a
-    message box and silence, and one after `shutdown` Invalid Request."""
+    message box and silence, and one after `shutdown` Invalid Request. A notification
+    pygls cannot read is told in the client's log, with no message box blaming the server."""
     hover = "textDocument/hover"
     document = {"uri": "file:///nowhere/job.yaml"}
     sent = _framed(
         {"id": 1, "method": "initialize", "params": {"processId": None, "capabilities": {}}},
         {"method": "initialized", "params": {}},
+        {"method": "textDocument/didChange", "params": {"textDocument": document}},
         {"id": 2, "method": hover, "params": {"textDocument": document}},
         {"id": 3, "method": hover, "params": {
             "textDocument": document, "position": {"line": -1, "character": 0}}},
@@ -777,9 +779,13 @@ def test_a_request_the_server_cannot_take_is_answered_with_an_error() -> None:
     )
     result = subprocess.run([sys.executable, "-m", "trainlint", "lsp"], input=sent,
                             capture_output=True, timeout=60, check=False)
+    messages = _unframed(result.stdout)
+    assert [(message["method"], message["params"]) for message in messages
+            if "method" in message] == [("window/logMessage", {
+                "type": 2, "message": "textDocument/didChange: the params are not the "
+                "protocol's; passed over"})]
     answers = [(message.get("id"), message.get("error"), message.get("method"))
-               for message in _unframed(result.stdout)
-               if message.get("method") != "window/logMessage"]
+               for message in messages if "method" not in message]
     invalid = {"code": -32602, "message": "Invalid Params"}
     ended = {"code": -32600, "message": "the server is shut down: only exit is taken"}
     assert answers[1:] == [

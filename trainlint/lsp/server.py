@@ -50,9 +50,13 @@ WATCHED = (*MANIFESTS, *(f"**/{name}" for name in sorted(CONFIG_FILES)))
 class _Protocol(LanguageServerProtocol):
     """pygls's protocol, which answers every request: one whose params it cannot read
     (pygls dropped it with a message box) and one after `shutdown` (dropped silently),
-    where a client would wait for an answer that never comes."""
+    where a client would wait for an answer that never comes. A notification whose params
+    it cannot read is passed over with a line in the client's log, not a message box that
+    blames the server (and a traceback)."""
 
     def handle_message(self, message: Any) -> None:
+        if message is _ANSWERED:
+            return
         if self._shutdown and getattr(message, "id", None) is not None and getattr(
                 message, "method", types.EXIT) != types.EXIT:
             error = JsonRpcInvalidRequest("the server is shut down: only exit is taken")
@@ -64,14 +68,19 @@ class _Protocol(LanguageServerProtocol):
         try:
             return super().structure_message(data)
         except JsonRpcInvalidParams as error:
-            if "method" not in data or "id" not in data:
-                raise  # a notification: there is no one to answer
-            self._send_response(data["id"], None, error.to_response_error())
+            if "method" not in data:
+                raise
+            if "id" in data:
+                self._send_response(data["id"], None, error.to_response_error())
+            else:  # a notification: there is no one to answer
+                passed = f"{data['method']}: the params are not the protocol's; passed over"
+                log.warning("%s", passed)
+                self._server.window_log_message(
+                    types.LogMessageParams(types.MessageType.Warning, passed))
             return _ANSWERED
 
 
-#: What a request answered while it was read becomes: a message of no JSON-RPC version,
-#: which pygls passes over.
+#: What a message answered or passed over while it was read becomes.
 _ANSWERED = JsonRPCNotification(method="", jsonrpc="answered", params=None)
 
 
