@@ -12,6 +12,7 @@ controller fills.
 
 from __future__ import annotations
 
+import math
 import posixpath
 import re
 from collections.abc import Iterator
@@ -138,19 +139,66 @@ def relative_dirs(container: Container, options: CheckpointOptions) -> list[Chec
 
 def saves_nothing(container: Container) -> str | None:
     """Why the container's own settings say it writes no checkpoint during the run, if
-    they do: `save_strategy` `no`, or `save_steps` at or beyond `max_steps` (the run ends
-    before the first save)."""
+    they do: `save_strategy` `no`, or `save_steps` at or beyond the last step (the run
+    ends before the first save): `max_steps`, or the most steps its samples make
+    (`_most_steps`)."""
     settings = script.read(container)
     strategy = settings.get("save_strategy")
     if strategy is not None and str(strategy.value).lower() == "no":
         return f"`save_strategy` is `no` ({strategy.origin})"
-    steps, last = settings.get("save_steps"), settings.get("max_steps")
-    if steps is None or last is None:
+    steps = settings.get("save_steps")
+    every = count(steps.value) if steps is not None else None
+    if steps is None or every is None:
         return None
-    every, until = count(steps.value), count(last.value)
-    if every is not None and until is not None and 0 < until <= every:
+    last = settings.get("max_steps")
+    until = count(last.value) if last is not None else None
+    if until is not None and 0 < until <= every:
         return f"`save_steps` {every} ({steps.origin}) is not below `max_steps` {until}"
+    most = _most_steps(settings) if last is None else None
+    if most is not None and most <= every:
+        return (f"`save_steps` {every} ({steps.origin}) is beyond the {most} steps its "
+                "samples make at most")
     return None
+
+
+def _most_steps(settings: script.Script) -> int | None:
+    """The most optimizer steps a run capped by a sample count can take, as the Hugging
+    Face Trainer counts them (batches per epoch over gradient accumulation, times the
+    epochs), on one process with an unset batch size or accumulation taken as 1: more
+    processes or larger batches make fewer. The cap is LlamaFactory's `max_samples` (per
+    dataset of its `dataset` list), or the example scripts' `max_train_samples` (their
+    one dataset); the epochs must be written (defaults differ between tools)."""
+    samples, datasets = settings.get("max_train_samples"), 1
+    if samples is None:
+        samples, named = settings.get("max_samples"), settings.get("dataset")
+        if named is None or not isinstance(named.value, str):
+            return None
+        datasets = len([name for name in named.value.split(",") if name.strip()])
+    epochs = settings.get("num_train_epochs")
+    if samples is None or epochs is None:
+        return None
+    cap, rounds = count(samples.value), _positive(epochs.value)
+    batch = _count_or_one(settings.get("per_device_train_batch_size"))
+    accumulation = _count_or_one(settings.get("gradient_accumulation_steps"))
+    if cap is None or rounds is None or batch is None or accumulation is None:
+        return None
+    return math.ceil(rounds * max(math.ceil(cap * datasets / batch) // accumulation, 1))
+
+
+def _count_or_one(setting: script.Setting | None) -> int | None:
+    """A positive count a setting writes, 1 when it is unset; None for anything else."""
+    if setting is None:
+        return 1
+    found = count(setting.value)
+    return found if found is not None and found > 0 else None
+
+
+def _positive(value: object) -> float | None:
+    try:
+        number = float(str(value))
+    except ValueError:
+        return None
+    return number if math.isfinite(number) and number > 0 else None
 
 
 def _expanded(env: dict[str, tuple[int, dict[str, Any]]], path: str) -> str:

@@ -2,10 +2,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from trainlint.document import Manifest, dig, mapping
+from trainlint.document import Manifest, dig, is_count, mapping
 from trainlint.engine.context import Context
 from trainlint.kinds import RUNTIME_KINDS
 from trainlint.problem import Problem, Severity
+from trainlint.render.trainer import runtime_render
 from trainlint.rule import rule
 
 
@@ -22,11 +23,13 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
 
     ## Why is this bad?
     The API accepts it but no controller code reads it: training is not elastic, the
-    node range is ignored, and its `maxRestarts` does not set any JobSet restart (the
-    first failure still ends the run). v2.2 removes the field.
+    node range is ignored, and its `maxRestarts` sets no JobSet restart (what restarts a
+    failed run is the JobSet's `failurePolicy` and the Jobs' `backoffLimit`, as the
+    finding says; with neither, the first failure ends it). v2.2 removes the field.
 
     ## When it stays silent
-    From v2.2 (the field is gone: TL007 reports it).
+    From v2.2 (the field is gone: TL007 reports it), and beside `mlPolicy.numNodes`: the
+    API server then refuses the runtime (TL010).
 
     ## Example
     ```yaml
@@ -86,9 +89,28 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
                           image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
     ```
     """
-    if "elasticPolicy" in mapping(dig(runtime.body, "spec", "mlPolicy", "torch")):
-        yield Problem(
-            ("spec", "mlPolicy", "torch", "elasticPolicy"),
-            "`torch.elasticPolicy` is accepted but never implemented: the node range is "
-            "ignored and its `maxRestarts` restarts nothing, so the first failure ends the run",
-        )
+    policy = mapping(dig(runtime.body, "spec", "mlPolicy"))
+    if "elasticPolicy" not in mapping(policy.get("torch")) or "numNodes" in policy:
+        return
+    yield Problem(
+        ("spec", "mlPolicy", "torch", "elasticPolicy"),
+        "`torch.elasticPolicy` is accepted but never implemented: the node range is "
+        f"ignored and its `maxRestarts` restarts nothing ({_restarts(runtime, ctx)})",
+    )
+
+
+def _restarts(runtime: Manifest, ctx: Context) -> str:
+    """What does restart a failed run of the runtime, as the render has it."""
+    render = runtime_render(runtime, ctx)
+    restarts = mapping(mapping(render.jobset.get("spec")).get("failurePolicy")).get(
+        "maxRestarts")
+    if is_count(restarts) and restarts > 0:
+        return f"the JobSet's `failurePolicy.maxRestarts: {restarts}` restarts the run"
+    trainer = render.trainer
+    if trainer is not None:
+        limit = trainer.spec.get("backoffLimit")
+        if is_count(limit) and limit > 0:
+            unset = trainer.origin("template", "spec", "backoffLimit").note is not None
+            return (f"job `{trainer.name}` retries a failed pod up to {limit} times, its "
+                    f"`backoffLimit`{' as Kubernetes defaults it' if unset else ''}")
+    return "nothing restarts the run: its first failure ends it"
