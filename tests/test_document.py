@@ -60,6 +60,36 @@ def test_yaml_11_booleans_and_numbers_decode_like_kubectl() -> None:
     assert data == {"a": True, "b": True, "c": False, "d": 16, "e": 1000, "f": "1"}
 
 
+def test_go_yaml_v2_scalars_decode_like_kubectl() -> None:
+    """Where go-yaml v2 (kubectl's decoder) and YAML 1.1 part: a duration is text, `y` a
+    boolean, `1e3` and `08` numbers (`8.0` goes as JSON's `8`), `0o17` octal (as `kubectl
+    label --local -o json` prints them; `test_plain_scalars_read_as_kubectl_reads_them`
+    asks kubectl itself)."""
+    text = (
+        "apiVersion: v1\nkind: ConfigMap\n"
+        "data: {a: 1:30, b: y, c: n, d: 1e3, e: 08, f: 0o17, g: 8.0, h: 1e400, i: 8.5}\n"
+    )
+    data = load(text, "c.yaml").manifests[0].body["data"]
+    assert data == {"a": "1:30", "b": True, "c": False, "d": 1000, "e": 8, "f": 15, "g": 8,
+                    "h": "1e400", "i": 8.5}
+    assert [type(data[key]) for key in "degi"] == [int, int, int, float]
+
+
+def test_json_surrogate_pairs_are_the_character_they_escape() -> None:
+    """A JSON stream takes `\\ud83d\\ude80` (as `json.dumps` writes 🚀), and a surrogate
+    alone as U+FFFD, as Go's decoder does; YAML refuses both (go-yaml: "found invalid
+    Unicode character escape code"), and so does a JSON-looking text that is YAML."""
+    body = ('"data": {"a": "\\ud83d\\ude80 go", "b": "\\\\ud83d", "c": "\\udc00 x"}')
+    loaded = load('{"apiVersion": "v1", "kind": "ConfigMap", ' + body + "}\n", "c.json")
+    assert loaded.problems == []
+    assert loaded.manifests[0].body["data"] == {"a": "\U0001f680 go", "b": "\\ud83d",
+                                                "c": "\ufffd x"}
+    for yaml_text in ("apiVersion: v1\nkind: ConfigMap\n" + body.replace('"data"', "data"),
+                      '# a comment first: YAML\n{"kind": "ConfigMap", ' + body + "}\n"):
+        problems = load(yaml_text, "c.yaml").problems
+        assert [problem.code for problem in problems] == ["TL001"], yaml_text
+
+
 def test_timestamps_stay_strings() -> None:
     text = "apiVersion: v1\nkind: ConfigMap\ndata: {when: 2026-01-01}\n"
     assert load(text, "c.yaml").manifests[0].body["data"]["when"] == "2026-01-01"

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import math
 import operator
 import re
 import sys
@@ -77,7 +78,6 @@ _NULL = "tag:yaml.org,2002:null"
 _MERGE = "tag:yaml.org,2002:merge"
 _MAP = "tag:yaml.org,2002:map"
 _SEQ = "tag:yaml.org,2002:seq"
-_CONSTRUCTOR = yaml.constructor.SafeConstructor()
 #: A line that starts a document (`---` at its start, then a blank or the end): libyaml
 #: ends whatever it is reading there, a block or quoted scalar included (YAML forbids
 #: such a line inside one). Searched for with its line break: a literal first is found
@@ -87,15 +87,75 @@ _DOCUMENT_START = re.compile(r"\n---(?=[ \t\r\n]|\Z)")
 _LIBYAML_TOO_DEEP = "exceeded maximum nesting depth"
 
 
+#: The plain scalars go-yaml v2 (which kubectl and the API server decode YAML with,
+#: through sigs.k8s.io/yaml) looks up before anything else, with their tags and values.
+_GO_NAMED: dict[str, tuple[str, Any]] = {
+    **dict.fromkeys(("y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On",
+                     "ON"), (_BOOL, True)),
+    **dict.fromkeys(("n", "N", "no", "No", "NO", "false", "False", "FALSE", "off", "Off",
+                     "OFF"), (_BOOL, False)),
+    **dict.fromkeys(("", "~", "null", "Null", "NULL"), (_NULL, None)),
+    **dict.fromkeys((".nan", ".NaN", ".NAN"), (_FLOAT, math.nan)),
+    **dict.fromkeys((".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF"), (_FLOAT, math.inf)),
+    **dict.fromkeys(("-.inf", "-.Inf", "-.INF"), (_FLOAT, -math.inf)),
+    "<<": (_MERGE, "<<"),
+}
+#: A float as go-yaml v2 takes one that starts with a sign or a digit (`yamlStyleFloat`).
+_GO_FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?")
+#: A float that starts with a dot, as Go's `strconv.ParseFloat` reads it.
+_GO_DOT_FLOAT = re.compile(r"\.[0-9]+(?:[eE][-+]?[0-9]+)?")
+#: The digits of each base Go's `strconv.ParseInt(s, 0, 64)` reads, by its prefix.
+_GO_BASES = {"0x": (16, "0123456789abcdefABCDEF"), "0X": (16, "0123456789abcdefABCDEF"),
+             "0o": (8, "01234567"), "0O": (8, "01234567"), "0b": (2, "01"), "0B": (2, "01")}
+
+
+def _go_int(text: str) -> int | None:
+    """An integer as go-yaml v2 reads a plain scalar (its underscores dropped, then Go's
+    `ParseInt` or `ParseUint` of base 0: `0x`, `0o`, `0b`, and a leading `0` for octal,
+    as in `010`, which is 8), or None."""
+    plain = text.replace("_", "")
+    sign = plain[:1] if plain[:1] in "+-" else ""
+    body = plain[len(sign):]
+    base, digits = _GO_BASES.get(body[:2], (0, ""))
+    if base:
+        body = body[2:]
+    elif len(body) > 1 and body[0] == "0":
+        base, digits = 8, "01234567"
+    else:
+        base, digits = 10, "0123456789"
+    if not body or body.strip(digits):
+        return None
+    value = int(body, base) * (-1 if sign == "-" else 1)
+    return value if -(2**63) <= value < 2**64 else None
+
+
+def _go_float(text: str) -> float | None:
+    """A float as go-yaml v2 reads a plain scalar that is no integer, or None: one that
+    starts with a dot as Go's `ParseFloat` reads it (an underscore only between digits,
+    as Python's `float` takes it too), any other with its underscores dropped, spelt as
+    `yamlStyleFloat` allows; out of range (`1e400`), text."""
+    dotted = text[:1] == "."
+    plain = text.replace("_", "")
+    if not (_GO_DOT_FLOAT if dotted else _GO_FLOAT).fullmatch(plain):
+        return None
+    try:
+        number = float(text if dotted else plain)
+    except ValueError:  # `._5`
+        return None
+    return number if math.isfinite(number) else None
+
+
 class _Resolver(yaml.CSafeLoader):
-    """libyaml's composer with the per-node callbacks it makes into Python cut to the bone.
+    """libyaml's composer with the per-node callbacks it makes into Python cut to the bone,
+    and plain scalars resolved as kubectl reads them.
 
     The stock resolver also serves path resolvers, which nothing here registers; without
     them, and with the tags of repeated scalars remembered, composing takes under three
-    quarters of the stock time, and tags are the same: YAML 1.1's implicit types.
+    quarters of the stock time. Tags are go-yaml v2's, not PyYAML's YAML 1.1 (`1:30` is
+    text, not 90; `y` is true, `1e3` a float, `08` the float 8, `0o17` the integer 15):
+    what kubectl sends is what the API server checks.
     """
 
-    _implicit = yaml.CSafeLoader.yaml_implicit_resolvers
     #: The tag of each plain scalar met so far: keys and values repeat across documents.
     _tags: ClassVar[dict[str, str]] = {}
 
@@ -112,9 +172,17 @@ class _Resolver(yaml.CSafeLoader):
         return tag
 
     def _plain_tag(self, value: str) -> str:
-        for tag, pattern in self._implicit.get(value[:1], ()):
-            if pattern.match(value):
-                return str(tag)
+        """go-yaml v2's `resolve`: a value looked up by name, else a number if it starts
+        with a sign, a digit or a dot and reads as one, else text."""
+        named = _GO_NAMED.get(value)
+        if named is not None:
+            return named[0]
+        first = value[:1]
+        if first and first in ".+-0123456789":
+            if first != "." and _go_int(value) is not None:
+                return _INT
+            if _go_float(value) is not None:
+                return _FLOAT
         return _STR
 
 
@@ -262,6 +330,10 @@ def _part(text: str, piece: Piece, guarded: bool) -> Part:
     except _Refused as refused:  # by the guarded composer, at a mark in the piece
         found.problems.append(_shifted(refused.problem, lines))
     except yaml.MarkedYAMLError as error:
+        if error.problem == _BAD_ESCAPE and text.lstrip()[:1] == "{":
+            paired = _SURROGATE.sub(_joined_surrogates, piece_text)
+            if paired != piece_text:
+                return _part(paired, (0, len(paired), lines), guarded)
         mark = error.problem_mark or error.context_mark
         line = _template_line(piece_text, mark.line + 1 if mark else 1) if templating else None
         if line is not None:  # a template of lines, no YAML until filled
@@ -276,6 +348,28 @@ def _part(text: str, piece: Piece, guarded: bool) -> Part:
     else:
         return found._replace(documents=index)
     return found._replace(documents=index, stopped=True)
+
+
+#: How libyaml refuses a `\u` escape of a UTF-16 surrogate, which YAML does not take.
+_BAD_ESCAPE = "found invalid Unicode character escape code"
+#: A JSON escape of a UTF-16 surrogate, a high one with the low one after it or alone, after
+#: an even run of backslashes (`\\ud83d` is a backslash, then text).
+_SURROGATE = re.compile(
+    r"(?<!\\)((?:\\\\)*)\\u(?:(d[89ab][0-9a-f]{2})\\u(d[c-f][0-9a-f]{2})|d[89a-f][0-9a-f]{2})",
+    re.IGNORECASE,
+)
+
+
+def _joined_surrogates(match: re.Match[str]) -> str:
+    r"""kubectl reads a stream that starts with `{` as JSON, where a character beyond the
+    BMP is written as two escaped surrogates (`\ud83d\ude80`, as `json.dumps` writes 🚀):
+    a pair becomes the character's `\U` escape, and a surrogate alone U+FFFD, as Go's
+    JSON decoder reads it. (A position after a pair on its line is 2 columns off.)"""
+    before, high, low = match.groups()
+    if high is None:
+        return f"{before}\\uFFFD"
+    code = 0x10000 + ((int(high, 16) - 0xD800) << 10) + int(low, 16) - 0xDC00
+    return f"{before}\\U{code:08X}"
 
 
 def _document(
@@ -721,22 +815,25 @@ class _Builder:
 
 
 def _scalar(node: yaml.ScalarNode) -> Any:
-    """YAML 1.1 scalars, as kubectl's decoder reads them (`on`/`yes` are booleans)."""
-    tag = node.tag
+    """A scalar's value as kubectl's decoder reads it (`_Resolver`: `on`/`y` are booleans,
+    timestamps text)."""
+    tag, value = node.tag, node.value
     if tag is _STR:  # what `_Loader.resolve` answers for most scalars
-        return sys.intern(node.value)  # values repeat across objects: a long file shares them
+        return sys.intern(value)  # values repeat across objects: a long file shares them
+    named = _GO_NAMED.get(value)
+    if named is not None and named[0] == tag:
+        return named[1]
     if tag == _NULL:
         return None
-    try:
-        if tag == _BOOL:
-            return _CONSTRUCTOR.construct_yaml_bool(node)
-        if tag == _INT:
-            return _CONSTRUCTOR.construct_yaml_int(node)
-        if tag == _FLOAT:
-            return _CONSTRUCTOR.construct_yaml_float(node)
-    except (ValueError, yaml.YAMLError):
-        pass
-    return node.value  # strings, timestamps (kept as written), custom tags
+    if tag == _INT:
+        number = _go_int(value)
+        if number is not None:
+            return number
+    if tag == _FLOAT:
+        real = _go_float(value)
+        if real is not None:  # sent as JSON, where `8.0` is `8`: an integer field takes it
+            return int(real) if real.is_integer() and abs(real) < 2**63 else real
+    return value  # strings, timestamps (kept as written), custom tags
 
 
 def _span(node: yaml.Node, lines: int) -> Span:

@@ -14,7 +14,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from trainlint.document import count, mapping
+from trainlint.document import mapping
+from trainlint.render.quantity import count_of
 
 #: What a resource counts: whole devices of a kind, or a `share` of one (memory, cores,
 #: a percentage, a monitoring handle) that is no device count.
@@ -77,7 +78,7 @@ def gpu_named(resources: Any) -> dict[str, Any]:
             name: quantity for name, quantity in mapping(parts.get(part)).items()
             if "gpu" in str(name).lower()
         }
-        if found and any(count(quantity) for quantity in found.values()):
+        if found and any(count_of(quantity) for quantity in found.values()):
             return found
     return {}
 
@@ -86,13 +87,13 @@ def controller_gpu_count(resources: Any) -> int | None:
     """The GPUs per node the controller reads from a container's resources: 0 without a
     name containing `gpu`; None when it would pick among names of different quantities
     (it walks a Go map, in random order) or a quantity is not a plain number."""
-    counts = {count(quantity) for quantity in gpu_named(resources).values()}
+    counts = {count_of(quantity) for quantity in gpu_named(resources).values()}
     if not counts:
         return 0
     return counts.pop() if len(counts) == 1 and None not in counts else None
 
 
 def whole(quantity: object, default: int | None = None) -> int | None:
-    """A quantity as a whole number (`1`, `"8"`), `default` when it is unset, None for
-    anything else (`8Gi`, `500m`)."""
-    return default if quantity is None else count(quantity)
+    """A quantity as a whole number (`1`, `"8"`, `"4000m"`), `default` when it is unset,
+    None for anything else (`500m`)."""
+    return default if quantity is None else count_of(quantity)

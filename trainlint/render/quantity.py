@@ -46,3 +46,10 @@ def whole(value: object) -> int:
     """`Quantity.Value()`: the quantity rounded up to an integer, 0 when unreadable."""
     found = amount(value)
     return math.ceil(found) if found is not None else 0
+
+
+def count_of(value: object) -> int | None:
+    """A quantity that stands for a whole number (`4`, `"4000m"`, `4e0`), as Kubernetes
+    requires of an extended resource such as a GPU; None for any other (`500m`)."""
+    found = amount(value)
+    return int(found) if found is not None and found == found.to_integral_value() else None

@@ -136,7 +136,7 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     gpus = _gpus(node.body.get("resources"), ctx)
     if processes is None or gpus is None or processes >= gpus[1]:
         return
-    name, count = gpus
+    name, count, written = gpus
     why = (
         "v2.0 counts processes from `resourcesPerNode.requests`, which names no GPU"
         if ctx.trainer_version == (2, 0)
@@ -146,18 +146,19 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     yield Problem(
         derived.path,
         f"PET_NPROC_PER_NODE becomes {processes} ({why}), but the trainer pods get {count} "
-        f"GPUs (`{name}: {count}`): torchrun starts {processes} process"
+        f"GPUs (`{name}: {written}`): torchrun starts {processes} process"
         f"{'es' if processes != 1 else ''} per node and {count - processes} of the GPUs sit "
         "idle",
     )
 
 
-def _gpus(resources: object, ctx: Context) -> tuple[str, int] | None:
-    """The first GPU resource of the pod, by the device catalogue, and its count."""
+def _gpus(resources: object, ctx: Context) -> tuple[str, int, object] | None:
+    """The first GPU resource of the pod, by the device catalogue, its count and its
+    quantity as written (`4000m` is 4)."""
     parts = mapping(resources)
     for part in ("limits", "requests"):
         for name, quantity in mapping(parts.get(part)).items():
             count = devices.whole(quantity)
             if devices.kind(str(name), ctx.device_resources) == "gpu" and count:
-                return str(name), count
+                return str(name), count, quantity
     return None
