@@ -206,3 +206,38 @@ def test_the_script_of_a_shell_behind_its_options_and_wrappers(command: list[str
 ])
 def test_no_script_where_no_shell_runs_one(command: list[str]) -> None:
     assert script_of(command) is None
+
+
+def test_the_programs_python_runs_itself() -> None:
+    heredoc = ("cd /w\npython - <<'PY'\nimport os\nPY\n"
+               "cat > t.py <<EOF\nprint(1)\nEOF\npython -u t.py")
+    assert [code for code, _ in read("bash", "-c", heredoc).programs] == ["import os", "print(1)"]
+    assert [code for code, _ in read("python3", "-c", "print(2)").programs] == ["print(2)"]
+    assert read("torchrun", "--no-python", "python", "-c", "print(3)").programs == ()
+    assert read("bash", "-c", "cat > t.py <<EOF\nx\nEOF\npython other.py").programs == ()
+
+
+@pytest.mark.parametrize(("code", "needed"), [
+    ('import os\nr = int(os.environ["RANK"])', ["RANK"]),
+    ('import os\nr = int(os.getenv("LOCAL_RANK"))', ["LOCAL_RANK"]),
+    ('dist.init_process_group("nccl", rank=0, world_size=2)', ["MASTER_ADDR", "MASTER_PORT"]),
+    ('import os\nr = int(os.environ.get("RANK", 0)); w = os.getenv("WORLD_SIZE")', []),
+    ('dist.init_process_group("nccl", init_method="tcp://h:1", rank=0, world_size=2)', []),
+    ('import os\nif "RANK" in os.environ:\n    r = os.environ["RANK"]', []),
+    ('import os\ntry:\n    r = os.environ["RANK"]\nexcept KeyError:\n    r = 0', []),
+    ('import os\ndef unused():\n    return os.environ["RANK"]', []),
+    ('import os\nos.environ["RANK"] = "0"\nr = os.environ["RANK"]', []),
+    ('import os\nos.environ.update(ranks)\nr = os.environ["RANK"]', []),
+])
+def test_what_a_program_needs_of_its_environment(code: str, needed: list[str]) -> None:
+    assert [need.name for need in script.environ_needs(code)] == needed
+
+
+def test_what_may_launch_a_program() -> None:
+    assert script.launcher(read("bash", "-c", "accelerate launch t.py")) == "accelerate"
+    assert script.launcher(read("python", "-m", "torch.distributed.run", "t.py")) is not None
+    spawns = "import torch.multiprocessing as mp\nmp.spawn(f, nprocs=2)"
+    assert script.launcher(read("python", "-c", spawns)) == "torch.multiprocessing"
+    assert script.launcher(read("python", "-c", "import os\nprint(os.environ['RANK'])")) is None
+    assert script.assigned(read("bash", "-c", "export RANK=$PET_NODE_RANK; python -c x")) == {
+        "RANK"}

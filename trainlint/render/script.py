@@ -74,6 +74,9 @@ class Script(NamedTuple):
     words: tuple[tuple[str, Origin], ...]
     #: The command and args as written, heredocs and inline programs included.
     texts: tuple[str, ...] = ()
+    #: The inline Python programs an interpreter runs as its own command (`python -c`,
+    #: `python - <<PY`, a `.py` file a heredoc writes that `python FILE` then runs).
+    programs: tuple[tuple[str, Origin], ...] = ()
 
     def get(self, key: str) -> Setting | None:
         """The last setting of `key`: a later flag wins, as in most argument parsers."""
@@ -105,49 +108,56 @@ Found = tuple[str, Any, str, str | None]
 def read_items(items: list[tuple[str, Origin]]) -> Script:
     """The script of command and args items, each with its origin."""
     texts = tuple(text for text, _ in items)
-    found, words = _read_texts(texts)
+    found, words, programs = _read_texts(texts)
     return Script(
         tuple(Setting(key, value, origin, items[position][1], cwd)
               for position, (key, value, origin, cwd) in found),
         tuple((word, items[position][1]) for position, word in words),
         texts,
+        tuple((code, items[position][1]) for position, code in programs),
     )
 
 
 @lru_cache(maxsize=2048)
-def _read_texts(
-    texts: tuple[str, ...],
-) -> tuple[tuple[tuple[int, Found], ...], tuple[tuple[int, str], ...]]:
-    """The settings and words of command and args texts, each with the place of the item
-    it is in: remembered by the texts alone, since a runtime's command recurs in the render
-    of every TrainJob that uses it (only the origins differ): `read_items` takes 3.5 us a
-    container instead of 12 on the benchmark corpus."""
+def _read_texts(texts: tuple[str, ...]) -> tuple[
+    tuple[tuple[int, Found], ...], tuple[tuple[int, str], ...], tuple[tuple[int, str], ...]
+]:
+    """The settings, words and inline programs of command and args texts, each with the
+    place of the item it is in: remembered by the texts alone, since a runtime's command
+    recurs in the render of every TrainJob that uses it (only the origins differ):
+    `read_items` takes 3.5 us a container instead of 12 on the benchmark corpus."""
     settings: list[tuple[int, Found]] = []
     words: list[tuple[int, str]] = []
+    programs: list[tuple[int, str]] = []
     for position, text in enumerate(texts):
         if position >= 2 and texts[position - 1] == "-c" and PYTHONS.fullmatch(texts[position - 2]):
             found: tuple[Found, ...] = tuple(_python(text, None))
             words.append((position, text))
+            if position == 2:  # the interpreter is the command
+                programs.append((position, text))
         elif any(space in text for space in " \n\t"):
-            found, script_words = _shell(text)
+            found, script_words, script_programs = _shell(text)
             words.extend((position, word) for word in script_words)
+            programs.extend((position, code) for code in script_programs)
         else:
             following = texts[position + 1] if position + 1 < len(texts) else None
             found = tuple(_word_setting(text, following, None))
             words.append((position, text))
         settings.extend((position, setting) for setting in found)
-    return tuple(settings), tuple(words)
+    return tuple(settings), tuple(words), tuple(programs)
 
 
 @lru_cache(maxsize=2048)
-def _shell(text: str) -> tuple[tuple[Found, ...], tuple[str, ...]]:
-    """The settings and words of a shell script (remembered: a runtime's script recurs in
-    every TrainJob that uses it)."""
+def _shell(text: str) -> tuple[tuple[Found, ...], tuple[str, ...], tuple[str, ...]]:
+    """The settings, words and inline Python programs of a shell script (remembered: a
+    runtime's script recurs in every TrainJob that uses it)."""
     settings: list[Found] = []
     words: list[str] = []
+    programs: list[str] = []
     cwd: str | None = None
-    #: The heredocs `read` put in shell variables, by name.
+    #: The heredocs `read` put in shell variables, by name; the programs written to files.
     held: dict[str, str] = {}
+    written: dict[str, str] = {}
     lines = text.splitlines()
     position = 0
     while position < len(lines):
@@ -177,16 +187,45 @@ def _shell(text: str) -> tuple[tuple[Found, ...], tuple[str, ...]]:
                     cwd = None  # relative to a folder trainlint does not know
                 continue
             settings.extend(_command_settings(command, cwd))
+            programs.extend(_programs_run(command, body, written, cwd))
             if body is not None:
                 if _reads_whole(command):
                     held[command[-1]] = body
                 settings.extend(_heredoc_settings(command, body, cwd))
+                written.update(_program_file(_written_file(command), body, cwd))
                 body = None
             elif held and command[:1] in (["printf"], ["echo"]):
                 program = _program_written(command, held)
                 if program is not None:
                     settings.extend(_python(program, cwd))
-    return tuple(settings), tuple(words)
+                    written.update(_program_file(_redirected(command), program, cwd))
+    return tuple(settings), tuple(words), tuple(programs)
+
+
+def _program_file(target: str | None, program: str, cwd: str | None) -> dict[str, str]:
+    """The `.py` file a command writes, by its path, with the program it holds."""
+    if target is None or not target.endswith(".py"):
+        return {}
+    return {posixpath.join(cwd or "", target): program}
+
+
+def _programs_run(
+    command: list[str], body: str | None, written: dict[str, str], cwd: str | None
+) -> Iterator[str]:
+    """The inline program a simple command runs with a Python interpreter as the command
+    (after `NAME=value` words and `exec`): its `-c` word, the heredoc fed to `-`, or a
+    file a heredoc wrote before (`python -u train.py`)."""
+    while command and (_ASSIGNMENT.fullmatch(command[0]) or command[0] == "exec"):
+        command = command[1:]
+    if not command or not PYTHONS.fullmatch(command[0]):
+        return
+    operands = [word for word in command[1:] if word[:1] != "-" or word == "-"]
+    if len(command) >= 3 and command[1] == "-c":
+        yield command[2]
+    elif body is not None and operands[:1] in ([], ["-"]):
+        yield body
+    elif operands and posixpath.join(cwd or "", operands[0]) in written:
+        yield written[posixpath.join(cwd or "", operands[0])]
 
 
 #: Shells whose command string (`-c`) is a script.
@@ -479,6 +518,14 @@ def torchrun(found: Script) -> tuple[str, Origin] | None:
     return None
 
 
+#: What torchrun sets for each worker it starts (from the plugin's `PET_*` variables).
+TORCHRUN_SETS = frozenset({
+    "RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK", "GROUP_WORLD_SIZE",
+    "ROLE_RANK", "ROLE_WORLD_SIZE", "ROLE_NAME", "MASTER_ADDR", "MASTER_PORT",
+    "TORCHELASTIC_RUN_ID", "TORCHELASTIC_RESTART_COUNT", "TORCHELASTIC_MAX_RESTARTS",
+})
+
+
 def runs_torchrun(found: Script) -> bool:
     """Whether the command starts torch's launcher (`torchrun`)."""
     return torchrun(found) is not None
@@ -576,3 +623,232 @@ def _first_match(found: Script, pattern: re.Pattern[str]) -> str | None:
         if match:
             return match[0]
     return None
+
+
+
+# --- what an inline Python program needs of its environment ---
+
+
+class Need(NamedTuple):
+    """A variable an inline Python program fails without, with the read as written and
+    the error the program stops with when the variable is unset."""
+
+    name: str
+    text: str
+    error: str
+
+
+#: The variables torch's `env://` rendezvous reads, in its order (`rank=` and
+#: `world_size=` spare the first two).
+_ENV_RENDEZVOUS = ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
+#: What changes a program's environment by names not written where they are given.
+_ENVIRON_CHANGES = frozenset({"update", "putenv", "clear", "pop", "popitem", "__setitem__"})
+
+
+@lru_cache(maxsize=1024)
+def environ_needs(code: str) -> tuple[Need, ...]:
+    """The variables a Python program cannot run without, in the order written: read by
+    subscript (`os.environ["RANK"]`: KeyError), converted without a default
+    (`int(os.getenv("RANK"))`: TypeError), or read by torch's `env://` rendezvous
+    (`dist.init_process_group("nccl")`: ValueError). Not one read in a `try` that
+    handles errors, under a test of the environment (`if os.getenv(...)`), in a function
+    the program never names, nor a variable it tests for (`"RANK" in os.environ`) or
+    sets; none at all when it changes its environment by names not written
+    (`os.environ.update(...)`), or does not parse."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return ()
+    parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    spared: set[str] = set()
+    found: list[tuple[ast.expr, str, str]] = []
+    for node in ast.walk(tree):
+        test = getattr(node, "test", None)
+        if test is not None and _reads_environ(test):  # `if "RANK" not in os.environ: exit()`
+            spared.update(filter(None, map(_constant, ast.walk(test))))
+        if isinstance(node, ast.Compare) and _environ(node.comparators[-1]):
+            spared.add(_constant(node.left) or "")
+        elif isinstance(node, ast.Subscript) and _environ(node.value):
+            key = _constant(node.slice)
+            if key is None and not isinstance(node.ctx, ast.Load):
+                return ()
+            if key is not None:
+                if isinstance(node.ctx, ast.Load):
+                    found.append((node, key, f"KeyError: '{key}'"))
+                else:
+                    spared.add(key)
+        elif isinstance(node, ast.Call):
+            needs = _call_needs(node, spared)
+            if needs is None:
+                return ()
+            found.extend(needs)
+    named = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)} | {
+        node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
+    found.sort(key=lambda item: (item[0].lineno, item[0].col_offset))
+    return tuple(
+        Need(key, " ".join((ast.get_source_segment(code, node) or key).split()), error)
+        for node, key, error in found
+        if key not in spared and not _guarded(node, parents, named)
+    )
+
+
+def _call_needs(call: ast.Call, spared: set[str]) -> list[tuple[ast.expr, str, str]] | None:
+    """What a call needs of the environment, with the error it raises without it; None
+    when it changes the environment by names not written. What it sets goes to `spared`
+    (`os.environ.setdefault("RANK", "0")`)."""
+    called = _called(call)
+    of_environ = _environ(getattr(call.func, "value", None))
+    if called == "putenv" or (called in _ENVIRON_CHANGES and of_environ):
+        return None
+    if called == "setdefault" and of_environ:
+        spared.add(_constant(call.args[0] if call.args else None) or "")
+    elif called in ("int", "float") and len(call.args) == 1:
+        key = _read_without_default(call.args[0])
+        if key is not None:
+            return [(call, key, f"TypeError: {called}() argument must be ..., not 'NoneType'")]
+    elif called == "init_process_group":
+        return [(call, key, (
+            "ValueError: Error initializing torch.distributed using env:// rendezvous: "
+            f"environment variable {key} expected, but not set"))
+            for key in _env_rendezvous(call)]
+    return []
+
+
+def _constant(node: ast.AST | None) -> str | None:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+def _called(call: ast.Call) -> str | None:
+    """The name a call is made by (`getenv` of `os.getenv(...)`)."""
+    func = call.func
+    return func.id if isinstance(func, ast.Name) else (
+        func.attr if isinstance(func, ast.Attribute) else None)
+
+
+def _environ(node: ast.AST | None) -> bool:
+    """Whether an expression is the environment (`os.environ`, `environ`)."""
+    return (isinstance(node, ast.Name) and node.id == "environ") or (
+        isinstance(node, ast.Attribute) and node.attr == "environ")
+
+
+def _read_without_default(node: ast.expr) -> str | None:
+    """The variable `os.getenv("NAME")` or `os.environ.get("NAME")` reads, given no
+    default (it is then None when unset)."""
+    if not isinstance(node, ast.Call) or len(node.args) != 1 or node.keywords:
+        return None
+    called = _called(node)
+    if called == "getenv" or (called == "get" and _environ(getattr(node.func, "value", None))):
+        return _constant(node.args[0])
+    return None
+
+
+def _env_rendezvous(call: ast.Call) -> tuple[str, ...]:
+    """What `init_process_group(...)` reads from the environment: torch's `env://`
+    rendezvous, its default, reads `RANK` and `WORLD_SIZE` (unless given) and
+    `MASTER_ADDR` and `MASTER_PORT`. Nothing when it is given a `store`, another
+    `init_method`, or arguments not written (`**kwargs`, an `init_method` by position)."""
+    keywords = {keyword.arg: keyword.value for keyword in call.keywords}
+    if None in keywords or "store" in keywords or len(call.args) > 1:
+        return ()
+    method = keywords.get("init_method")
+    if method is not None and not (_constant(method) or "").startswith("env://"):
+        return ()
+    query = (_constant(method) or "").partition("?")[2]
+    return tuple(
+        name for name in _ENV_RENDEZVOUS
+        if name.lower() not in keywords and f"{name.lower()}=" not in query
+    )
+
+
+def _guarded(node: ast.AST, parents: dict[ast.AST, ast.AST], named: set[str]) -> bool:
+    """Whether a read may not run, or not fail the program: in a `try` that handles
+    errors, under or beside a test that reads the environment (`if "WORLD_SIZE" in
+    os.environ:`, `os.getenv("RANK") and ...`), or in a function the program never names
+    (a method `__init__`: its class)."""
+    child, parent = node, parents.get(node)
+    while parent is not None:
+        if isinstance(parent, ast.Try | ast.TryStar) and parent.handlers and child in parent.body:
+            return True
+        test = getattr(parent, "test", None)
+        tests = [test] if test is not None and child is not test else []
+        if isinstance(parent, ast.BoolOp):
+            tests = [value for value in parent.values if value is not child]
+        if any(_reads_environ(part) for part in tests):
+            return True
+        if isinstance(parent, ast.FunctionDef | ast.AsyncFunctionDef):
+            owner = parents.get(parent)
+            dunder = parent.name.startswith("__") and isinstance(owner, ast.ClassDef)
+            if (owner.name if dunder and isinstance(owner, ast.ClassDef)
+                    else parent.name) not in named:
+                return True
+        child, parent = parent, parents.get(parent)
+    return False
+
+
+def _reads_environ(node: ast.AST) -> bool:
+    return any(_environ(part) or (isinstance(part, ast.Call) and _called(part) == "getenv")
+               for part in ast.walk(node))
+
+
+#: Programs that start others in processes of their own, each maybe with variables of its
+#: own (the launchers of torch, Hugging Face, DeepSpeed, MPI, Slurm, Ray...), and what
+#: makes a shell's variables unknown (`source`, `eval`).
+_LAUNCHERS = frozenset({
+    "torchrun", "accelerate", "deepspeed", "mpirun", "mpiexec", "orterun", "prterun",
+    "srun", "jsrun", "aprun", "horovodrun", "llamafactory-cli", "lmf", "tune", "composer",
+    "torchx", "colossalai", "lightning", "fabric", "ray", "parallel", "xargs",
+    "source", ".", "eval",
+})
+#: Python modules that start processes, and calls that do (`mp.spawn`, `os.execvp`).
+_LAUNCHING_MODULES = re.compile(
+    r"(?:torch\.distributed\.(?:run|launch|launcher|elastic)|torch\.multiprocessing"
+    r"|multiprocessing|subprocess|concurrent|accelerate|deepspeed|ray|lightning"
+    r"|pytorch_lightning|horovod|ignite|submitit|dask|mpi4py)(?:\..*)?"
+)
+_LAUNCHING_CALLS = re.compile(
+    r"Popen|system|spawn\w*|exec[lv]p?e?|fork|start_processes|elastic_launch|launch_agent"
+    r"|notebook_launcher|debug_launcher|Process|Pool|\w*Executor"
+)
+
+
+def launcher(found: Script) -> str | None:
+    """What in the command may start its Python programs in processes of their own, or
+    give them variables trainlint does not see: a launcher among the shell's words (or
+    the module `python -m` runs, `source`, `eval`), or a module that starts processes or a
+    call that does in one of its programs (`subprocess`, `mp.spawn`, `os.execvp`)."""
+    for word, _ in found.words:
+        if posixpath.basename(word) in _LAUNCHERS or (
+                " " not in word and _LAUNCHING_MODULES.fullmatch(word)):
+            return word
+    for code, _ in found.programs:
+        named = _launching(code)
+        if named is not None:
+            return named
+    return None
+
+
+@lru_cache(maxsize=1024)
+def _launching(code: str) -> str | None:
+    """The module a program imports, or the call it makes, that starts processes."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+    for node in ast.walk(tree):
+        modules = [alias.name for alias in node.names] if isinstance(node, ast.Import) else (
+            [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+        match = next((module for module in modules if _LAUNCHING_MODULES.fullmatch(module)),
+                     None)
+        if match is not None:
+            return match
+        if isinstance(node, ast.Call):
+            called = _called(node)
+            if called is not None and _LAUNCHING_CALLS.fullmatch(called):
+                return called
+    return None
+
+
+def assigned(found: Script) -> frozenset[str]:
+    """The variables the command's shell sets (`export RANK=0`, `RANK=$i python ...`)."""
+    return frozenset(word.partition("=")[0] for word, _ in found.words
+                     if _ASSIGNMENT.fullmatch(word))

@@ -115,6 +115,7 @@ RULES: tuple[tuple[Any, ...], ...] = (
     ('TL504', 'empty-mpi-implementation', ('ClusterTrainingRuntime', 'TrainingRuntime'), (2, 1), None, False, 'tl504_empty_mpi_implementation', 'Set `mpiImplementation: OpenMPI`, or leave the field out.'),
     ('TL505', 'unset-rendezvous-variable', ('TrainJob',), (2, 0), None, False, 'tl505_unset_rendezvous_variable', "Use the variables the framework plugin sets in the trainer's container (`$(PET_MASTER_ADDR)`, `$(PET_MASTER_PORT)`, `$(PET_NODE_RANK)`, `$(PET_NNODES)`), or define the variable in the container's `env`."),
     ('TL506', 'xgboost-worker-per-gpu-never-starts', ('ClusterTrainingRuntime', 'TrainJob', 'TrainingRuntime'), (2, 2), None, False, 'tl506_xgboost_worker_per_gpu_never_starts', "Start one XGBoost worker per GPU in each pod, each with the rank `DMLC_TASK_ID` × GPUs per node + its GPU's index; or give each pod one GPU."),
+    ('TL507', 'torchrun-variables-without-torchrun', ('ClusterTrainingRuntime', 'TrainJob', 'TrainingRuntime'), (2, 0), None, False, 'tl507_torchrun_variables_without_torchrun', "Start the program with `torchrun` (it reads the plugin's `PET_*` variables), as the Kubeflow SDK starts a training function; or read `PET_NODE_RANK`, `PET_NNODES`, `PET_MASTER_ADDR` and `PET_MASTER_PORT` in the program."),
 )
 # End of what it writes.
 
