@@ -800,15 +800,21 @@ _LAUNCHERS = frozenset({
     "source", ".", "eval",
 })
 #: Python modules that start processes, and calls that do (`mp.spawn`, `os.execvp`).
-_LAUNCHING_MODULES = re.compile(
-    r"(?:torch\.distributed\.(?:run|launch|launcher|elastic)|torch\.multiprocessing"
-    r"|multiprocessing|subprocess|concurrent|accelerate|deepspeed|ray|lightning"
-    r"|pytorch_lightning|horovod|ignite|submitit|dask|mpi4py)(?:\..*)?"
-)
-_LAUNCHING_CALLS = re.compile(
-    r"Popen|system|spawn\w*|exec[lv]p?e?|fork|start_processes|elastic_launch|launch_agent"
-    r"|notebook_launcher|debug_launcher|Process|Pool|\w*Executor"
-)
+@cache
+def _launching_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """The modules that start processes (or launch a program), and the calls that do:
+    compiled when a command with a Python program is first read (0.5 ms, on every start
+    otherwise)."""
+    modules = re.compile(
+        r"(?:torch\.distributed\.(?:run|launch|launcher|elastic)|torch\.multiprocessing"
+        r"|multiprocessing|subprocess|concurrent|accelerate|deepspeed|ray|lightning"
+        r"|pytorch_lightning|horovod|ignite|submitit|dask|mpi4py)(?:\..*)?"
+    )
+    calls = re.compile(
+        r"Popen|system|spawn\w*|exec[lv]p?e?|fork|start_processes|elastic_launch|launch_agent"
+        r"|notebook_launcher|debug_launcher|Process|Pool|\w*Executor"
+    )
+    return modules, calls
 
 
 def launcher(found: Script) -> str | None:
@@ -816,9 +822,9 @@ def launcher(found: Script) -> str | None:
     give them variables trainlint does not see: a launcher among the shell's words (or
     the module `python -m` runs, `source`, `eval`), or a module that starts processes or a
     call that does in one of its programs (`subprocess`, `mp.spawn`, `os.execvp`)."""
+    modules = _launching_patterns()[0]
     for word, _ in found.words:
-        if posixpath.basename(word) in _LAUNCHERS or (
-                " " not in word and _LAUNCHING_MODULES.fullmatch(word)):
+        if posixpath.basename(word) in _LAUNCHERS or (" " not in word and modules.fullmatch(word)):
             return word
     for code, _ in found.programs:
         named = _launching(code)
@@ -834,16 +840,16 @@ def _launching(code: str) -> str | None:
         tree = ast.parse(code)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return None
+    launching, calls = _launching_patterns()
     for node in ast.walk(tree):
         modules = [alias.name for alias in node.names] if isinstance(node, ast.Import) else (
             [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
-        match = next((module for module in modules if _LAUNCHING_MODULES.fullmatch(module)),
-                     None)
+        match = next((module for module in modules if launching.fullmatch(module)), None)
         if match is not None:
             return match
         if isinstance(node, ast.Call):
             called = _called(node)
-            if called is not None and _LAUNCHING_CALLS.fullmatch(called):
+            if called is not None and calls.fullmatch(called):
                 return called
     return None
 
