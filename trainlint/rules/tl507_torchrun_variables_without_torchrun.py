@@ -122,7 +122,7 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
         names = list(dict.fromkeys(f"`{need.name}`" for need in needs))
         pets = [f"`{name}`" for name in container.env if name.startswith("PET_")]
         message = (
-            f"The inline Python program runs without torchrun and needs {_listed(names)} "
+            f"the inline Python program runs without torchrun and needs {_listed(names)} "
             f"(first at `{needs[0].text}`), which the container does not have: the torch "
             f"plugin sets only {_listed(pets) if pets else '`PET_*` variables'}, from which "
             f"torchrun makes {'it' if len(names) == 1 else 'them'} for each worker, so every "
