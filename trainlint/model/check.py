@@ -224,8 +224,11 @@ class _Walker:
         if kind == "any":
             return
         if value is None:
-            if not node.nullable:
-                self.null(path, kind)
+            # A null list, map or scalar is dropped to the same effect as none written (the
+            # `None` of a generator; TL009 says when one is required); a null struct most
+            # often stands for `{}` (`torch:`, `emptyDir:`), whose presence means something.
+            if not node.nullable and kind == "object":
+                self.null(path)
             return
         if type(value) is str and value[:1] == "<" and is_placeholder(value):
             return  # the docs' `<your-namespace>`: a value for the reader to write
@@ -310,11 +313,11 @@ class _Walker:
     def where(self, path: list[str | int]) -> str:
         return dotted(tuple(path)) or "the object"
 
-    def null(self, path: list[str | int], kind: str) -> None:
-        """A key with nothing after it: where it is a mapping (`torch:`), the writer most
-        likely meant it set with no fields, which the null is not."""
+    def null(self, path: list[str | int]) -> None:
+        """A struct with nothing after its key (`torch:`): the writer most likely meant it
+        set with no fields, which the null is not."""
         advice = "remove it or give it a value"
-        if kind == "object" and path and isinstance(path[-1], str):
+        if path and isinstance(path[-1], str):
             advice = f"write `{path[-1]}: {{}}` to set it with no fields, or remove it"
         self.add(Flaw.WRONG_TYPE, path,
                  f"`{self.where(path)}` is null: the API server drops it as if "

@@ -26,8 +26,11 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     v2.1 and is rejected from v2.2.
 
     ## When it stays silent
-    On objects of kinds and API versions it has no schema for, and on fields below an
-    unknown one (TL006 reports that).
+    On objects of kinds and API versions it has no schema for, on fields below an
+    unknown one (TL006 reports that), and on a null list, map or scalar (`nodeSelector:
+    null`, as a generator writes `None`): the API server drops it, to the same effect as
+    not writing it (TL009 reports a required one). A null struct is reported: `torch:`
+    with nothing after it most often stands for `torch: {}`, whose presence matters.
 
     ## Example
     ```yaml
