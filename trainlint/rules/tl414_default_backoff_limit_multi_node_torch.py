@@ -36,9 +36,10 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
 
     ## Why is this bad?
     Kubernetes defaults `backoffLimit` to 6, and JobSet's default `restartPolicy:
-    OnFailure` restarts a failed rank in place. Multi-node torchrun uses a static
-    rendezvous, which a restarted rank cannot rejoin: each of the 6 retries hangs until the
-    rendezvous or NCCL timeout before the TrainJob finally fails.
+    OnFailure` restarts a failed rank in place (`Never`: the Job starts it again in a new
+    pod). Multi-node torchrun uses a static rendezvous, which a restarted rank cannot
+    rejoin: each of the 6 retries hangs until the rendezvous or NCCL timeout before the
+    TrainJob finally fails.
 
     ## When it stays silent
     When the trainer job sets `backoffLimit` (or `backoffLimitPerIndex`), the JobSet has
@@ -136,12 +137,14 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
         if at is None or at.manifest is not manifest:
             return
         path = at.path
+    pod = mapping(mapping(trainer.spec.get("template")).get("spec"))
+    retried = "in a new pod" if pod.get("restartPolicy") == "Never" else "in place"
     yield Problem(
         path,
         f"trainer job `{trainer.name}` runs on {trainer.pods} torch nodes with `backoffLimit` "
         f"unset (Kubernetes defaults it to {DEFAULT_BACKOFF_LIMIT}) and no JobSet "
         f"`failurePolicy`: its command runs torchrun with the static rendezvous (no "
-        f"`--rdzv-backend`), so a rank the Job restarts in place (up to "
+        f"`--rdzv-backend`), so a rank the Job restarts {retried} (up to "
         f"{DEFAULT_BACKOFF_LIMIT} times) cannot rejoin it and each retry hangs until the "
         "rendezvous or NCCL timeout; set `backoffLimit: 0`",
     )
