@@ -29,11 +29,12 @@ _LABEL = f"`{ANCESTOR_LABEL}: trainer`"
 
 def _lost(notes: Sequence[Note]) -> Iterator[tuple[Note, Problem]]:
     """Each runtime without the trainer label that something shows loses a value: first
-    a TrainJob of the run that uses it and sets one the controller drops, else what the
-    runtime says itself (`_evidence`)."""
+    a TrainJob of the run that uses it and sets one the controller drops (the first by
+    namespace and name, so that the message does not follow the order of the files),
+    else what the runtime says itself (`_evidence`)."""
     dropping: dict[tuple[str, ...], Note] = {}
-    for note in notes:
-        if note.value[0] == "drops":
+    for note in sorted(notes, key=lambda note: (note.object.namespace or "", note.object.name)):
+        if note.value[0] == "drops":  # the first by namespace and name, wherever written
             dropping.setdefault(tuple(note.value[1]), note)
     for note in notes:
         if note.value[0] != "unlabelled":
@@ -327,9 +328,10 @@ def _expected_place(manifest: Manifest, jobs: Sequence[tuple[int, dict[str, Any]
 
 
 #: The fields of a TrainJob's `spec.trainer` (the API's `Trainer`, `trainlint.model`),
-#: each applied to the trainer job by the controller.
-TRAINER_FIELDS = frozenset(
-    {"image", "command", "args", "env", "numNodes", "resourcesPerNode", "numProcPerNode"}
+#: each applied to the trainer job by the controller, in the API's order: a message names
+#: them so, however they are written.
+TRAINER_FIELDS = (
+    "image", "command", "args", "env", "numNodes", "resourcesPerNode", "numProcPerNode"
 )
 
 
@@ -349,7 +351,7 @@ def _dropped(job: Manifest, ctx: Context) -> list[str]:
         if origin.manifest is job and origin.path[:2] == ("spec", "trainer")
         and len(origin.path) > 2
     }
-    return [key for key in trainer if key in TRAINER_FIELDS and key not in kept]
+    return [key for key in TRAINER_FIELDS if key in trainer and key not in kept]
 
 
 def _check_trainjob(job: Manifest, ctx: Context) -> Iterator[Problem | Fact]:
