@@ -167,7 +167,18 @@ def _most_steps(settings: script.Script) -> int | None:
     epochs), on one process with an unset batch size or accumulation taken as 1: more
     processes or larger batches make fewer. The cap is LlamaFactory's `max_samples` (per
     dataset of its `dataset` list), or the example scripts' `max_train_samples` (their
-    one dataset); the epochs must be written (defaults differ between tools)."""
+    one dataset); the epochs must be written (defaults differ between tools). None where
+    the samples do not bound the steps: a save at each epoch's end (`save_strategy`
+    other than `steps`), a batch found at run time (`auto_find_batch_size`), documents cut
+    into many blocks (LlamaFactory's pre-training stage) or datasets oversampled
+    (`mix_strategy` other than `concat`)."""
+    for key, allowed in (("save_strategy", "steps"), ("stage", "sft"), ("mix_strategy", "concat")):
+        setting = settings.get(key)
+        if setting is not None and str(setting.value).lower() != allowed:
+            return None
+    found = settings.get("auto_find_batch_size")
+    if found is not None and script.truth(found) is not False:
+        return None
     samples, datasets = settings.get("max_train_samples"), 1
     if samples is None:
         samples, named = settings.get("max_samples"), settings.get("dataset")
