@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import json
 import pickle
 import time
 
@@ -88,6 +89,26 @@ def test_json_surrogate_pairs_are_the_character_they_escape() -> None:
                       '# a comment first: YAML\n{"kind": "ConfigMap", ' + body + "}\n"):
         problems = load(yaml_text, "c.yaml").problems
         assert [problem.code for problem in problems] == ["TL001"], yaml_text
+
+
+def test_a_json_stream_is_read_value_by_value() -> None:
+    """kubectl reads a text that starts with `{` as JSON values one after another, a line
+    each or pretty-printed (`kubectl label --local -f` lists both objects of each): every
+    object is checked, at its own line; a JSON Lines dataset holds no object of ours."""
+    first = '{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}}'
+    second = ('{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "b"}, '
+              '"data": {"x": "\\ud83d\\ude80"}}')
+    pretty = (f"{json.dumps(json.loads(first), indent=2)}\n"
+              f"{json.dumps(json.loads(second), indent=2)}\n")
+    for text, lines in ((f"{first}\n{second}\n", [1, 2]), (pretty, [3, 10])):
+        loaded = load(text, "stream.json")
+        assert loaded.problems == []
+        assert [(m.name, m.span(("kind",)).line) for m in loaded.manifests] == list(
+            zip("ab", lines, strict=True))
+        assert loaded.manifests[1].body["data"] == {"x": "\U0001f680"}
+    dataset = '{"prompt": "a", "completion": "b"}\n{"prompt": "c", "completion": "d"}\n'
+    assert load(dataset, "train.json").manifests == []
+    assert load(dataset, "train.json").problems == []
 
 
 def test_timestamps_stay_strings() -> None:

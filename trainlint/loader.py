@@ -275,7 +275,40 @@ def load(
             # ahead (it decodes 16 KB at a time, refusing a control character as it
             # decodes it), so only the whole text tells: it is parsed again, in one piece.
             parts = [_part(text, whole, guarded)]
+    if len(parts) == 1 and parts[0].stopped and text.lstrip()[:1] == "{":
+        values = _json_values(text)
+        if len(values) > 1:  # no YAML, but a JSON stream, as kubectl reads it
+            parts = [_part(text, value, guarded) for value in values]
     return _joined(Source(name, text, bom), problems or [], parts)
+
+
+_BLANKS = re.compile(r"[ \t\r\n]*")
+
+
+def _json_values(text: str) -> list[Piece]:
+    """The values of a JSON stream, as pieces of `text` (none when it is not one): kubectl
+    reads a text that starts with `{` as JSON values one after another (an object a line,
+    or pretty-printed ones in a row), which YAML reads no further than the first."""
+    import json
+
+    decoder = json.JSONDecoder()
+    pieces: list[Piece] = []
+    position, lines, counted = _after_blanks(text, 0), 0, 0
+    while position < len(text):
+        try:
+            _, end = decoder.raw_decode(text, position)
+        except ValueError:
+            return []
+        lines += text.count("\n", counted, position)
+        counted = position
+        pieces.append((position, end, lines))
+        position = _after_blanks(text, end)
+    return pieces
+
+
+def _after_blanks(text: str, position: int) -> int:
+    found = _BLANKS.match(text, position)
+    return found.end() if found else position
 
 
 class Spread(Protocol):
