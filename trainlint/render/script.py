@@ -654,7 +654,8 @@ def environ_needs(code: str) -> tuple[Need, ...]:
     handles errors, under a test of the environment (`if os.getenv(...)`), in a function
     the program never names, nor a variable it tests for (`"RANK" in os.environ`) or
     sets; none at all when it changes its environment by names not written
-    (`os.environ.update(...)`), or does not parse."""
+    (`os.environ.update(...)`, `|=`, `setdefault` of a name computed, `load_dotenv()`),
+    or does not parse."""
     try:
         tree = ast.parse(code)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
@@ -663,9 +664,11 @@ def environ_needs(code: str) -> tuple[Need, ...]:
     spared: set[str] = set()
     found: list[tuple[ast.expr, str, str]] = []
     for node in ast.walk(tree):
-        test = getattr(node, "test", None)
+        test = _test_of(node)
         if test is not None and _reads_environ(test):  # `if "RANK" not in os.environ: exit()`
             spared.update(filter(None, map(_constant, ast.walk(test))))
+        if isinstance(node, ast.AugAssign) and _environ(node.target):
+            return ()  # `os.environ |= {...}`
         if isinstance(node, ast.Compare) and _environ(node.comparators[-1]):
             spared.add(_constant(node.left) or "")
         elif isinstance(node, ast.Subscript) and _environ(node.value):
@@ -685,11 +688,31 @@ def environ_needs(code: str) -> tuple[Need, ...]:
     named = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)} | {
         node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
     found.sort(key=lambda item: (item[0].lineno, item[0].col_offset))
-    return tuple(
-        Need(key, " ".join((ast.get_source_segment(code, node) or key).split()), error)
+    lines = code.encode().splitlines(keepends=True)  # once: a segment of each read re-split
+    return tuple(                                      # the program (a minute for 4,000)
+        Need(key, " ".join((_segment(lines, node) or key).split()), error)
         for node, key, error in found
         if key not in spared and not _guarded(node, parents, named)
     )
+
+
+def _segment(lines: list[bytes], node: ast.expr) -> str | None:
+    """The text of a node, from the program's lines (its offsets count UTF-8 bytes)."""
+    if node.end_lineno is None or node.end_col_offset is None or node.lineno > len(lines):
+        return None
+    if node.lineno == node.end_lineno:
+        return lines[node.lineno - 1][node.col_offset:node.end_col_offset].decode(
+            errors="replace")
+    first = lines[node.lineno - 1][node.col_offset:]
+    last = lines[node.end_lineno - 1][:node.end_col_offset]
+    return b"".join([first, *lines[node.lineno:node.end_lineno - 1], last]).decode(
+        errors="replace")
+
+
+def _test_of(node: ast.AST) -> ast.AST | None:
+    """What decides whether a statement's body runs: an `if` or `while` test, the subject
+    of a `match`."""
+    return node.subject if isinstance(node, ast.Match) else getattr(node, "test", None)
 
 
 def _call_needs(call: ast.Call, spared: set[str]) -> list[tuple[ast.expr, str, str]] | None:
@@ -698,10 +721,13 @@ def _call_needs(call: ast.Call, spared: set[str]) -> list[tuple[ast.expr, str, s
     (`os.environ.setdefault("RANK", "0")`)."""
     called = _called(call)
     of_environ = _environ(getattr(call.func, "value", None))
-    if called == "putenv" or (called in _ENVIRON_CHANGES and of_environ):
+    if called in ("putenv", "load_dotenv") or (called in _ENVIRON_CHANGES and of_environ):
         return None
     if called == "setdefault" and of_environ:
-        spared.add(_constant(call.args[0] if call.args else None) or "")
+        key = _constant(call.args[0] if call.args else None)
+        if key is None:
+            return None  # names not written (`for k, v in ...: os.environ.setdefault(k, v)`)
+        spared.add(key)
     elif called in ("int", "float") and len(call.args) == 1:
         key = _read_without_default(call.args[0])
         if key is not None:
@@ -762,14 +788,19 @@ def _env_rendezvous(call: ast.Call) -> tuple[str, ...]:
 
 def _guarded(node: ast.AST, parents: dict[ast.AST, ast.AST], named: set[str]) -> bool:
     """Whether a read may not run, or not fail the program: in a `try` that handles
-    errors, under or beside a test that reads the environment (`if "WORLD_SIZE" in
-    os.environ:`, `os.getenv("RANK") and ...`), or in a function the program never names
-    (a method `__init__`: its class)."""
+    errors or under `contextlib.suppress`, under or beside a test that reads the
+    environment (`if "WORLD_SIZE" in os.environ:`, `match os.getenv("RANK"):`,
+    `os.getenv("RANK") and ...`), or in a function the program never names (a method
+    `__init__`: its class)."""
     child, parent = node, parents.get(node)
     while parent is not None:
         if isinstance(parent, ast.Try | ast.TryStar) and parent.handlers and child in parent.body:
             return True
-        test = getattr(parent, "test", None)
+        if isinstance(parent, ast.With) and any(
+                isinstance(item.context_expr, ast.Call) and _called(item.context_expr)
+                == "suppress" for item in parent.items):
+            return True  # `with contextlib.suppress(KeyError):`
+        test = _test_of(parent)
         tests = [test] if test is not None and child is not test else []
         if isinstance(parent, ast.BoolOp):
             tests = [value for value in parent.values if value is not child]
@@ -823,9 +854,13 @@ def launcher(found: Script) -> str | None:
     the module `python -m` runs, `source`, `eval`), or a module that starts processes or a
     call that does in one of its programs (`subprocess`, `mp.spawn`, `os.execvp`)."""
     modules = _launching_patterns()[0]
+    previous = ""
     for word, _ in found.words:
         if posixpath.basename(word) in _LAUNCHERS or (" " not in word and modules.fullmatch(word)):
             return word
+        if previous in _EXPORTS and word.startswith("$"):
+            return previous  # `export $(cat vars.env)`: names not written
+        previous = word
     for code, _ in found.programs:
         named = _launching(code)
         if named is not None:
@@ -854,7 +889,15 @@ def _launching(code: str) -> str | None:
     return None
 
 
+#: The shell's words that export the variables named after them.
+_EXPORTS = frozenset({"export", "declare", "typeset", "set"})
+#: A word that is an environment variable's name alone (upper case, as they are written).
+_NAME = re.compile(r"[A-Z_][A-Z0-9_]*")
+
+
 def assigned(found: Script) -> frozenset[str]:
-    """The variables the command's shell sets (`export RANK=0`, `RANK=$i python ...`)."""
+    """The variables the command's shell sets (`export RANK=0`, `RANK=$i python ...`), or
+    names as a word of its own (`read RANK`, `export RANK`, `for RANK in ...`, `printf -v
+    RANK`): the script has them in hand, from where trainlint does not follow."""
     return frozenset(word.partition("=")[0] for word, _ in found.words
-                     if _ASSIGNMENT.fullmatch(word))
+                     if _ASSIGNMENT.fullmatch(word) or _NAME.fullmatch(word))
