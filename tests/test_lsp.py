@@ -747,6 +747,31 @@ def test_a_message_with_no_usable_length_loses_no_other() -> None:
         assert result.returncode == 0
 
 
+def test_a_message_cut_short_by_its_length_is_logged_not_shown() -> None:
+    """A `Content-Length` short of the body leaves no JSON to read: the client's log says
+    so (no message box blaming the server), and the next request is answered."""
+    hover = {"method": "textDocument/hover", "params": {
+        "textDocument": {"uri": "file:///nowhere/job.yaml"},
+        "position": {"line": 0, "character": 0}}}
+    body = json.dumps({"jsonrpc": "2.0", "id": 2, **hover}).encode()
+    sent = b"".join((
+        _framed({"id": 1, "method": "initialize",
+                 "params": {"processId": None, "capabilities": {}}},
+                {"method": "initialized", "params": {}}),
+        b"Content-Length: %d\r\n\r\n" % (len(body) - 5), body,
+        _framed({"id": 3, **hover}, {"id": 4, "method": "shutdown"}, {"method": "exit"}),
+    ))
+    result = subprocess.run([sys.executable, "-m", "trainlint", "lsp"], input=sent,
+                            capture_output=True, timeout=60, check=False)
+    messages = _unframed(result.stdout)
+    assert [message.get("id") for message in messages if "method" not in message] == [1, 3, 4]
+    told = [(message["method"], message["params"]["type"], message["params"]["message"])
+            for message in messages if "method" in message]
+    assert [(method, kind) for method, kind, _ in told] == [("window/logMessage", 2)]
+    assert told[0][2].startswith("a message could not be read, and was passed over: ")
+    assert result.returncode == 0
+
+
 def _unframed(data: bytes) -> list[dict[str, Any]]:
     found = []
     while data:

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcInvalidParams, JsonRpcInvalidRequest
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcInvalidRequest
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.json_rpc import JsonRPCNotification
@@ -115,6 +115,16 @@ class Server(LanguageServer):
         self._disk_roots: tuple[str, ...] = ()
         self._rewatch = asyncio.Event()
         self.watching_disk: asyncio.Future[None] | None = None
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """A message that is no JSON (its `Content-Length` cut it short) is the client's
+        fault: a line in its log, not pygls's message box that blames the server."""
+        if source is JsonRpcException:
+            passed = f"a message could not be read, and was passed over: {error}"
+            log.warning("%s", passed)
+            self.window_log_message(types.LogMessageParams(types.MessageType.Warning, passed))
+            return
+        super().report_server_error(error, source)
 
     # --- names and the client ---
 
