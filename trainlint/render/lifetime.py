@@ -1,0 +1,665 @@
+"""Whether a container's command never exits, as its words show it.
+
+A pod of a Job succeeds only once every one of its regular containers has exited: a
+container that runs forever keeps its Job from completing. This module says when a
+command clearly runs forever: a program that waits for nothing (`sleep infinity`, `tail
+-f FILE`), a well-known server started in the foreground (`python -m http.server`,
+`tensorboard --logdir`, `sshd -D`...), a shell loop with no way out (`while true` with no
+`break` or `exit`), or a server put in the background and waited for (`server &` then
+`wait`). Anything less plain (a program of the image, a loop under a condition, an `if`,
+a function, a subshell) is not judged: nothing is said.
+
+A shell script (`sh -c "..."`) is read as the shell reads it, at its top level only: its
+lines (quotes spanning lines joined, heredoc bodies cut out), split into words with
+`shlex`, then into and-or lists (`a && b || c`) of pipelines (`a | b`), ended by `;`, a
+newline or `&` (in the background). A command after `||` runs only when the one before
+it fails, and an `exit` or `exec` ends the script where it is reached: what follows is
+not judged.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import shlex
+from collections.abc import Callable, Iterator
+from functools import lru_cache
+from typing import NamedTuple
+
+from trainlint.render import Container
+from trainlint.render.script import PYTHONS, SHELLS, heredoc_end
+from trainlint.render.tree import Origin
+
+__all__ = ["Endless", "never_exits"]
+
+
+class Endless(NamedTuple):
+    """What in a command runs forever: the words that show it, as a phrase with its
+    backquotes (`` `sleep infinity` ``), what they do (`which never ends`), and where the
+    command or script was written."""
+
+    shown: str
+    what: str
+    at: tuple[Origin, ...]
+
+
+#: (shown, what) before the place is known.
+_Found = tuple[str, str]
+#: What says whether a program, given its words after it, runs forever.
+_Check = Callable[[str, list[str]], "_Found | None"]
+
+_FOREVER = "which never ends"
+_SERVER = "a server that runs in the foreground until it is stopped"
+
+#: Programs that run the command given after their own options (`nohup sleep infinity`,
+#: `tini -- tail -f /dev/null`), with their options that take the next word as their
+#: value. (`timeout` ends what it runs: a command under it is not judged.)
+_WRAPPERS: dict[str, frozenset[str]] = {
+    "exec": frozenset({"-a"}),
+    "command": frozenset(),
+    "nohup": frozenset(),
+    "env": frozenset({"-u", "--unset", "-C", "--chdir", "-S", "--split-string"}),
+    "tini": frozenset({"-p", "-e"}),
+    "dumb-init": frozenset({"-r", "--rewrite"}),
+    "stdbuf": frozenset({"-i", "-o", "-e"}),
+    "nice": frozenset({"-n", "--adjustment"}),
+    "setsid": frozenset(),
+}
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*", re.DOTALL)
+_HELP = frozenset({"-h", "--help", "--version", "-V", "-help"})
+
+
+def never_exits(container: Container) -> Endless | None:
+    """What shows that a container's command never exits, if its words show it: nothing
+    for a container without a `command` of its own (the image's entrypoint runs, which is
+    not seen)."""
+    items = [*container.strings("command"), *container.strings("args")]
+    if not container.strings("command") or len(items) != len(
+            [*_listed(container.body.get("command")), *_listed(container.body.get("args"))]):
+        return None  # the image's entrypoint, or an item that is no string
+    words = tuple(word for word, _ in items)
+    found = _words_endless(words)
+    if found is None:
+        return None
+    position, (shown, what) = found
+    at = (items[position][1],) if position >= 0 else tuple(origin for _, origin in items)
+    return Endless(shown, what, at)
+
+
+def _listed(value: object) -> list[object]:
+    return value if isinstance(value, list) else []
+
+
+@lru_cache(maxsize=1024)
+def _words_endless(words: tuple[str, ...]) -> tuple[int, _Found] | None:
+    """What in a container's words runs forever, with the item it is in (-1: the words
+    together)."""
+    command = _unwrapped(list(words))
+    if command is None or not command:
+        return None
+    start = len(words) - len(command)
+    if posixpath.basename(command[0]) in SHELLS:
+        script = _shell_script(command)
+        if script is None:
+            return None
+        position, text = script
+        found = _script_endless(text)
+        return None if found is None else (start + position, found)
+    simple = _command_endless(command)
+    return None if simple is None else (-1, simple)
+
+
+def _shell_script(command: list[str]) -> tuple[int, str] | None:
+    """The script a shell runs (`sh -c SCRIPT`, `bash -euo pipefail -c SCRIPT`), with its
+    place among the words; None for a shell given a file or no `-c`."""
+    at, given = 1, False
+    while at < len(command) and command[at][:1] in ("-", "+") and command[at] != "-":
+        word = command[at]
+        at += 1
+        if word == "--":
+            break
+        if word.startswith("--"):
+            at += word in ("--rcfile", "--init-file")
+            continue
+        cluster = word[1:]
+        at += cluster.count("o") + cluster.count("O")
+        given = given or "c" in cluster
+    return (at, command[at]) if given and at < len(command) else None
+
+
+def _unwrapped(command: list[str]) -> list[str] | None:
+    """The command that runs, past `NAME=value` words and the programs that run another
+    (`exec`, `nohup`, `env`, `tini --`...); None under `timeout`, which ends it."""
+    while command:
+        name = posixpath.basename(command[0])
+        if _ASSIGNMENT.fullmatch(command[0]):
+            command = command[1:]
+        elif name == "timeout":
+            return None
+        elif name in _WRAPPERS:
+            valued = _WRAPPERS[name]
+            at = 1
+            while at < len(command) and (command[at].startswith("-") or (
+                    name == "env" and _ASSIGNMENT.fullmatch(command[at]))):
+                at += 2 if command[at] in valued else 1
+                if command[at - 1] == "--":
+                    break
+            command = command[at:]
+        else:
+            return command
+    return command
+
+
+# --- a program that runs forever ---
+
+
+def _command_endless(words: list[str]) -> _Found | None:
+    """Whether a simple command (its wrappers taken off) runs forever, and what shows it."""
+    command = _unwrapped(_without_redirections(words))
+    if not command or any(word in _HELP for word in command[1:]):
+        return None
+    program = posixpath.basename(command[0])
+    rest = command[1:]
+    if PYTHONS.fullmatch(program):
+        return _python_module(command[0], rest)
+    check = _PROGRAMS.get(program)
+    return None if check is None else check(command[0], rest)
+
+
+_REDIRECTION = re.compile(r"(?:\d*|&)(?:>>?|<<?<?|>\||<>)(.*)", re.DOTALL)
+
+
+def _without_redirections(words: list[str]) -> list[str]:
+    """A simple command's words without its redirections (`> log`, `2>&1`, `&>/dev/null`)."""
+    kept: list[str] = []
+    skip = False
+    for word in words:
+        if skip:
+            skip = False
+            continue
+        match = _REDIRECTION.fullmatch(word)
+        if match is None:
+            kept.append(word)
+        else:
+            skip = not match[1]  # the file is the next word
+    return kept
+
+
+def _operands(words: list[str]) -> list[str]:
+    return [word for word in words if not word.startswith("-")]
+
+
+def _sleep(program: str, rest: list[str]) -> _Found | None:
+    """`sleep infinity` (GNU and BusyBox read `inf` and `infinity`, in any case)."""
+    endless = next((word for word in rest if word.lower() in ("inf", "infinity")), None)
+    return None if endless is None else (f"`{program} {endless}`", _FOREVER)
+
+
+_FOLLOW = re.compile(r"-[fFqvz]*[fF][fFqvz]*|--follow(?:=\w+)?")
+
+
+def _tail(program: str, rest: list[str]) -> _Found | None:
+    """`tail -f FILE` (or `-F`, `--follow`): it waits for more lines until it is killed,
+    unless `--pid` ends it with a process."""
+    if any(word.startswith("--pid") for word in rest):
+        return None
+    follow = next((word for word in rest if _FOLLOW.fullmatch(word)), None)
+    files = [word for index, word in enumerate(rest) if not word.startswith("-") and not (
+        index and rest[index - 1] in ("-n", "-c", "-s", "--lines", "--bytes",
+                                      "--sleep-interval", "--max-unchanged-stats"))]
+    if follow is None or not files:
+        return None
+    return f"`{program} {follow} {files[0]}`", "which follows the file until it is killed"
+
+
+def _python_module(program: str, rest: list[str]) -> _Found | None:
+    """`python -m MODULE ...` of a module that serves forever (`http.server`), or runs one
+    of the servers known by their program (`python -m uvicorn app:app`)."""
+    at = 0
+    while at < len(rest) and rest[at] != "-m" and not _MODULE_CLUSTER.fullmatch(rest[at]):
+        word = rest[at]
+        if not _PYTHON_OPTIONS.fullmatch(word):
+            return None  # a file, `-c`, or what is not known
+        at += 2 if word in ("-W", "-X") else 1
+    if at + 1 >= len(rest):
+        return None
+    module, arguments = rest[at + 1], rest[at + 2:]
+    shown = f"{program} {rest[at]} {module}"
+    if module in ("http.server", "SimpleHTTPServer", "vllm.entrypoints.openai.api_server"):
+        return f"`{shown}`", _SERVER
+    name = _MODULES.get(module)
+    check = _PROGRAMS.get(name or "")
+    found = None if check is None or name is None else check(name, arguments)
+    if found is None or name is None:
+        return None
+    return f"`{shown}{found[0][1 + len(name):]}", found[1]
+
+
+#: Python's options that take no value (a cluster of them), and those that take one.
+_PYTHON_OPTIONS = re.compile(r"-[bBdEiIOqsSuvxRP]+|-[WX]")
+_MODULE_CLUSTER = re.compile(r"-[bBdEiIOqsSuvxRP]+m")
+
+
+def _tensorboard(program: str, rest: list[str]) -> _Found | None:
+    """`tensorboard --logdir DIR` serves the logs until it is stopped (`tensorboard dev`
+    uploads them, and ends)."""
+    if _operands(rest)[:1] == ["dev"]:
+        return None
+    logdir = next((word.partition("=")[0] for word in rest
+                   if word.partition("=")[0] in ("--logdir", "--logdir_spec")), None)
+    return None if logdir is None else (f"`{program} {logdir}`", _SERVER)
+
+
+#: What `jupyter lab`, `jupyter notebook` or `jupyter server` do besides serving, and end.
+_JUPYTER_TASKS = frozenset({
+    "build", "clean", "path", "paths", "workspace", "workspaces", "extension", "list", "stop",
+    "password", "licenses", "check", "labextension", "serverextension", "nbextension",
+})
+
+
+def _jupyter(program: str, rest: list[str]) -> _Found | None:
+    """`jupyter lab`, `jupyter notebook`, `jupyter server` (or `jupyter-lab`...)."""
+    name = posixpath.basename(program)
+    served = name.partition("-")[2]
+    operands = _operands(rest)
+    if not served:
+        if not operands or operands[0] not in ("lab", "notebook", "server", "nbclassic"):
+            return None
+        served, operands = operands[0], operands[1:]
+        shown = f"`{program} {served}`"
+    else:
+        shown = f"`{program}`"
+    if served not in ("lab", "notebook", "server", "nbclassic") or (
+            operands and operands[0] in _JUPYTER_TASKS):
+        return None
+    return shown, _SERVER
+
+
+def _subcommand(*names: str) -> _Check:
+    """A program that serves with one of these subcommands (`mlflow server`, `vllm serve`)."""
+    def check(program: str, rest: list[str]) -> _Found | None:
+        operands = _operands(rest)
+        if operands[:1] and operands[0] in names:
+            return f"`{program} {operands[0]}`", _SERVER
+        return None
+    return check
+
+
+def _nginx(program: str, rest: list[str]) -> _Found | None:
+    """`nginx -g "daemon off;"` keeps nginx in the foreground (`-s`, `-t` signal or test,
+    and end)."""
+    if any(word in ("-s", "-t", "-T", "-v") for word in rest):
+        return None
+    for index, word in enumerate(rest[:-1]):
+        if word == "-g" and re.search(r"\bdaemon\s+off\b", rest[index + 1]):
+            return f'`{program} -g "{rest[index + 1]}"`', _SERVER
+    return None
+
+
+def _redis(program: str, rest: list[str]) -> _Found | None:
+    """`redis-server` stays in the foreground unless told to daemonize, by a flag or by a
+    config file (its first operand), which is not read."""
+    if (rest and not rest[0].startswith("-")) or any(
+            word in ("-v", "--test-memory", "--check-system") for word in rest):
+        return None
+    for index, word in enumerate(rest):
+        if word == "--daemonize" and rest[index + 1:index + 2] != ["no"]:
+            return None
+    return f"`{program}`", _SERVER
+
+
+def _always(program: str, rest: list[str]) -> _Found | None:
+    """A server that has no way to leave the foreground (`tritonserver`, `uvicorn APP`)."""
+    return f"`{program}`", _SERVER
+
+
+def _gunicorn(program: str, rest: list[str]) -> _Found | None:
+    """`gunicorn APP`, unless `--daemon` or a config file (which may set `daemon`)."""
+    if any(word.partition("=")[0] in ("-D", "--daemon", "-c", "--config", "--check-config",
+                                       "--print-config") for word in rest):
+        return None
+    return f"`{program}`", _SERVER
+
+
+#: sshd's options that take a value (OpenSSH): the rest of a cluster after one is its value.
+_SSHD_VALUED = frozenset("bcCEfghkoOpu")
+
+
+def _sshd(program: str, rest: list[str]) -> _Found | None:
+    """`sshd -D` stays in the foreground (without `-D` it forks a daemon, and the command
+    ends); `-t`, `-T` and `-i` test or serve one connection, and end."""
+    shown: str | None = None
+    at = 0
+    while at < len(rest):
+        word = rest[at]
+        at += 1
+        if not word.startswith("-") or word.startswith("--"):
+            continue
+        for position, letter in enumerate(word[1:]):
+            if letter in "tTi":
+                return None
+            if letter == "D":
+                shown = shown or word
+            if letter in _SSHD_VALUED:
+                at += position == len(word) - 2  # its value is the next word
+                break
+    return None if shown is None else (f"`{program} {shown}`", _SERVER)
+
+
+def _ray(program: str, rest: list[str]) -> _Found | None:
+    """`ray start --block` blocks until its processes are stopped."""
+    if _operands(rest)[:1] == ["start"] and "--block" in rest:
+        return f"`{program} start --block`", "which blocks until it is stopped"
+    return None
+
+
+_PROGRAMS: dict[str, _Check] = {
+    "sleep": _sleep,
+    "tail": _tail,
+    "tensorboard": _tensorboard,
+    "jupyter": _jupyter,
+    "jupyter-lab": _jupyter,
+    "jupyter-notebook": _jupyter,
+    "jupyter-server": _jupyter,
+    "mlflow": _subcommand("server", "ui"),
+    "nginx": _nginx,
+    "redis-server": _redis,
+    "vllm": _subcommand("serve"),
+    "tritonserver": _always,
+    "uvicorn": _always,
+    "gunicorn": _gunicorn,
+    "sshd": _sshd,
+    "ray": _ray,
+}
+#: The modules `python -m` runs those programs by.
+_MODULES = {
+    "tensorboard.main": "tensorboard", "tensorboard": "tensorboard", "uvicorn": "uvicorn",
+    "gunicorn": "gunicorn", "mlflow": "mlflow", "jupyter": "jupyter", "jupyterlab": "jupyter-lab",
+    "notebook": "jupyter-notebook", "vllm.entrypoints.cli.main": "vllm",
+}
+
+
+# --- a shell script ---
+
+#: Operators that end a simple command.
+_AND_OR = frozenset({"&&", "||"})
+_PIPES = frozenset({"|", "|&"})
+_ENDS = frozenset({";", "\n", "&", ";;", ";&", ";;&"})
+_OPERATORS = _AND_OR | _PIPES | _ENDS
+#: Reserved words that open a compound command at the start of one, and those that close
+#: one; after these, a command starts.
+_OPENS = frozenset({"if", "for", "select", "while", "until", "{"})
+_CLOSES = frozenset({"fi", "done", "}"})
+_STARTS = frozenset({"then", "do", "else", "elif", "!", "if", "while", "until", "{", "}",
+                     "time"})
+#: What ends a loop, or the script, from inside a loop's body.
+_LEAVES = frozenset({"break", "exit", "return", "exec", "kill", "pkill", "killall", "logout"})
+#: Programs at the end of a pipeline that read what comes in until it ends.
+_PASSES = frozenset({"tee", "cat", "ts", "logger"})
+
+
+class _Loop(NamedTuple):
+    keyword: str
+    condition: list[str]
+    body: list[str]
+
+
+class _Other(NamedTuple):
+    """A compound command not judged (`if`, `for`, `case`, a subshell, a group)."""
+
+    keyword: str
+
+
+_Element = list[str] | _Loop | _Other
+
+
+@lru_cache(maxsize=1024)
+def _script_endless(text: str) -> _Found | None:
+    """What in a shell script runs forever, at its top level, on the path where each
+    command succeeds."""
+    tokens = _tokens(text)
+    if tokens is None:
+        return None
+    functions = {tokens[index - 1] for index, token in enumerate(tokens)
+                 if token == "()" and index} | {
+        tokens[index + 1] for index, token in enumerate(tokens[:-1]) if token == "function"}
+    waited: _Found | None = None
+    for lists, ending in _top_level(tokens):
+        background = ending == "&"
+        for operator, pipeline in lists:
+            if operator == "||":
+                continue
+            found = _pipeline_endless(pipeline, functions)
+            if found is not None:
+                if not background:
+                    return found
+                waited = waited or found
+            first = pipeline[0] if len(pipeline) == 1 else None
+            if isinstance(first, list) and not background:
+                command = _without_redirections(first)
+                if command[:1] == ["exit"] or (command[:1] == ["exec"] and command[1:]):
+                    return None  # the script ends here, or becomes another program
+                if command == ["wait"] and waited is not None:
+                    return f"{waited[0]} in the background, then `wait`", (
+                        "which waits for it forever")
+    return None
+
+
+def _tokens(text: str) -> list[str] | None:
+    """The words and operators of a script, a newline ending each of its lines; None
+    where a quote is never closed (what the words are is unknown)."""
+    tokens: list[str] = []
+    lines = text.splitlines()
+    position = 0
+    while position < len(lines):
+        line = lines[position]
+        position += 1
+        quote = _quote_after(line, None)
+        tries = 0
+        while True:
+            while quote is None and line.endswith("\\") and position < len(lines):
+                line = line[:-1] + lines[position]
+                quote = _quote_after(lines[position], None)
+                position += 1
+            if quote is None:  # lexed only once the quotes look closed: a long program
+                words = _line_tokens(line)  # in quotes is not lexed once per line
+                if words is not None:
+                    break
+                tries += 1
+            if position >= len(lines) or tries > _TRIES:
+                return None
+            line = line + "\n" + lines[position]  # a quote goes on to the next line
+            quote = _quote_after("\n" + lines[position], quote)
+            position += 1
+        ending = heredoc_end(line)
+        if ending is not None:
+            end, tabs = ending
+            while position < len(lines):
+                candidate = lines[position]
+                position += 1
+                if (candidate.lstrip("\t") if tabs else candidate).strip() == end:
+                    break
+        tokens.extend(words)
+        if not words or words[-1] not in _AND_OR | _PIPES:
+            tokens.append("\n")
+    return tokens
+
+
+#: How many more lines a line that does not lex is joined with before giving up.
+_TRIES = 20
+
+
+def _quote_after(text: str, quote: str | None) -> str | None:
+    """The quote still open after `text` (`'`, `"`, or None), `quote` open before it:
+    as the shell reads quotes, backslashes and comments."""
+    index, starts = 0, True
+    while index < len(text):
+        char = text[index]
+        if quote is None:
+            if char == "\\":
+                index, starts = index + 2, False
+                continue
+            if char == "#" and starts:
+                newline = text.find("\n", index)
+                if newline < 0:
+                    break
+                index = newline
+                continue
+            if char in "'\"":
+                quote = char
+            starts = char in " \t\n;&|()"
+        elif char == quote:
+            quote, starts = None, False
+        elif char == "\\" and quote == '"':
+            index += 1
+        index += 1
+    return quote
+
+
+def _line_tokens(line: str) -> list[str] | None:
+    """The words and operators of one line (`2>&1` and `&>` are redirections, not `&`)."""
+    lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|(){}")
+    lexer.whitespace_split = True
+    lexer.commenters = "#"
+    try:
+        raw = list(lexer)
+    except ValueError:
+        return None
+    tokens: list[str] = []
+    skip = 0
+    for index, token in enumerate(raw):
+        if skip:
+            skip -= 1
+            continue
+        if token == "&" and tokens and tokens[-1][-1:] in (">", "<"):
+            tokens[-1] += "&" + (raw[index + 1] if index + 1 < len(raw) else "")
+            skip = 1
+        elif token == "&" and index + 1 < len(raw) and raw[index + 1][:1] == ">":
+            tokens.append("&" + raw[index + 1])
+            skip = 1
+        else:
+            tokens.append(token)
+    return tokens
+
+
+def _top_level(tokens: list[str]) -> Iterator[tuple[list[tuple[str | None, list[_Element]]], str]]:
+    """The and-or lists at the top level of a script, each as its pipelines with the
+    operator before each, and the operator that ends it (`&` in the background)."""
+    at = 0
+    while at < len(tokens):
+        if tokens[at] in _ENDS:
+            at += 1
+            continue
+        lists: list[tuple[str | None, list[_Element]]] = []
+        operator: str | None = None
+        while at < len(tokens):
+            pipeline: list[_Element] = []
+            while at < len(tokens):
+                element, at = _element(tokens, at)
+                pipeline.append(element)
+                if at < len(tokens) and tokens[at] in _PIPES:
+                    at += 1
+                    continue
+                break
+            lists.append((operator, pipeline))
+            if at < len(tokens) and tokens[at] in _AND_OR:
+                operator = tokens[at]
+                at += 1
+                while at < len(tokens) and tokens[at] == "\n":
+                    at += 1
+                continue
+            break
+        ending = tokens[at] if at < len(tokens) else "\n"
+        at += 1
+        yield lists, ending
+
+
+def _element(tokens: list[str], at: int) -> tuple[_Element, int]:
+    """The command that starts at `at` (a simple command's words, or a compound
+    command), and where what follows it starts."""
+    token = tokens[at]
+    if token in ("while", "until"):
+        end = _closing(tokens, at)
+        body_at = next((index for index in range(at + 1, end)
+                        if tokens[index] == "do" and tokens[index - 1] in (";", "\n")), end)
+        condition = [word for word in tokens[at + 1:body_at] if word not in (";", "\n")]
+        element: _Element = _Loop(token, condition, tokens[body_at + 1:end])
+        at = end + 1
+    elif token in _OPENS or token == "case" or _parentheses(token) or token == "function" or (
+            at + 1 < len(tokens) and tokens[at + 1] == "()"):
+        if token == "function" or tokens[at + 1:at + 2] == ["()"]:
+            at += 2 if token == "function" else 1  # a function: its body follows
+            while at < len(tokens) and tokens[at] in ("()", "\n"):
+                at += 1
+            if at >= len(tokens):
+                return _Other("function"), at
+        end = _closing(tokens, at)
+        element, at = _Other(tokens[at]), end + 1
+    else:
+        words = []
+        while at < len(tokens) and tokens[at] not in _OPERATORS and not _parentheses(tokens[at]):
+            words.append(tokens[at])
+            at += 1
+        return words, at
+    while at < len(tokens) and tokens[at] not in _OPERATORS:  # redirections
+        at += 1
+    return element, at
+
+
+def _parentheses(token: str) -> bool:
+    """Whether a token is parentheses only (`(`, `)`, `()`, `((`): a subshell, a function
+    or arithmetic, never a word."""
+    return bool(token) and not token.strip("()")
+
+
+def _closing(tokens: list[str], at: int) -> int:
+    """Where the compound command opened at `at` closes (the end, if it never does). The
+    parentheses of a `case`'s patterns are not counted."""
+    depth = cases = 0
+    starts = True
+    for index in range(at, len(tokens)):
+        token = tokens[index]
+        parentheses = _parentheses(token)
+        if parentheses and not cases:
+            depth += token.count("(") - token.count(")")
+        elif starts and token == "case":
+            depth, cases = depth + 1, cases + 1
+        elif token == "esac" and cases:
+            depth, cases = depth - 1, cases - 1
+        elif starts and token in _OPENS:
+            depth += 1
+        elif starts and token in _CLOSES:
+            depth -= 1
+        if depth <= 0:
+            return index
+        starts = parentheses or token in _OPERATORS or token in _STARTS
+    return len(tokens)
+
+
+def _pipeline_endless(pipeline: list[_Element], functions: set[str]) -> _Found | None:
+    """What runs forever in a pipeline: one of its commands, when those after it only pass
+    on what comes in until it ends (`server 2>&1 | tee log`)."""
+    for index, element in enumerate(pipeline):
+        found = _element_endless(element, functions)
+        if found is None:
+            continue
+        after = pipeline[index + 1:]
+        if all(isinstance(item, list) and item and posixpath.basename(item[0]) in _PASSES
+               for item in after):
+            return found
+    return None
+
+
+def _element_endless(element: _Element, functions: set[str]) -> _Found | None:
+    if isinstance(element, list):
+        return _command_endless(element) if element else None
+    if not isinstance(element, _Loop):
+        return None
+    forever = ["true"] if element.keyword == "while" else ["false"]
+    if element.keyword == "while" and element.condition == [":"]:
+        forever = [":"]
+    if element.condition != forever:
+        return None
+    if any(word in _LEAVES or word in functions for word in element.body):
+        return None
+    return f"`{element.keyword} {forever[0]}`", "a loop with no `break` or `exit` in its body"
