@@ -27,7 +27,7 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from trainlint.render import Container
-from trainlint.render.script import PYTHONS, SHELLS, heredoc_end
+from trainlint.render.script import ASSIGNMENT, PYTHONS, SHELLS, heredoc_end
 from trainlint.render.tree import Origin
 
 __all__ = ["Endless", "never_exits"]
@@ -65,7 +65,6 @@ _WRAPPERS: dict[str, frozenset[str]] = {
     "nice": frozenset({"-n", "--adjustment"}),
     "setsid": frozenset(),
 }
-_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*", re.DOTALL)
 _HELP = frozenset({"-h", "--help", "--version", "-V", "-help"})
 
 
@@ -132,7 +131,7 @@ def _unwrapped(command: list[str]) -> list[str] | None:
     (`exec`, `nohup`, `env`, `tini --`...); None under `timeout`, which ends it."""
     while command:
         name = posixpath.basename(command[0])
-        if _ASSIGNMENT.fullmatch(command[0]):
+        if ASSIGNMENT.fullmatch(command[0]):
             command = command[1:]
         elif name == "timeout":
             return None
@@ -140,7 +139,7 @@ def _unwrapped(command: list[str]) -> list[str] | None:
             valued = _WRAPPERS[name]
             at = 1
             while at < len(command) and (command[at].startswith("-") or (
-                    name == "env" and _ASSIGNMENT.fullmatch(command[at]))):
+                    name == "env" and ASSIGNMENT.fullmatch(command[at]))):
                 at += 2 if command[at] in valued else 1
                 if command[at - 1] == "--":
                     break

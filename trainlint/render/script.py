@@ -42,7 +42,8 @@ _HEREDOC = re.compile(r"<<(-?)[ \t]*(?:'([^']+)'|\"([^\"]+)\"|\\?([A-Za-z_][A-Za
 _SEPARATORS = frozenset({";", "&&", "||", "|", "&", "(", ")", "{", "}"})
 #: Shell builtins whose `NAME=value` words set shell variables, not a program's settings.
 _BUILTINS = frozenset({"export", "declare", "local", "readonly", "typeset", "set", "unset"})
-_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*", re.DOTALL)
+#: A word that sets a shell variable (`RANK=0`).
+ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*", re.DOTALL)
 #: Config files a heredoc writes that are read as the trainer's settings.
 _CONFIG_SUFFIXES = (".yaml", ".yml", ".json")
 
@@ -215,7 +216,7 @@ def _programs_run(
     """The inline program a simple command runs with a Python interpreter as the command
     (after `NAME=value` words and `exec`): its `-c` word, the heredoc fed to `-`, or a
     file a heredoc wrote before (`python -u train.py`)."""
-    while command and (_ASSIGNMENT.fullmatch(command[0]) or command[0] == "exec"):
+    while command and (ASSIGNMENT.fullmatch(command[0]) or command[0] == "exec"):
         command = command[1:]
     if not command or not PYTHONS.fullmatch(command[0]):
         return
@@ -258,7 +259,7 @@ def shell_script(container: Container) -> tuple[str, Origin] | None:
         valued, operands = _WRAPPERS[posixpath.basename(words[at])]
         at += 1
         while at < len(words) and ((words[at].startswith("-") and words[at] != "-")
-                                   or _ASSIGNMENT.fullmatch(words[at])):
+                                   or ASSIGNMENT.fullmatch(words[at])):
             at += 2 if words[at] in valued else 1
             if words[at - 1] == "--":
                 break
@@ -308,7 +309,7 @@ def _commands(line: str) -> Iterator[list[str]]:
 def _command_settings(command: list[str], cwd: str | None) -> Iterator[Found]:
     """The settings of one simple command: flags and overrides, or the program of
     `python -c`. Shell variables (`export A=b`, `A=b cmd`) are not settings."""
-    while command and _ASSIGNMENT.fullmatch(command[0]):
+    while command and ASSIGNMENT.fullmatch(command[0]):
         command = command[1:]
     if command[:1] and command[0] in _BUILTINS:
         return
@@ -858,7 +859,7 @@ def launcher(found: Script) -> str | None:
     for word, _ in found.words:
         if posixpath.basename(word) in _LAUNCHERS or (" " not in word and modules.fullmatch(word)):
             return word
-        if previous in _EXPORTS and word.startswith("$"):
+        if previous in _BUILTINS and word.startswith("$"):
             return previous  # `export $(cat vars.env)`: names not written
         previous = word
     for code, _ in found.programs:
@@ -889,8 +890,6 @@ def _launching(code: str) -> str | None:
     return None
 
 
-#: The shell's words that export the variables named after them.
-_EXPORTS = frozenset({"export", "declare", "typeset", "set"})
 #: A word that is an environment variable's name alone (upper case, as they are written).
 _NAME = re.compile(r"[A-Z_][A-Z0-9_]*")
 
@@ -900,4 +899,4 @@ def assigned(found: Script) -> frozenset[str]:
     names as a word of its own (`read RANK`, `export RANK`, `for RANK in ...`, `printf -v
     RANK`): the script has them in hand, from where trainlint does not follow."""
     return frozenset(word.partition("=")[0] for word, _ in found.words
-                     if _ASSIGNMENT.fullmatch(word) or _NAME.fullmatch(word))
+                     if ASSIGNMENT.fullmatch(word) or _NAME.fullmatch(word))
