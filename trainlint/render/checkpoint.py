@@ -25,7 +25,7 @@ from trainlint.memo import PerObject, PerValue
 from trainlint.options import RuleOptions, check_no_empty_names
 from trainlint.render import Container, Render, script
 from trainlint.render.trainer import rendered
-from trainlint.render.tree import Origin
+from trainlint.render.tree import Origin, first_on
 
 if TYPE_CHECKING:
     from trainlint.lookups import Lookups
@@ -331,11 +331,6 @@ def claim_template(render: Render, name: str) -> tuple[dict[str, Any], Origin] |
             if dig(template, "metadata", "name") == name:
                 return template, render.origin((*policies, index, "templates", position))
     return None
-
-
-def first_on(manifest: object, *places: Origin | None) -> Origin | None:
-    """The first place that is in `manifest`: where a TrainJob contributed to a problem."""
-    return next((at for at in places if at is not None and at.manifest is manifest), None)
 
 
 def claim_name(container: Container, where: Storage) -> str | None:

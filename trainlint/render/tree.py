@@ -10,7 +10,7 @@ rest of the path.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any, NamedTuple
 
 from trainlint.document import KeyPath, Manifest, dotted
@@ -51,6 +51,28 @@ def on_trainjob(job: Manifest, origin: Origin, message: str, what: str) -> Itera
     elif origin.manifest is not None:
         yield Problem(("spec", "runtimeRef"), message,
                       related=(Related(origin.manifest, origin.path, what),))
+
+
+def first_on(manifest: object, *places: Origin | None) -> Origin | None:
+    """The first place that is in `manifest`: where a TrainJob contributed to a problem."""
+    return next((at for at in places if at is not None and at.manifest is manifest), None)
+
+
+def on_checked(
+    manifest: Manifest, job: Manifest | None, places: Sequence[Origin | None], message: str,
+    what: str,
+) -> Iterator[Problem]:
+    """A finding about values of a render (`places`, the first one `manifest` wrote) on
+    the object checked: at that key; on the TrainJob (`job`) whose render holds only its
+    runtime's, at its `runtimeRef`, with the runtime's first key beside it (`what` it is
+    there)."""
+    at = first_on(manifest, *places)
+    if at is not None:
+        yield Problem(at.path, message)
+    elif job is manifest:
+        first = next((place for place in places if place is not None), None)
+        if first is not None:
+            yield from on_trainjob(manifest, first, message, what)
 
 
 def injected(note: str, cause: Origin | None = None) -> Origin:

@@ -7,8 +7,8 @@ from trainlint.document import KeyPath, Manifest, dig, mapping
 from trainlint.engine.context import Context
 from trainlint.kinds import TRAINER_KINDS
 from trainlint.problem import Problem, Severity
-from trainlint.render.checkpoint import first_on
 from trainlint.render.trainer import rendered
+from trainlint.render.tree import first_on
 from trainlint.rule import rule
 
 

@@ -9,8 +9,8 @@ from trainlint.engine.context import Context
 from trainlint.kinds import TRAINER_KINDS
 from trainlint.patches import SUBDOMAIN_FORMAT
 from trainlint.problem import Problem, Severity
-from trainlint.render.checkpoint import first_on
 from trainlint.render.trainer import rendered
+from trainlint.render.tree import first_on
 from trainlint.rule import rule
 from trainlint.suggest import closest
 

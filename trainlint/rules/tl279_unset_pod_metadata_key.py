@@ -12,7 +12,7 @@ from trainlint.problem import Problem, Severity
 from trainlint.release import format_version
 from trainlint.render import Container
 from trainlint.render.trainer import rendered
-from trainlint.render.tree import on_trainjob
+from trainlint.render.tree import on_checked
 from trainlint.rule import rule
 
 #: A variable taken from the pod's own labels or annotations (the Downward API), by a key
@@ -160,10 +160,8 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
                 # up only here: a runtime's findings then follow its TrainJobs' changes
             origin = container.origin("env", index, "valueFrom", "fieldRef", "fieldPath")
             message = _message(container, variable.get("name"), where, key, ctx.trainer_version)
-            if origin.manifest is manifest:
-                yield Problem(origin.path, message)
-            elif render.job is manifest:
-                yield from on_trainjob(manifest, origin, message, "the runtime's variable")
+            yield from on_checked(manifest, render.job, (origin,), message,
+                                  "the runtime's variable")
 
 
 def _field_path(variable: dict[str, Any]) -> object:

@@ -12,12 +12,12 @@ from trainlint.render.checkpoint import (
     CheckpointDir,
     CheckpointOptions,
     Storage,
-    first_on,
     relative_dirs,
     storage,
     writers,
 )
 from trainlint.render.trainer import OVERRIDES, rendered
+from trainlint.render.tree import first_on
 from trainlint.rule import rule
 
 #: What happens to the checkpoint, by the storage it is on.

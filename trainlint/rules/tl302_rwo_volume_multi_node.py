@@ -7,9 +7,9 @@ from trainlint.engine.context import Context
 from trainlint.kinds import TRAINER_KINDS
 from trainlint.problem import Problem, Related, Severity
 from trainlint.render import POD_SPEC, Job
-from trainlint.render.checkpoint import claim_namespaces, claim_template, first_on
+from trainlint.render.checkpoint import claim_namespaces, claim_template
 from trainlint.render.trainer import rendered
-from trainlint.render.tree import Origin, within
+from trainlint.render.tree import Origin, first_on, within
 from trainlint.rule import rule
 
 SINGLE_NODE_MODES = frozenset({"ReadWriteOnce", "ReadWriteOncePod"})

@@ -15,11 +15,11 @@ from trainlint.render.checkpoint import (
     claim_name,
     claim_namespaces,
     claim_template,
-    first_on,
     storage,
     writers,
 )
 from trainlint.render.trainer import rendered
+from trainlint.render.tree import first_on
 from trainlint.rule import rule
 
 

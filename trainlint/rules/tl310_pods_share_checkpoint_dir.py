@@ -7,8 +7,9 @@ from trainlint.engine.context import Context
 from trainlint.kinds import TRAINER_KINDS
 from trainlint.problem import Problem, Severity
 from trainlint.render import Container, Render, script
-from trainlint.render.checkpoint import CheckpointOptions, claim_name, first_on, storage, writers
+from trainlint.render.checkpoint import CheckpointOptions, claim_name, storage, writers
 from trainlint.render.trainer import rendered
+from trainlint.render.tree import first_on
 from trainlint.rule import rule
 
 #: The variables by which each framework plugin tells a node its rank.

@@ -11,9 +11,9 @@ from trainlint.kinds import TRAINER_KINDS
 from trainlint.options import check_range
 from trainlint.problem import Edit, Fix, Problem, Severity
 from trainlint.render import POD_SPEC, script
-from trainlint.render.checkpoint import CheckpointOptions, first_on, writers
+from trainlint.render.checkpoint import CheckpointOptions, writers
 from trainlint.render.trainer import rendered, runtime_render
-from trainlint.render.tree import Origin
+from trainlint.render.tree import Origin, first_on
 from trainlint.rule import rule
 
 #: Kubernetes' default `terminationGracePeriodSeconds`.

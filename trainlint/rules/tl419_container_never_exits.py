@@ -7,9 +7,8 @@ from trainlint.engine.context import Context
 from trainlint.kinds import TRAINER_KINDS
 from trainlint.problem import Problem, Severity
 from trainlint.render import Render, lifetime
-from trainlint.render.checkpoint import first_on
 from trainlint.render.trainer import rendered, trainer_of
-from trainlint.render.tree import on_trainjob
+from trainlint.render.tree import on_checked
 from trainlint.rule import rule
 
 SUCCESS_POLICY = ("spec", "successPolicy")
@@ -158,14 +157,11 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
                 f"job `{job.name}` never completes, and {_waits(render, job.name, needed)}; "
                 "the TrainJob never finishes and holds its nodes until it is deleted or a "
                 f"deadline fails it: {fix}")
-            at = first_on(manifest, *endless.at)
             if render.job is None and ctx.trainjobs_using(manifest):
                 return  # judged on each TrainJob of it, the JobSet that runs (asked last:
                 # the answer makes the runtime's result depend on those TrainJobs)
-            if at is not None:
-                yield Problem(at.path, message)
-            elif render.job is manifest:
-                yield from on_trainjob(manifest, endless.at[0], message, "the container's command")
+            yield from on_checked(manifest, render.job, endless.at, message,
+                                  "the container's command")
 
 
 def _waited_for(render: Render) -> dict[str, str | None]:

@@ -7,9 +7,8 @@ from trainlint.engine.context import Context
 from trainlint.kinds import TRAINER_KINDS
 from trainlint.problem import Problem, Severity
 from trainlint.render import devices, script
-from trainlint.render.checkpoint import first_on
 from trainlint.render.trainer import rendered
-from trainlint.render.tree import on_trainjob
+from trainlint.render.tree import on_checked
 from trainlint.rule import rule
 
 
@@ -124,9 +123,5 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
         "command takes it as its one worker's "
         f"rank (`{rank}`): rank 0's tracker waits for {workers} workers while {pods} "
         f"connect{'s' * (pods == 1)}, and the job hangs")
-    at = first_on(manifest, container.origin("env", index), read_at)
-    if at is not None:
-        yield Problem(at.path, message)
-    elif render.job is manifest:  # the runtime's GPUs and command
-        yield from on_trainjob(manifest, container.origin("env", index), message,
-                               "the runtime's GPUs")
+    yield from on_checked(manifest, render.job, (container.origin("env", index), read_at),
+                          message, "the runtime's GPUs")

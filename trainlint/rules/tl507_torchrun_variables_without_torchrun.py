@@ -8,7 +8,7 @@ from trainlint.kinds import TRAINER_KINDS
 from trainlint.problem import Problem, Severity
 from trainlint.render import script
 from trainlint.render.trainer import rendered
-from trainlint.render.tree import on_trainjob
+from trainlint.render.tree import on_checked
 from trainlint.rule import rule
 
 
@@ -127,10 +127,7 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
             f"plugin sets only {_listed(pets) if pets else '`PET_*` variables'}, from which "
             f"torchrun makes {'it' if len(names) == 1 else 'them'} for each worker, so every "
             f"pod fails with `{needs[0].error}`")
-        if render.job is None:
-            yield Problem(at.path, message)
-        else:
-            yield from on_trainjob(manifest, at, message, "the runtime's command")
+        yield from on_checked(manifest, render.job, (at,), message, "the runtime's command")
         return
 
 
