@@ -65,7 +65,9 @@ _WRAPPERS: dict[str, frozenset[str]] = {
     "nice": frozenset({"-n", "--adjustment"}),
     "setsid": frozenset(),
 }
-_HELP = frozenset({"-h", "--help", "--version", "-V", "-help"})
+#: Options after which a program prints something and ends (`--help-all`, `--version_tb`).
+_HELP = re.compile(r"-h|-V|-help|--help\S*|--version\S*|--inspect|--generate-config"
+                   r"|--show-config\S*")
 
 
 def never_exits(container: Container) -> Endless | None:
@@ -102,7 +104,8 @@ def _words_endless(words: tuple[str, ...]) -> tuple[int, _Found] | None:
         if script is None:
             return None
         position, text = script
-        found = _script_endless(text)
+        errexit = any(_ERREXIT.fullmatch(word) for word in command[1:position])
+        found = _script_endless(text, errexit)
         return None if found is None else (start + position, found)
     simple = _command_endless(command)
     return None if simple is None else (-1, simple)
@@ -133,8 +136,8 @@ def _unwrapped(command: list[str]) -> list[str] | None:
         name = posixpath.basename(command[0])
         if ASSIGNMENT.fullmatch(command[0]):
             command = command[1:]
-        elif name == "timeout":
-            return None
+        elif name == "timeout" or (name == "command" and command[1:2] in (["-v"], ["-V"])):
+            return None  # `timeout` ends what it runs; `command -v` only looks a program up
         elif name in _WRAPPERS:
             valued = _WRAPPERS[name]
             at = 1
@@ -155,7 +158,7 @@ def _unwrapped(command: list[str]) -> list[str] | None:
 def _command_endless(words: list[str]) -> _Found | None:
     """Whether a simple command (its wrappers taken off) runs forever, and what shows it."""
     command = _unwrapped(_without_redirections(words))
-    if not command or any(word in _HELP for word in command[1:]):
+    if not command or any(_HELP.fullmatch(word) for word in command[1:]):
         return None
     program = posixpath.basename(command[0])
     rest = command[1:]
@@ -287,8 +290,8 @@ def _subcommand(*names: str) -> _Check:
 def _nginx(program: str, rest: list[str]) -> _Found | None:
     """`nginx -g "daemon off;"` keeps nginx in the foreground (`-s`, `-t` signal or test,
     and end)."""
-    if any(word in ("-s", "-t", "-T", "-v") for word in rest):
-        return None
+    if any(re.fullmatch(r"-[a-zA-Z]*[sStTvV][a-zA-Z]*", word) for word in rest):
+        return None  # `-t`, `-tq`, `-s reload`, `-V`
     for index, word in enumerate(rest[:-1]):
         if word == "-g" and re.search(r"\bdaemon\s+off\b", rest[index + 1]):
             return f'`{program} -g "{rest[index + 1]}"`', _SERVER
@@ -312,10 +315,15 @@ def _always(program: str, rest: list[str]) -> _Found | None:
     return f"`{program}`", _SERVER
 
 
+def _served_app(program: str, rest: list[str]) -> _Found | None:
+    """`uvicorn APP` (with no app it prints its usage, and ends)."""
+    return (f"`{program}`", _SERVER) if _operands(rest) else None
+
+
 def _gunicorn(program: str, rest: list[str]) -> _Found | None:
     """`gunicorn APP`, unless `--daemon` or a config file (which may set `daemon`)."""
     if any(word.partition("=")[0] in ("-D", "--daemon", "-c", "--config", "--check-config",
-                                       "--print-config") for word in rest):
+                                       "--print-config", "-v") for word in rest):
         return None
     return f"`{program}`", _SERVER
 
@@ -335,7 +343,7 @@ def _sshd(program: str, rest: list[str]) -> _Found | None:
         if not word.startswith("-") or word.startswith("--"):
             continue
         for position, letter in enumerate(word[1:]):
-            if letter in "tTi":
+            if letter in "tTiG":
                 return None
             if letter == "D":
                 shown = shown or word
@@ -365,7 +373,7 @@ _PROGRAMS: dict[str, _Check] = {
     "redis-server": _redis,
     "vllm": _subcommand("serve"),
     "tritonserver": _always,
-    "uvicorn": _always,
+    "uvicorn": _served_app,
     "gunicorn": _gunicorn,
     "sshd": _sshd,
     "ray": _ray,
@@ -413,9 +421,10 @@ _Element = list[str] | _Loop | _Other
 
 
 @lru_cache(maxsize=1024)
-def _script_endless(text: str) -> _Found | None:
+def _script_endless(text: str, errexit: bool = False) -> _Found | None:
     """What in a shell script runs forever, at its top level, on the path where each
-    command succeeds."""
+    command succeeds, but for a command after a test (`[ ... ] && sleep infinity` runs
+    as `if` would, which is not judged). `errexit`: the shell was started with `-e`."""
     tokens = _tokens(text)
     if tokens is None:
         return None
@@ -423,25 +432,46 @@ def _script_endless(text: str) -> _Found | None:
                  if token == "()" and index} | {
         tokens[index + 1] for index, token in enumerate(tokens[:-1]) if token == "function"}
     waited: _Found | None = None
+    leaves = "exit" in tokens or "exec" in tokens
     for lists, ending in _top_level(tokens):
         background = ending == "&"
+        if leaves and any(isinstance(element, _Other) for _, pipeline in lists
+                          for element in pipeline):
+            return None  # an `if` or a group that may end the script: what follows may not run
         for operator, pipeline in lists:
+            first = pipeline[0] if len(pipeline) == 1 else None
+            command = _without_redirections(first) if isinstance(first, list) else []
+            if command[:1] in _TESTS:
+                break  # what follows runs on a condition
             if operator == "||":
-                continue
-            found = _pipeline_endless(pipeline, functions)
+                continue  # runs only when what comes before fails
+            found = _pipeline_endless(pipeline, functions, errexit)
             if found is not None:
                 if not background:
                     return found
                 waited = waited or found
-            first = pipeline[0] if len(pipeline) == 1 else None
-            if isinstance(first, list) and not background:
-                command = _without_redirections(first)
-                if command[:1] == ["exit"] or (command[:1] == ["exec"] and command[1:]):
-                    return None  # the script ends here, or becomes another program
-                if command == ["wait"] and waited is not None:
-                    return f"{waited[0]} in the background, then `wait`", (
-                        "which waits for it forever")
+            if background:
+                continue
+            if command[:1] == ["exit"] or (command[:1] == ["exec"] and command[1:]):
+                return None  # the script ends here, or becomes another program
+            if command[:1] == ["set"] and any(_ERREXIT.fullmatch(word) for word in command[1:]):
+                errexit = True
+            if command[:1] and command[0] in _STOPS:
+                waited = None  # `kill $SERVER`, `disown`: not waited for
+            if command == ["wait"] and waited is not None:
+                return f"{waited[0]} in the background, then `wait`", (
+                    "which waits for it forever")
     return None
+
+
+#: Commands whose success is a condition (`[ "$KEEP" = true ] && sleep infinity`).
+_TESTS = (["["], ["[["], ["test"], ["false"], ["!"])
+#: What stops a background process, or leaves it out of a bare `wait`.
+_STOPS = frozenset({"kill", "pkill", "killall", "disown"})
+#: `set -e` (alone or in a cluster, `set -euo pipefail`) or `set -o errexit`.
+_ERREXIT = re.compile(r"-[a-zA-Z]*e[a-zA-Z]*|errexit")
+#: What a loop's body may run under `set -e` and still never end: commands that do not fail.
+_SURE = frozenset({"sleep", "echo", "printf", ":", "true", "date", "wait"})
 
 
 def _tokens(text: str) -> list[str] | None:
@@ -488,14 +518,17 @@ def _tokens(text: str) -> list[str] | None:
 _TRIES = 20
 
 
-def _quote_after(text: str, quote: str | None) -> str | None:
+def _quote_after(text: str, quote: str | None, kept: list[str] | None = None) -> str | None:
     """The quote still open after `text` (`'`, `"`, or None), `quote` open before it:
-    as the shell reads quotes, backslashes and comments."""
+    as the shell reads quotes, backslashes and comments (a `#` that starts a word, not
+    the one of `$#` or `${VAR##*-}`). `kept` is given the text without its comments."""
     index, starts = 0, True
     while index < len(text):
         char = text[index]
         if quote is None:
             if char == "\\":
+                if kept is not None:
+                    kept.append(text[index:index + 2])
                 index, starts = index + 2, False
                 continue
             if char == "#" and starts:
@@ -510,16 +543,23 @@ def _quote_after(text: str, quote: str | None) -> str | None:
         elif char == quote:
             quote, starts = None, False
         elif char == "\\" and quote == '"':
+            if kept is not None:
+                kept.append(text[index:index + 1])
             index += 1
+            char = text[index:index + 1]
+        if kept is not None:
+            kept.append(char)
         index += 1
     return quote
 
 
 def _line_tokens(line: str) -> list[str] | None:
     """The words and operators of one line (`2>&1` and `&>` are redirections, not `&`)."""
-    lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|(){}")
+    kept: list[str] = []
+    _quote_after(line, None, kept)  # comments cut as the shell reads them: shlex would cut
+    lexer = shlex.shlex("".join(kept), posix=True, punctuation_chars=";&|()")  # at any `#`
     lexer.whitespace_split = True
-    lexer.commenters = "#"
+    lexer.commenters = ""
     try:
         raw = list(lexer)
     except ValueError:
@@ -635,11 +675,13 @@ def _closing(tokens: list[str], at: int) -> int:
     return len(tokens)
 
 
-def _pipeline_endless(pipeline: list[_Element], functions: set[str]) -> _Found | None:
+def _pipeline_endless(
+    pipeline: list[_Element], functions: set[str], errexit: bool
+) -> _Found | None:
     """What runs forever in a pipeline: one of its commands, when those after it only pass
     on what comes in until it ends (`server 2>&1 | tee log`)."""
     for index, element in enumerate(pipeline):
-        found = _element_endless(element, functions)
+        found = _element_endless(element, functions, errexit)
         if found is None:
             continue
         after = pipeline[index + 1:]
@@ -649,9 +691,11 @@ def _pipeline_endless(pipeline: list[_Element], functions: set[str]) -> _Found |
     return None
 
 
-def _element_endless(element: _Element, functions: set[str]) -> _Found | None:
-    if isinstance(element, list):
-        return _command_endless(element) if element else None
+def _element_endless(element: _Element, functions: set[str], errexit: bool) -> _Found | None:
+    """A command that runs forever; a loop, when nothing in its body leaves it (under
+    `set -e`, when its body runs only commands that cannot fail)."""
+    if isinstance(element, list):  # a function of the script's may take a program's name
+        return _command_endless(element) if element and element[0] not in functions else None
     if not isinstance(element, _Loop):
         return None
     forever = ["true"] if element.keyword == "while" else ["false"]
@@ -661,4 +705,10 @@ def _element_endless(element: _Element, functions: set[str]) -> _Found | None:
         return None
     if any(word in _LEAVES or word in functions for word in element.body):
         return None
+    body = element.body
+    commands = [word for index, word in enumerate(body)
+                if (index == 0 or body[index - 1] in _OPERATORS | _STARTS)
+                and word not in _OPERATORS | _STARTS]
+    if errexit and any(word not in _SURE for word in commands):
+        return None  # a command of the body that fails ends the script
     return f"`{element.keyword} {forever[0]}`", "a loop with no `break` or `exit` in its body"
