@@ -438,13 +438,7 @@ def _script_endless(text: str, errexit: bool = False) -> _Found | None:
         if leaves and any(isinstance(element, _Other) for _, pipeline in lists
                           for element in pipeline):
             return None  # an `if` or a group that may end the script: what follows may not run
-        for operator, pipeline in lists:
-            first = pipeline[0] if len(pipeline) == 1 else None
-            command = _without_redirections(first) if isinstance(first, list) else []
-            if command[:1] in _TESTS:
-                break  # what follows runs on a condition
-            if operator == "||":
-                continue  # runs only when what comes before fails
+        for pipeline, command in _judged(lists):
             found = _pipeline_endless(pipeline, functions, errexit)
             if found is not None:
                 if not background:
@@ -462,6 +456,21 @@ def _script_endless(text: str, errexit: bool = False) -> _Found | None:
                 return f"{waited[0]} in the background, then `wait`", (
                     "which waits for it forever")
     return None
+
+
+def _judged(
+    lists: list[tuple[str | None, list[_Element]]],
+) -> Iterator[tuple[list[_Element], list[str]]]:
+    """The pipelines of an and-or list that run where each command succeeds, each with its
+    words when it is one simple command: not one after `||`, which runs only when what
+    comes before fails, nor any after a test, which runs on a condition."""
+    for operator, pipeline in lists:
+        first = pipeline[0] if len(pipeline) == 1 else None
+        command = _without_redirections(first) if isinstance(first, list) else []
+        if command[:1] in _TESTS:
+            return
+        if operator != "||":
+            yield pipeline, command
 
 
 #: Commands whose success is a condition (`[ "$KEEP" = true ] && sleep infinity`).
