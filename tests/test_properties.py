@@ -185,6 +185,19 @@ def test_plain_scalars_read_as_kubectl_reads_them(tmp_path: Path) -> None:
               if not _same(read.get(f"k{index}"), loaded.get(f"k{index}"))]
     assert differ == []
     assert len(values) > 1000
+    # As keys, the booleans and integers among them are the text kubectl gives them.
+    keys = [value for index, value in enumerate(values) if not set(value) & set(".eE")
+            and isinstance(loaded[f"k{index}"], int) and -(2**63) <= loaded[f"k{index}"] < 2**63]
+    text = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: keys}\nfoo:\n" + "".join(
+        f"  k{index}: {{{key}: x}}\n" for index, key in enumerate(keys))
+    manifest.write_text(text)
+    done = subprocess.run(["kubectl", "label", "--local", "-f", str(manifest), "x=y", "-o",
+                           "json"], capture_output=True, text=True, timeout=60, check=True)
+    read = json.loads(done.stdout)["foo"]
+    loaded = load(text, "scalars.yaml").manifests[0].written["foo"]
+    assert [list(read[f"k{index}"]) for index in range(len(keys))] == [
+        list(loaded[f"k{index}"]) for index in range(len(keys))]
+    assert len(keys) > 50
 
 
 def _one_scalar(text: str) -> bool:

@@ -803,7 +803,9 @@ class _Builder:
                     )
                 )
                 continue
-            key = sys.intern(key_node.value)  # keys repeat in every object: share them
+            # Keys repeat in every object: share them. One that is no string is the text
+            # kubectl gives it (`y:` is the key `true`, `0x10:` is `16`).
+            key = sys.intern(key_node.value if key_node.tag is _STR else _key(key_node))
             if type(value_node) is not yaml.ScalarNode:
                 value = self.build(value_node, depth)
                 value_first = self.first
@@ -867,6 +869,15 @@ def _scalar(node: yaml.ScalarNode) -> Any:
         if real is not None:  # sent as JSON, where `8.0` is `8`: an integer field takes it
             return int(real) if real.is_integer() and abs(real) < 2**63 else real
     return value  # strings, timestamps (kept as written), custom tags
+
+
+def _key(node: yaml.ScalarNode) -> str:
+    """A mapping key that is no string, as sigs.k8s.io/yaml writes it in the JSON kubectl
+    sends: a boolean or an integer as Go prints it; anything else as written."""
+    value = _scalar(node)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value) if isinstance(value, int) else str(node.value)
 
 
 def _span(node: yaml.Node, lines: int) -> Span:
