@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import compileall
+import functools
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -73,3 +74,24 @@ def schema_nodes(root: Node) -> Iterator[Node]:
         yield node
         todo.extend(child for child in (*(node.properties or {}).values(), node.items,
                                         node.additional) if child is not None)
+
+
+@functools.cache
+def reads_back_plain(text: str) -> bool:
+    """Whether `text` written plain, as PyYAML writes it, reads back as that text: PyYAML
+    quotes what YAML 1.1 reads otherwise, not `y`, `08` or `1e3`, which kubectl (go-yaml
+    v2, as the loader) takes for a boolean and numbers."""
+    written = yaml.safe_dump({"k": text}, width=10**6)
+    read: object = load(f"kind: K\n{written}", "plain.yaml").manifests[0].written["k"]
+    return read == text
+
+
+class KubectlDumper(yaml.SafeDumper):
+    """PyYAML's dumper, quoting a string kubectl would read as something else."""
+
+    def represent_str(self, data: str) -> yaml.ScalarNode:
+        style = None if reads_back_plain(data) else "'"
+        return self.represent_scalar("tag:yaml.org,2002:str", data, style=style)
+
+
+KubectlDumper.add_representer(str, KubectlDumper.represent_str)

@@ -13,7 +13,6 @@ loader, so that a value is what kubectl would send.
 from __future__ import annotations
 
 import copy
-import functools
 import json
 import re
 from collections import Counter
@@ -24,7 +23,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.conftest import SHARED
+from tests.conftest import SHARED, reads_back_plain
 from trainlint.config.settings import Settings
 from trainlint.engine.run import lint
 from trainlint.finding import Finding
@@ -50,22 +49,12 @@ def _dumper(style: str | None = None, multiline: str | None = None,
 
     def text(dumper: yaml.SafeDumper, data: str) -> yaml.Node:
         chosen = multiline if "\n" in data and multiline else style
-        if chosen is None and not _plain_text(data):
+        if chosen is None and not reads_back_plain(data):
             chosen = "'"
         return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=chosen)
 
     Dumper.add_representer(str, text)
     return Dumper
-
-
-@functools.cache
-def _plain_text(data: str) -> bool:
-    """Whether `data` written plain reads back as that text: PyYAML quotes what YAML 1.1
-    reads otherwise, not `y`, `08` or `1e3`, which kubectl (go-yaml v2) takes for a
-    boolean and numbers."""
-    written = yaml.safe_dump({"k": data}, width=10**6)
-    read: object = load(f"kind: K\n{written}", "plain.yaml").manifests[0].written["k"]
-    return read == data
 
 
 def dump(docs: Docs, *, sort: bool = False, flow: bool = False, indent: int = 2,

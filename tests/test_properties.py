@@ -15,7 +15,7 @@ import yaml
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import ROOT, lint_text
+from tests.conftest import ROOT, KubectlDumper, lint_text
 from trainlint.config.settings import Settings
 from trainlint.engine.run import lint
 from trainlint.loader import load
@@ -130,11 +130,12 @@ trees = st.recursive(
 @given(st.dictionaries(keys, trees, min_size=1, max_size=4), st.booleans())
 @example({"no": 0, "on": {"yes": [1]}}, False)  # YAML 1.1 booleans: dumped quoted
 def test_positions_land_on_the_line_holding_the_key(tree: dict[str, Any], flow: bool) -> None:
-    text = yaml.safe_dump(tree, default_flow_style=flow, width=10_000)
+    text = yaml.dump(tree, Dumper=KubectlDumper, default_flow_style=flow, width=10_000)
     manifest_text = "apiVersion: v1\nkind: ConfigMap\n" + ("" if flow else text)
     body = {"apiVersion": "v1", "kind": "ConfigMap", **tree}
     if flow:
-        manifest_text = yaml.safe_dump(body, default_flow_style=False, width=10_000)
+        manifest_text = yaml.dump(body, Dumper=KubectlDumper, default_flow_style=False,
+                                  width=10_000)
     manifest = load(manifest_text, "t.yaml").manifests[0]
     lines = manifest_text.splitlines()
     for path in _paths(body)[1:]:
