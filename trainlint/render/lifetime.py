@@ -311,7 +311,7 @@ def _redis(program: str, rest: list[str]) -> _Found | None:
 
 
 def _always(program: str, rest: list[str]) -> _Found | None:
-    """A server that has no way to leave the foreground (`tritonserver`, `uvicorn APP`)."""
+    """A server that has no way to leave the foreground (`tritonserver`)."""
     return f"`{program}`", _SERVER
 
 
