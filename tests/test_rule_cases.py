@@ -65,6 +65,7 @@ def case_settings(code: str, case: dict[str, Any]) -> Settings:
         options[code] = keys.rule_options(rule, case["options"], f"rules/{code}.yaml", "")
     return Settings(
         trainer_version=parse_version(str(case.get("trainer-version", "2.3"))),
+        kubernetes_version=str(case.get("kubernetes-version", Settings.kubernetes_version)),
         rule_options=options,
         preview=True,  # a preview rule's cases hold as well
         device_resources=case.get("device-resources", {}),

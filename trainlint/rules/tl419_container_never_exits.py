@@ -150,7 +150,9 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
                    if serving and trainer_job is not None else
                    f"make `{container.name}` a native sidecar (an init container with "
                    "`restartPolicy: Always`, stopped once the other containers have exited), "
-                   "or let it exit")
+                   "or let it exit" if ctx.kubernetes_release >= NATIVE_SIDECARS else
+                   f"let `{container.name}` exit (native sidecars, init containers with "
+                   "`restartPolicy: Always`, are on by default from Kubernetes 1.29)")
             message = (
                 f"{container.noun} `{container.name}` of job `{job.name}` runs {endless.shown}, "
                 f"{endless.what}: a pod succeeds only once all its containers have exited, so "
@@ -162,6 +164,11 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
                 # the answer makes the runtime's result depend on those TrainJobs)
             yield from on_checked(manifest, render.job, endless.at, message,
                                   "the container's command")
+
+
+#: The release from which Kubernetes runs native sidecars by default (`SidecarContainers`,
+#: beta and on in 1.29; alpha, off, in 1.28).
+NATIVE_SIDECARS = (1, 29)
 
 
 def _waited_for(render: Render) -> dict[str, str | None]:
