@@ -157,7 +157,7 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
                 f"{container.noun} `{container.name}` of job `{job.name}` runs {endless.shown}, "
                 f"{endless.what}: a pod succeeds only once all its containers have exited, so "
                 f"job `{job.name}` never completes, and {_waits(render, job.name, needed)}; "
-                "the TrainJob never finishes and holds its nodes until it is deleted or a "
+                "the TrainJob never succeeds and holds its nodes until it is deleted or a "
                 f"deadline fails it: {fix}")
             if render.job is None and ctx.trainjobs_using(manifest):
                 return  # judged on each TrainJob of it, the JobSet that runs (asked last:
