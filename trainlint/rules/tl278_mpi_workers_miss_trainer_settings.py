@@ -143,11 +143,12 @@ def _missed(
     limits = mapping(resources.get("limits"))
     # A request not written is the limit (Kubernetes defaults one to the other).
     have = {"limits": limits, "requests": {**limits, **mapping(resources.get("requests"))}}
-    other = [
+    asked = mapping(trainer.get("resourcesPerNode"))
+    other = [  # by name, however the TrainJob orders them
         (f"no `{name}` {kind[:-1]}" if had is None else f"a `{name}` {kind[:-1]} of {had}")
         + f" ({value} asked for)"
         for kind in have
-        for name, value in mapping(mapping(trainer.get("resourcesPerNode")).get(kind)).items()
+        for name, value in sorted(mapping(asked.get(kind)).items())
         if amount(had := have[kind].get(name)) != amount(value)
     ]
     if other:
