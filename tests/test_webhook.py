@@ -551,7 +551,7 @@ def test_update_that_writes_another_bad_value_at_the_error_s_path_is_denied(
 ) -> None:
     """Same code, same path, but another value there (the runtime's checkpoint volume, an
     `emptyDir` still, now in memory): the update wrote it, so it is denied
-    (`admission.standing_errors`); the recorded label change, which leaves it as stored,
+    (`admission._unchanged_errors`); the recorded label change, which leaves it as stored,
     passes."""
     review = json.loads((FIXTURES / "clustertrainingruntime-update.json").read_text())
     uid = review["request"]["uid"]

@@ -252,12 +252,13 @@ def decide(
         return too_deep(review, mode)
     stored = stored_manifest(review)
     findings = _lint(manifest, settings, context, stored)
-    unchanged = _unchanged_errors(findings, manifest, stored) if mode is Mode.ENFORCE else ()
+    unchanged = _unchanged_errors(findings, manifest, stored) if mode is Mode.ENFORCE else set()
     if stored is not None and unchanged:
-        only = _NARROWED.get(settings, lambda: replace(settings, select=tuple(sorted(unchanged))),
-                             unchanged)
+        codes = frozenset(code for code, _ in unchanged)
+        only = _NARROWED.get(settings, lambda: replace(settings, select=tuple(sorted(codes))),
+                             codes)
         before = _lint(stored, only, context, None)
-        return judge(findings, mode, standing_errors(findings, manifest, before, stored))
+        return judge(findings, mode, standing_errors(unchanged, before))
     return judge(findings, mode)
 
 
@@ -266,17 +267,27 @@ def decide(
 _NARROWED: PerValue[Settings] = PerValue("narrowed")
 
 
+#: An error finding as it is matched across the two states of an object: code, key path.
+Place = tuple[str, KeyPath]
+
+
 def _unchanged_errors(
     findings: Sequence[Finding], manifest: Manifest, stored: Manifest | None
-) -> frozenset[str]:
-    """The codes of the errors among `findings` whose value the update left as `stored`
-    has it: only those may have stood before (`standing_errors`)."""
+) -> set[Place]:
+    """The errors among `findings` (of `manifest`, an update of `stored`) at a value the
+    update left as stored: only those may have stood before (`standing_errors`).
+
+    Unchanged, not merely still wrong: an update that writes another bad value at the same
+    path brings that value in, and is refused, as Kubernetes ratchets CRD validation only
+    where "each part of the resource that failed to validate was not changed". So an error
+    reported at a field holding others (a missing `spec.trainer` is reported at `spec`)
+    stands only while all of them stay as stored, as a CRD rule scoped there does."""
     if stored is None:
-        return frozenset()
-    return frozenset(
-        f.code for f in findings
+        return set()
+    return {
+        (f.code, f.path) for f in findings
         if f.severity is Severity.ERROR and dig(manifest.body, *f.path) == dig(stored.body, *f.path)
-    )
+    }
 
 
 def _lint(
@@ -294,33 +305,15 @@ def _lint(
     )
 
 
-#: An error finding as it is matched across the two states of an object: code, key path.
-Place = tuple[str, KeyPath]
-
-
-def standing_errors(
-    findings: Sequence[Finding], manifest: Manifest, before: Sequence[Finding],
-    stored: Manifest,
-) -> frozenset[Place]:
-    """The errors among `findings` (of `manifest`, an update of `stored`) that the update
-    did not bring in: `before` (the findings of `stored`, linted alone) has an error of the
-    same code at the same key path, and the value there is unchanged. They warn instead of
-    denying, so that an object stored before enforcing began, or before a rule was added,
-    can still be relabelled, unsuspended or finalized (Kyverno's `allowExistingViolations`).
-
-    Unchanged, not merely still wrong: an update that writes another bad value at the same
-    path brings that value in, and is refused, as Kubernetes ratchets CRD validation only
-    where "each part of the resource that failed to validate was not changed". So an error
-    reported at a field holding others (a missing `spec.trainer` is reported at `spec`)
-    stands only while all of them stay as stored, as a CRD rule scoped there does. Update
-    rules (TL012, TL219...) need a stored state that `stored` itself lacks: their errors
-    are always the update's own."""
-    had = {(f.code, f.path) for f in before if f.severity is Severity.ERROR}
-    return frozenset(
-        (f.code, f.path) for f in findings
-        if f.severity is Severity.ERROR and (f.code, f.path) in had
-        and dig(manifest.body, *f.path) == dig(stored.body, *f.path)
-    )
+def standing_errors(unchanged: set[Place], before: Sequence[Finding]) -> frozenset[Place]:
+    """The errors at unchanged values (`_unchanged_errors`) that the update did not bring
+    in: `before` (the findings of the stored object, linted alone) has an error of the
+    same code at the same key path. They warn instead of denying, so that an object stored
+    before enforcing began, or before a rule was added, can still be relabelled,
+    unsuspended or finalized (Kyverno's `allowExistingViolations`). Update rules (TL012,
+    TL219...) need a stored state that the stored object itself lacks: their errors are
+    always the update's own."""
+    return frozenset(unchanged & {(f.code, f.path) for f in before if f.severity is Severity.ERROR})
 
 
 def mode_for(review: Review, mode: Mode) -> Mode:
