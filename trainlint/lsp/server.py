@@ -73,11 +73,16 @@ class _Protocol(LanguageServerProtocol):
             if "id" in data:
                 self._send_response(data["id"], None, error.to_response_error())
             else:  # a notification: there is no one to answer
-                passed = f"{data['method']}: the params are not the protocol's; passed over"
-                log.warning("%s", passed)
-                self._server.window_log_message(
-                    types.LogMessageParams(types.MessageType.Warning, passed))
+                _passed_over(self._server,
+                             f"{data['method']}: the params are not the protocol's; passed over")
             return _ANSWERED
+
+
+def _passed_over(server: LanguageServer, message: str) -> None:
+    """A message of the client's that the server passed over, told in the client's log
+    (and the server's), where the client's fault belongs: no message box."""
+    log.warning("%s", message)
+    server.window_log_message(types.LogMessageParams(types.MessageType.Warning, message))
 
 
 #: What a message answered or passed over while it was read becomes.
@@ -120,9 +125,7 @@ class Server(LanguageServer):
         """A message that is no JSON (its `Content-Length` cut it short) is the client's
         fault: a line in its log, not pygls's message box that blames the server."""
         if source is JsonRpcException:
-            passed = f"a message could not be read, and was passed over: {error}"
-            log.warning("%s", passed)
-            self.window_log_message(types.LogMessageParams(types.MessageType.Warning, passed))
+            _passed_over(self, f"a message could not be read, and was passed over: {error}")
             return
         super().report_server_error(error, source)
 
