@@ -275,14 +275,24 @@ def load(
             # ahead (it decodes 16 KB at a time, refusing a control character as it
             # decodes it), so only the whole text tells: it is parsed again, in one piece.
             parts = [_part(text, whole, guarded)]
-    if len(parts) == 1 and parts[0].stopped and text.lstrip()[:1] == "{":
+    if len(parts) == 1 and parts[0].stopped and _json_sniffed(text):
         values = _json_values(text)
         if len(values) > 1:  # no YAML, but a JSON stream, as kubectl reads it
             parts = [_part(text, value, guarded) for value in values]
     return _joined(Source(name, text, bom), problems or [], parts)
 
 
+#: JSON's whitespace, between the values of a stream; the spaces kubectl skips before
+#: looking for a JSON text's `{`.
 _BLANKS = re.compile(r"[ \t\r\n]*")
+_SPACES = re.compile(r"\s*")
+
+
+def _json_sniffed(text: str) -> bool:
+    """Whether kubectl reads `text` as JSON: it starts, after spaces, with `{` (looked at
+    where it is: a long text is not copied to be stripped)."""
+    found = _SPACES.match(text)
+    return text.startswith("{", found.end() if found else 0)
 
 
 def _json_values(text: str) -> list[Piece]:
@@ -363,7 +373,7 @@ def _part(text: str, piece: Piece, guarded: bool) -> Part:
     except _Refused as refused:  # by the guarded composer, at a mark in the piece
         found.problems.append(_shifted(refused.problem, lines))
     except yaml.MarkedYAMLError as error:
-        if error.problem == _BAD_ESCAPE and text.lstrip()[:1] == "{":
+        if error.problem == _BAD_ESCAPE and _json_sniffed(text):
             paired = _SURROGATE.sub(_joined_surrogates, piece_text)
             if paired != piece_text:
                 return _part(paired, (0, len(paired), lines), guarded)
