@@ -27,7 +27,7 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from trainlint.render import Container
-from trainlint.render.script import ASSIGNMENT, PYTHONS, SHELLS, heredoc_end
+from trainlint.render.script import ASSIGNMENT, PYTHONS, SHELLS, heredoc_end, shell_operand
 from trainlint.render.tree import Origin
 
 __all__ = ["Endless", "never_exits"]
@@ -100,33 +100,14 @@ def _words_endless(words: tuple[str, ...]) -> tuple[int, _Found] | None:
         return None
     start = len(words) - len(command)
     if posixpath.basename(command[0]) in SHELLS:
-        script = _shell_script(command)
-        if script is None:
+        position = shell_operand(command, 0)
+        if position is None:
             return None
-        position, text = script
         errexit = any(_ERREXIT.fullmatch(word) for word in command[1:position])
-        found = _script_endless(text, errexit)
+        found = _script_endless(command[position], errexit)
         return None if found is None else (start + position, found)
     simple = _command_endless(command)
     return None if simple is None else (-1, simple)
-
-
-def _shell_script(command: list[str]) -> tuple[int, str] | None:
-    """The script a shell runs (`sh -c SCRIPT`, `bash -euo pipefail -c SCRIPT`), with its
-    place among the words; None for a shell given a file or no `-c`."""
-    at, given = 1, False
-    while at < len(command) and command[at][:1] in ("-", "+") and command[at] != "-":
-        word = command[at]
-        at += 1
-        if word == "--":
-            break
-        if word.startswith("--"):
-            at += word in ("--rcfile", "--init-file")
-            continue
-        cluster = word[1:]
-        at += cluster.count("o") + cluster.count("O")
-        given = given or "c" in cluster
-    return (at, command[at]) if given and at < len(command) else None
 
 
 def _unwrapped(command: list[str]) -> list[str] | None:

@@ -27,7 +27,7 @@ import json
 import posixpath
 import re
 import shlex
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from functools import cache, lru_cache
 from typing import Any, NamedTuple
 
@@ -266,6 +266,13 @@ def shell_script(container: Container) -> tuple[str, Origin] | None:
         at += operands
     if at >= len(words) or posixpath.basename(words[at]) not in SHELLS:
         return None
+    script = shell_operand(words, at)
+    return None if script is None else given_words[script]
+
+
+def shell_operand(words: Sequence[str], at: int) -> int | None:
+    """Where the script is among `words`, `words[at]` a shell: the first operand after its
+    options, when one of their clusters holds `-c`; None for a shell given a file."""
     given = False
     at += 1
     while at < len(words) and words[at][:1] in ("-", "+") and words[at] != "-":
@@ -276,7 +283,7 @@ def shell_script(container: Container) -> tuple[str, Origin] | None:
         cluster = "" if word.startswith("--") else word[1:]
         at += 1 + (1 if word in _VALUED else cluster.count("o") + cluster.count("O"))
         given = given or "c" in cluster
-    return given_words[at] if given and at < len(given_words) else None
+    return at if given and at < len(words) else None
 
 
 def heredoc_end(line: str) -> tuple[str, bool] | None:
