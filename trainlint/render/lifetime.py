@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterator
 from functools import lru_cache
 from typing import NamedTuple
 
+from trainlint.document import sequence
 from trainlint.render import Container
 from trainlint.render.script import ASSIGNMENT, PYTHONS, SHELLS, heredoc_end, shell_operand
 from trainlint.render.tree import Origin
@@ -74,9 +75,10 @@ def never_exits(container: Container) -> Endless | None:
     """What shows that a container's command never exits, if its words show it: nothing
     for a container without a `command` of its own (the image's entrypoint runs, which is
     not seen)."""
-    items = [*container.strings("command"), *container.strings("args")]
-    if not container.strings("command") or len(items) != len(
-            [*_listed(container.body.get("command")), *_listed(container.body.get("args"))]):
+    command = container.strings("command")
+    items = [*command, *container.strings("args")]
+    if not command or len(items) != len(
+            [*sequence(container.body.get("command")), *sequence(container.body.get("args"))]):
         return None  # the image's entrypoint, or an item that is no string
     words = tuple(word for word, _ in items)
     found = _words_endless(words)
@@ -85,10 +87,6 @@ def never_exits(container: Container) -> Endless | None:
     position, (shown, what) = found
     at = (items[position][1],) if position >= 0 else tuple(origin for _, origin in items)
     return Endless(shown, what, at)
-
-
-def _listed(value: object) -> list[object]:
-    return value if isinstance(value, list) else []
 
 
 @lru_cache(maxsize=1024)
