@@ -137,8 +137,7 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
         if at is None or at.manifest is not manifest:
             return
         path = at.path
-    pod = mapping(mapping(trainer.spec.get("template")).get("spec"))
-    retried = "in a new pod" if pod.get("restartPolicy") == "Never" else "in place"
+    retried = "in a new pod" if trainer.pod_spec.get("restartPolicy") == "Never" else "in place"
     yield Problem(
         path,
         f"trainer job `{trainer.name}` runs on {trainer.pods} torch nodes with `backoffLimit` "
