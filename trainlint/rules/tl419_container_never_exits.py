@@ -145,14 +145,8 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
         for container, endless in found:
             if endless is None:
                 continue
-            fix = (f"have the `successPolicy` wait only for `{trainer_job.name}` "
-                   "(`targetReplicatedJobs`), as Trainer's MPI runtimes do"
-                   if serving and trainer_job is not None else
-                   f"make `{container.name}` a native sidecar (an init container with "
-                   "`restartPolicy: Always`, stopped once the other containers have exited), "
-                   "or let it exit" if ctx.kubernetes_release >= NATIVE_SIDECARS else
-                   f"let `{container.name}` exit (native sidecars, init containers with "
-                   "`restartPolicy: Always`, are on by default from Kubernetes 1.29)")
+            fix = _fix(container.name, trainer_job.name if serving and trainer_job else None,
+                       ctx.kubernetes_release)
             message = (
                 f"{container.noun} `{container.name}` of job `{job.name}` runs {endless.shown}, "
                 f"{endless.what}: a pod succeeds only once all its containers have exited, so "
@@ -169,6 +163,21 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
 #: The release from which Kubernetes runs native sidecars by default (`SidecarContainers`,
 #: beta and on in 1.29; alpha, off, in 1.28).
 NATIVE_SIDECARS = (1, 29)
+
+
+def _fix(container: str, trainer_job: str | None, kubernetes: tuple[int, int]) -> str:
+    """What to do: a job all of whose containers serve is waited for by no policy that
+    names the trainer's job (`trainer_job`); a container beside others becomes a native
+    sidecar where the cluster runs them, or exits."""
+    if trainer_job is not None:
+        return (f"have the `successPolicy` wait only for `{trainer_job}` "
+                "(`targetReplicatedJobs`), as Trainer's MPI runtimes do")
+    if kubernetes >= NATIVE_SIDECARS:
+        return (f"make `{container}` a native sidecar (an init container with "
+                "`restartPolicy: Always`, stopped once the other containers have exited), "
+                "or let it exit")
+    return (f"let `{container}` exit (native sidecars, init containers with "
+            "`restartPolicy: Always`, are on by default from Kubernetes 1.29)")
 
 
 def _waited_for(render: Render) -> dict[str, str | None]:
