@@ -143,6 +143,28 @@ def test_shell_variables_and_unreadable_text_are_not_settings() -> None:
     assert read("bash", "-c", "cat > c.yaml <<EOF\n{{ template }}: [\nEOF\n").settings == ()
 
 
+def test_what_the_shell_runs_is_read_past_comments_keywords_and_wrappers() -> None:
+    found = read("bash", "-c", "R=${HOSTNAME##*-} # rank\n"
+                 "if [ -n \"$R\" ]; then exec python -c \"\nf(save_steps=5)\n\"; fi\n"
+                 "timeout 2h torchrun t.py --output_dir=${OUT}/ckpt --lr 1e-4 # --old 1")
+    assert settings(found) == [
+        ("save_steps", 5, "python save_steps=", None),
+        ("output_dir", "${OUT}/ckpt", "flag --output_dir", None),
+        ("lr", "1e-4", "flag --lr", None),
+    ]
+    assert [code for code, _ in found.programs] == ["\nf(save_steps=5)\n"]
+
+
+def test_each_heredoc_of_a_line_feeds_its_own_command() -> None:
+    found = read("bash", "-c", "cat > a.yaml <<A; cat > b.py <<B\nsave_steps: 3\nA\n"
+                 "f(output_dir='/o')\nB\npython b.py")
+    assert settings(found) == [
+        ("save_steps", 3, "config a.yaml save_steps", None),
+        ("output_dir", "/o", "python output_dir=", "/o"),
+    ]
+    assert [code for code, _ in found.programs] == ["f(output_dir='/o')"]
+
+
 def test_the_rendezvous_flags() -> None:
     own = read("python", "-m", "torch.distributed.run", "--nnodes=2", "--master-addr=h", "t.py")
     assert script.own_rendezvous(own) is not None and script.static_rendezvous(own)

@@ -9,9 +9,8 @@ command clearly runs forever: a program that waits for nothing (`sleep infinity`
 `wait`). Anything less plain (a program of the image, a loop under a condition, an `if`,
 a function, a subshell) is not judged: nothing is said.
 
-A shell script (`sh -c "..."`) is read as the shell reads it, at its top level only: its
-lines (quotes spanning lines joined, heredoc bodies cut out), split into words with
-`shlex`, then into and-or lists (`a && b || c`) of pipelines (`a | b`), ended by `;`, a
+A shell script (`sh -c "..."`) is read as the shell reads it (`shell`), at its top level
+only: its lines and their words, then and-or lists (`a && b || c`) of pipelines (`a | b`), ended by `;`, a
 newline or `&` (in the background). A command after `||` runs only when the one before
 it fails, and an `exit` or `exec` ends the script where it is reached: what follows is
 not judged.
@@ -21,14 +20,14 @@ from __future__ import annotations
 
 import posixpath
 import re
-import shlex
 from collections.abc import Callable, Iterator
 from functools import lru_cache
 from typing import NamedTuple
 
 from trainlint.document import sequence
 from trainlint.render import Container
-from trainlint.render.script import ASSIGNMENT, PYTHONS, SHELLS, heredoc_end, shell_operand
+from trainlint.render.script import PYTHONS
+from trainlint.render.shell import SHELLS, lines, shell_operand, unwrapped
 from trainlint.render.tree import Origin
 
 __all__ = ["Endless", "never_exits"]
@@ -52,20 +51,6 @@ _Check = Callable[[str, list[str]], "_Found | None"]
 _FOREVER = "which never ends"
 _SERVER = "a server that runs in the foreground until it is stopped"
 
-#: Programs that run the command given after their own options (`nohup sleep infinity`,
-#: `tini -- tail -f /dev/null`), with their options that take the next word as their
-#: value. (`timeout` ends what it runs: a command under it is not judged.)
-_WRAPPERS: dict[str, frozenset[str]] = {
-    "exec": frozenset({"-a"}),
-    "command": frozenset(),
-    "nohup": frozenset(),
-    "env": frozenset({"-u", "--unset", "-C", "--chdir", "-S", "--split-string"}),
-    "tini": frozenset({"-p", "-e"}),
-    "dumb-init": frozenset({"-r", "--rewrite"}),
-    "stdbuf": frozenset({"-i", "-o", "-e"}),
-    "nice": frozenset({"-n", "--adjustment"}),
-    "setsid": frozenset(),
-}
 #: Options after which a program prints something and ends (`--help-all`, `--version_tb`).
 _HELP = re.compile(r"-h|-V|-help|--help\S*|--version\S*|--inspect|--generate-config"
                    r"|--show-config\S*")
@@ -111,27 +96,8 @@ def _words_endless(words: tuple[str, ...]) -> tuple[int, _Found] | None:
 def _unwrapped(command: list[str]) -> list[str] | None:
     """The command that runs, past `NAME=value` words and the programs that run another
     (`exec`, `nohup`, `env`, `tini --`...); None under `timeout`, which ends it."""
-    while command:
-        name = posixpath.basename(command[0])
-        if ASSIGNMENT.fullmatch(command[0]):
-            command = command[1:]
-        elif name == "timeout" or (name == "command" and command[1:2] in (["-v"], ["-V"])):
-            return None  # `timeout` ends what it runs; `command -v` only looks a program up
-        elif name in _WRAPPERS:
-            valued = _WRAPPERS[name]
-            at = 1
-            while at < len(command) and (command[at].startswith("-") or (
-                    name == "env" and ASSIGNMENT.fullmatch(command[at]))):
-                at += 2 if command[at] in valued else 1
-                if command[at - 1] == "--":
-                    break
-            command = command[at:]
-        else:
-            return command
-    return command
-
-
-# --- a program that runs forever ---
+    found = unwrapped(command)
+    return None if found is None or "timeout" in found[1] else command[found[0]:]
 
 
 def _command_endless(words: list[str]) -> _Found | None:
@@ -464,108 +430,15 @@ _SURE = frozenset({"sleep", "echo", "printf", ":", "true", "date", "wait"})
 
 def _tokens(text: str) -> list[str] | None:
     """The words and operators of a script, a newline ending each of its lines; None
-    where a quote is never closed (what the words are is unknown)."""
-    tokens: list[str] = []
-    lines = text.splitlines()
-    position = 0
-    while position < len(lines):
-        line = lines[position]
-        position += 1
-        quote = _quote_after(line, None)
-        tries = 0
-        while True:
-            while quote is None and line.endswith("\\") and position < len(lines):
-                line = line[:-1] + lines[position]
-                quote = _quote_after(lines[position], None)
-                position += 1
-            if quote is None:  # lexed only once the quotes look closed: a long program
-                words = _line_tokens(line)  # in quotes is not lexed once per line
-                if words is not None:
-                    break
-                tries += 1
-            if position >= len(lines) or tries > _TRIES:
-                return None
-            line = line + "\n" + lines[position]  # a quote goes on to the next line
-            quote = _quote_after("\n" + lines[position], quote)
-            position += 1
-        ending = heredoc_end(line)
-        if ending is not None:
-            end, tabs = ending
-            while position < len(lines):
-                candidate = lines[position]
-                position += 1
-                if (candidate.lstrip("\t") if tabs else candidate).strip() == end:
-                    break
-        tokens.extend(words)
-        if not words or words[-1] not in _AND_OR | _PIPES:
-            tokens.append("\n")
-    return tokens
-
-
-#: How many more lines a line that does not lex is joined with before giving up.
-_TRIES = 20
-
-
-def _quote_after(text: str, quote: str | None, kept: list[str] | None = None) -> str | None:
-    """The quote still open after `text` (`'`, `"`, or None), `quote` open before it:
-    as the shell reads quotes, backslashes and comments (a `#` that starts a word, not
-    the one of `$#` or `${VAR##*-}`). `kept` is given the text without its comments."""
-    index, starts = 0, True
-    while index < len(text):
-        char = text[index]
-        if quote is None:
-            if char == "\\":
-                if kept is not None:
-                    kept.append(text[index:index + 2])
-                index, starts = index + 2, False
-                continue
-            if char == "#" and starts:
-                newline = text.find("\n", index)
-                if newline < 0:
-                    break
-                index = newline
-                continue
-            if char in "'\"":
-                quote = char
-            starts = char in " \t\n;&|()"
-        elif char == quote:
-            quote, starts = None, False
-        elif char == "\\" and quote == '"':
-            if kept is not None:
-                kept.append(text[index:index + 1])
-            index += 1
-            char = text[index:index + 1]
-        if kept is not None:
-            kept.append(char)
-        index += 1
-    return quote
-
-
-def _line_tokens(line: str) -> list[str] | None:
-    """The words and operators of one line (`2>&1` and `&>` are redirections, not `&`)."""
-    kept: list[str] = []
-    _quote_after(line, None, kept)  # comments cut as the shell reads them: shlex would cut
-    lexer = shlex.shlex("".join(kept), posix=True, punctuation_chars=";&|()")  # at any `#`
-    lexer.whitespace_split = True
-    lexer.commenters = ""
-    try:
-        raw = list(lexer)
-    except ValueError:
+    where the shell would stop on a syntax error (what the words are is unknown)."""
+    read, complete = lines(text)
+    if not complete:
         return None
     tokens: list[str] = []
-    skip = 0
-    for index, token in enumerate(raw):
-        if skip:
-            skip -= 1
-            continue
-        if token == "&" and tokens and tokens[-1][-1:] in (">", "<"):
-            tokens[-1] += "&" + (raw[index + 1] if index + 1 < len(raw) else "")
-            skip = 1
-        elif token == "&" and index + 1 < len(raw) and raw[index + 1][:1] == ">":
-            tokens.append("&" + raw[index + 1])
-            skip = 1
-        else:
-            tokens.append(token)
+    for line in read:
+        tokens.extend(line.tokens)
+        if line.tokens and line.tokens[-1] not in _AND_OR | _PIPES:
+            tokens.append("\n")
     return tokens
 
 

@@ -2,12 +2,10 @@
 
 A container's `command` and `args` are a list of words, but a word is often a whole shell
 script (`bash -c "..."`) that writes a config file with a heredoc, changes folder and runs
-a Python program given inline. Each part is read with a real parser: `shlex` (POSIX rules:
-quotes, escapes, comments, `;`/`&&` as their own tokens) for the shell, `ast` for inline
-Python, YAML/JSON for the configs a heredoc writes. shlex has no heredocs, so their bodies
-are cut out by line first, as the shell reads them; bashlex would add a parse tree trainlint
-does not need and still fails on the same scripts shlex fails on (unbalanced quotes in a
-template), where both fall back to saying nothing. A heredoc that becomes a `.py` file is a
+a Python program given inline. Each part is read with a real parser: the shell's lines and
+words as `shell` reads them (quotes, comments, heredocs), `ast` for inline Python,
+YAML/JSON for the configs a heredoc writes; a script with a quote never closed is read up
+to where the shell stops. A heredoc that becomes a `.py` file is a
 program too: written by `cat > train.py`, or read into a variable that `printf` then
 writes, as the Kubeflow SDK runs a training function (`read -r -d '' SCRIPT << EOM`,
 `printf "%s" "$SCRIPT" > "train.py"`, `torchrun "train.py"`).
@@ -26,24 +24,24 @@ import itertools
 import json
 import posixpath
 import re
-import shlex
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from functools import cache, lru_cache
 from typing import Any, NamedTuple
 
 from trainlint.memo import PerValue
-from trainlint.render import Container
+from trainlint.render import Container, shell
+from trainlint.render.shell import ASSIGNMENT, SHELLS
 from trainlint.render.tree import Origin
 
 #: Python interpreters: their `-c` word, or a heredoc fed to `python -`, is a program.
 PYTHONS = re.compile(r"(?:.*/)?python(?:3(?:\.\d+)?)?")
-_HEREDOC = re.compile(r"<<(-?)[ \t]*(?:'([^']+)'|\"([^\"]+)\"|\\?([A-Za-z_][A-Za-z0-9_]*))")
-#: Words that end a simple command in a shell line (shlex gives them as their own tokens).
-_SEPARATORS = frozenset({";", "&&", "||", "|", "&", "(", ")", "{", "}"})
+#: Words that end a simple command in a shell line: operators, a group's braces (a
+#: subshell's parentheses are parentheses only).
+_SEPARATORS = frozenset({";", "&&", "||", "|", "|&", "&", ";;", ";&", ";;&", "{", "}"})
+#: Reserved words a simple command may follow (`then python -c ...`).
+_KEYWORDS = frozenset({"then", "do", "else", "elif", "if", "while", "until", "!", "time"})
 #: Shell builtins whose `NAME=value` words set shell variables, not a program's settings.
 _BUILTINS = frozenset({"export", "declare", "local", "readonly", "typeset", "set", "unset"})
-#: A word that sets a shell variable (`RANK=0`).
-ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*", re.DOTALL)
 #: Config files a heredoc writes that are read as the trainer's settings.
 _CONFIG_SUFFIXES = (".yaml", ".yml", ".json")
 
@@ -159,34 +157,17 @@ def _shell(text: str) -> tuple[tuple[Found, ...], tuple[str, ...], tuple[str, ..
     #: The heredocs `read` put in shell variables, by name; the programs written to files.
     held: dict[str, str] = {}
     written: dict[str, str] = {}
-    lines = text.splitlines()
-    position = 0
-    while position < len(lines):
-        line = lines[position]
-        position += 1
-        while line.endswith("\\") and position < len(lines):
-            line = line[:-1] + " " + lines[position]
-            position += 1
-        heredoc = _HEREDOC.search(line)
-        body: str | None = None
-        if heredoc is not None:
-            end = heredoc[2] or heredoc[3] or heredoc[4]
-            taken: list[str] = []
-            while position < len(lines):
-                candidate = lines[position]
-                position += 1
-                if (candidate.lstrip("\t") if heredoc[1] else candidate).strip() == end:
-                    break
-                taken.append(candidate)
-            body = "\n".join(taken)
-            line = line[: heredoc.start()] + line[heredoc.end():]
-        for command in _commands(line):
-            words.extend(command)
-            if command[:1] == ["cd"] and len(command) == 2:
-                cwd = posixpath.normpath(posixpath.join(cwd or "", command[1]))
+    read, _ = shell.lines(text)  # what comes before a quote never closed runs
+    for line in read:
+        for given, first, after in _commands(line.tokens):
+            words.extend(given)
+            body = next((body for at, body in line.heredocs if first <= at <= after), None)
+            if given[:1] == ["cd"] and len(given) == 2:
+                cwd = posixpath.normpath(posixpath.join(cwd or "", given[1]))
                 if not cwd.startswith("/"):
                     cwd = None  # relative to a folder trainlint does not know
                 continue
+            command = _run(given)
             settings.extend(_command_settings(command, cwd))
             programs.extend(_programs_run(command, body, written, cwd))
             if body is not None:
@@ -194,7 +175,6 @@ def _shell(text: str) -> tuple[tuple[Found, ...], tuple[str, ...], tuple[str, ..
                     held[command[-1]] = body
                 settings.extend(_heredoc_settings(command, body, cwd))
                 written.update(_program_file(_written_file(command), body, cwd))
-                body = None
             elif held and command[:1] in (["printf"], ["echo"]):
                 program = _program_written(command, held)
                 if program is not None:
@@ -213,11 +193,9 @@ def _program_file(target: str | None, program: str, cwd: str | None) -> dict[str
 def _programs_run(
     command: list[str], body: str | None, written: dict[str, str], cwd: str | None
 ) -> Iterator[str]:
-    """The inline program a simple command runs with a Python interpreter as the command
-    (after `NAME=value` words and `exec`): its `-c` word, the heredoc fed to `-`, or a
-    file a heredoc wrote before (`python -u train.py`)."""
-    while command and (ASSIGNMENT.fullmatch(command[0]) or command[0] == "exec"):
-        command = command[1:]
+    """The inline program a simple command runs with a Python interpreter as the command:
+    its `-c` word, the heredoc fed to `-`, or a file a heredoc wrote before (`python -u
+    train.py`)."""
     if not command or not PYTHONS.fullmatch(command[0]):
         return
     operands = [word for word in command[1:] if word[:1] != "-" or word == "-"]
@@ -229,95 +207,46 @@ def _programs_run(
         yield written[posixpath.join(cwd or "", operands[0])]
 
 
-#: Shells whose command string (`-c`) is a script.
-SHELLS = frozenset({"sh", "bash", "dash", "ash", "zsh", "ksh"})
-#: A shell's long options that take the next word as their value (in a cluster, each `o`
-#: or `O` takes one: `-euo pipefail`).
-_VALUED = frozenset({"--rcfile", "--init-file"})
-#: Programs that run a command given after their own options and operands (`tini --`,
-#: `timeout 1h`, `env -u NAME`): their options that take the next word as their value,
-#: and how many operands come before the command.
-_WRAPPERS: dict[str, tuple[frozenset[str], int]] = {
-    "env": (frozenset({"-u", "--unset", "-C", "--chdir"}), 0),
-    "tini": (frozenset({"-p", "-e"}), 0),
-    "dumb-init": (frozenset({"-r", "--rewrite"}), 0),
-    "timeout": (frozenset({"-s", "--signal", "-k", "--kill-after"}), 1),
-    "nice": (frozenset({"-n", "--adjustment"}), 0),
-    "nohup": (frozenset(), 0),
-    "stdbuf": (frozenset({"-i", "-o", "-e"}), 0),
-}
-
-
 def shell_script(container: Container) -> tuple[str, Origin] | None:
     """The script a container's shell runs, with its origin: the first operand of a shell
     given `-c` in an option cluster (`sh -c`, `bash -ec`, `bash -euo pipefail -c`), also
     when started by a program that runs a command (`env`, `tini --`, `timeout 1h`)."""
     given_words = [*container.strings("command"), *container.strings("args")]
     words = [word for word, _ in given_words]
-    at = 0
-    while at < len(words) and posixpath.basename(words[at]) in _WRAPPERS:
-        valued, operands = _WRAPPERS[posixpath.basename(words[at])]
-        at += 1
-        while at < len(words) and ((words[at].startswith("-") and words[at] != "-")
-                                   or ASSIGNMENT.fullmatch(words[at])):
-            at += 2 if words[at] in valued else 1
-            if words[at - 1] == "--":
-                break
-        at += operands
-    if at >= len(words) or posixpath.basename(words[at]) not in SHELLS:
+    found = shell.unwrapped(words)
+    if found is None or found[0] >= len(words) or posixpath.basename(words[found[0]]) not in SHELLS:
         return None
-    script = shell_operand(words, at)
+    script = shell.shell_operand(words, found[0])
     return None if script is None else given_words[script]
 
 
-def shell_operand(words: Sequence[str], at: int) -> int | None:
-    """Where the script is among `words`, `words[at]` a shell: the first operand after its
-    options, when one of their clusters holds `-c`; None for a shell given a file."""
-    given = False
-    at += 1
-    while at < len(words) and words[at][:1] in ("-", "+") and words[at] != "-":
-        word = words[at]
-        if word == "--":
-            at += 1
-            break
-        cluster = "" if word.startswith("--") else word[1:]
-        at += 1 + (1 if word in _VALUED else cluster.count("o") + cluster.count("O"))
-        given = given or "c" in cluster
-    return at if given and at < len(words) else None
-
-
-def heredoc_end(line: str) -> tuple[str, bool] | None:
-    """The word that ends a heredoc started on `line`, and whether the tabs before it are
-    stripped (`<<-`); None where no heredoc starts."""
-    found = _HEREDOC.search(line)
-    return None if found is None else (found[2] or found[3] or found[4], bool(found[1]))
-
-
-def _commands(line: str) -> Iterator[list[str]]:
-    """The simple commands of one shell line, as words after quote removal."""
-    lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|(){}")
-    lexer.whitespace_split = True
-    lexer.commenters = "#"
+def _commands(tokens: list[str]) -> Iterator[tuple[list[str], int, int]]:
+    """The simple commands of a line's tokens, each with where its tokens start and end
+    (its reserved words before it left out: `then`, `do`)."""
     command: list[str] = []
-    try:
-        for token in lexer:
-            if token in _SEPARATORS:
-                if command:
-                    yield command
-                command = []
-            else:
-                command.append(token)
-    except ValueError:
-        return  # an unbalanced quote: what the words mean is unknown
-    if command:
-        yield command
+    first = 0
+    for index, token in enumerate([*tokens, ";"]):
+        if token in _SEPARATORS or (token and not token.strip("()")):
+            if command:
+                yield command, first, index
+            command, first = [], index + 1
+        elif command or token not in _KEYWORDS:
+            command.append(token)
+        else:
+            first = index + 1
+
+
+def _run(command: list[str]) -> list[str]:
+    """The words of the program a simple command runs, past `NAME=value` words (shell
+    variables, not settings) and the programs that run another (`exec`, `env`,
+    `timeout 1h`); none where it runs none."""
+    found = shell.unwrapped(command)
+    return [] if found is None else command[found[0]:]
 
 
 def _command_settings(command: list[str], cwd: str | None) -> Iterator[Found]:
-    """The settings of one simple command: flags and overrides, or the program of
-    `python -c`. Shell variables (`export A=b`, `A=b cmd`) are not settings."""
-    while command and ASSIGNMENT.fullmatch(command[0]):
-        command = command[1:]
+    """The settings of the program of a simple command: flags and overrides, or the
+    program of `python -c`."""
     if command[:1] and command[0] in _BUILTINS:
         return
     if len(command) >= 3 and PYTHONS.fullmatch(command[0]) and command[1] == "-c":

@@ -9,7 +9,8 @@ from trainlint.document import Manifest
 from trainlint.engine.context import Context
 from trainlint.kinds import TRAINER_KINDS
 from trainlint.problem import Problem, Severity
-from trainlint.render.script import heredoc_end, shell_script
+from trainlint.render.script import shell_script
+from trainlint.render.shell import heredoc_end
 from trainlint.render.trainer import rendered
 from trainlint.rule import rule
 

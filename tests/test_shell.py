@@ -1,0 +1,78 @@
+"""A script read as the shell reads it: lines, words, comments, quotes and heredocs."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import settings as examples
+from hypothesis import strategies as st
+
+from trainlint.render.shell import Line, lines, scan, unwrapped
+
+
+def test_a_hash_inside_a_word_starts_no_comment() -> None:
+    assert lines("echo ${HOST##*-} $# a#b --x 1 # said\n") == (
+        [Line(["echo", "${HOST##*-}", "$#", "a#b", "--x", "1"])], True)
+
+
+def test_a_parameter_in_braces_is_one_word_and_braces_alone_are_words() -> None:
+    assert lines("f() { run --out=${OUT}/ckpt; }") == (
+        [Line(["f", "()", "{", "run", "--out=${OUT}/ckpt", ";", "}"])], True)
+
+
+def test_a_continued_line_is_joined_and_a_comment_after_it_is_cut() -> None:
+    assert lines("torchrun \\\n  --nnodes 2 \\\n  # --old\ntrain.py") == (
+        [Line(["torchrun", "--nnodes", "2"]), Line(["train.py"])], True)
+    assert lines("a\\\n#b") == ([Line(["a#b"])], True)  # joined into one word
+
+
+def test_a_quote_that_spans_lines_is_one_word() -> None:
+    assert lines('python -c "\nimport os\n# not a comment\n" --x\nnext') == (
+        [Line(["python", "-c", "\nimport os\n# not a comment\n", "--x"]), Line(["next"])],
+        True)
+
+
+def test_heredoc_bodies_are_taken_out_with_where_each_starts() -> None:
+    script = 'cat > a.py <<EOF && cat <<-"END" > b.yaml\nprint()\nEOF\n\tk: v\n\tEND\nrun a.py'
+    assert lines(script) == ([
+        Line(["cat", ">", "a.py", "&&", "cat", ">", "b.yaml"], ((3, "print()"), (5, "\tk: v"))),
+        Line(["run", "a.py"]),
+    ], True)
+
+
+def test_a_here_string_and_a_quoted_operator_start_no_heredoc() -> None:
+    assert lines('cat <<< "x"\necho "<<EOF"\nnext') == (
+        [Line(["cat", "<<<", "x"]), Line(["echo", "<<EOF"]), Line(["next"])], True)
+
+
+def test_redirections_to_a_descriptor_are_one_word() -> None:
+    assert lines("run > log 2>&1 &\nrun &>/dev/null") == (
+        [Line(["run", ">", "log", "2>&1", "&"]), Line(["run", "&>/dev/null"])], True)
+
+
+@pytest.mark.parametrize("script", ["echo 'unclosed\nnext", 'echo "unclosed', "a 'b' 'c"])
+def test_a_quote_never_closed_ends_the_reading_where_the_shell_stops(script: str) -> None:
+    assert lines("first\n" + script) == ([Line(["first"])], False)
+
+
+@pytest.mark.parametrize(("words", "found"), [
+    (["python", "t.py"], (0, ())),
+    (["A=1", "exec", "python", "t.py"], (2, ("exec",))),
+    (["env", "-u", "X", "B=2", "python"], (4, ("env",))),
+    (["timeout", "-s", "KILL", "1h", "tini", "--", "sleep"], (6, ("timeout", "tini"))),
+    (["nohup"], (1, ("nohup",))),
+    (["command", "-v", "python"], None),
+])
+def test_the_command_past_what_runs_it(
+        words: list[str], found: tuple[int, tuple[str, ...]] | None) -> None:
+    assert unwrapped(words) == found
+
+
+@examples(max_examples=300, deadline=None)
+@given(st.text(alphabet=" \t\r\n\x0b\xa0\\'\"#<>-;&|(){}$aZ_=", max_size=40))
+def test_any_text_is_read_to_an_end(text: str) -> None:
+    """Whatever the text, the reading ends (each step takes something), and what it
+    says is in the text."""
+    read = scan(text)
+    assert all(0 <= start <= end <= len(text) for start, end in read.literal)
+    assert all(at <= len(line.tokens) for line in read.lines for at, _ in line.heredocs)
