@@ -76,3 +76,9 @@ def test_any_text_is_read_to_an_end(text: str) -> None:
     read = scan(text)
     assert all(0 <= start <= end <= len(text) for start, end in read.literal)
     assert all(at <= len(line.tokens) for line in read.lines for at, _ in line.heredocs)
+
+
+def test_where_the_shell_expands_nothing() -> None:
+    text = "a '$(X)' \"$(Y)\" # $(Z)\ncat <<'E'\n$(W)\nE\ncat <<E\n$(V)\nE\n"
+    literal = [text[start:end] for start, end in scan(text).literal]
+    assert literal == ["$(X)", "# $(Z)", "E", "$(W)\nE\n"]

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from typing import NamedTuple
 
 from trainlint.document import dig, mappings
-from trainlint.render import Container
+from trainlint.render import Container, shell
 from trainlint.render.script import shell_script
 from trainlint.render.tree import Origin
 
@@ -41,6 +41,12 @@ OPERATOR_V1 = {
 def references(text: str) -> Iterator[str]:
     """The names of the `$(NAME)` references in `text`, as Kubernetes' expansion reads
     them (`$$` writes a `$`; a `$(` never closed is text)."""
+    for _, name in _placed_references(text):
+        yield name
+
+
+def _placed_references(text: str) -> Iterator[tuple[int, str]]:
+    """Each `$(NAME)` reference in `text`, with where it starts."""
     at = text.find("$")
     while at != -1:
         following = text[at + 1:at + 2]
@@ -48,7 +54,7 @@ def references(text: str) -> Iterator[str]:
             end = text.find(")", at + 2)
             if end == -1:
                 return
-            yield text[at + 2:end]
+            yield at, text[at + 2:end]
             at = end
         elif following == "$":
             at += 1
@@ -70,17 +76,29 @@ class Unset(NamedTuple):
 def unset_in_command(container: Container) -> Iterator[Unset]:
     """Each reference of the container's command and args to a variable it does not have
     (each name once a key; none from a container that takes variables from `envFrom`,
-    whose names are not known here)."""
+    whose names are not known here), but where the container's shell takes it as text
+    (a comment, single quotes, a heredoc with a quoted end word): there it is another
+    program's syntax (`awk '{print $(NF)}'`, a Makefile's `$(CC)`), passed on as meant."""
     if container.body.get("envFrom"):
         return
     indexed = dig(container.job.body, "template", "spec", "completionMode") == "Indexed"
     script: tuple[str, Origin] | None = None
     for key in ("command", "args"):
         for text, origin in container.strings(key):
-            for name in dict.fromkeys(references(text)):
-                if name not in container.env and not (indexed and name == COMPLETION_INDEX):
-                    script = script or shell_script(container)  # read only for a finding
-                    yield Unset(key, name, origin, script is not None and script[1] == origin)
+            literal: tuple[tuple[int, int], ...] | None = None
+            seen: set[str] = set()
+            for at, name in _placed_references(text):
+                if name in seen or name in container.env or (
+                        indexed and name == COMPLETION_INDEX):
+                    continue
+                script = script or shell_script(container)  # read only for a finding
+                in_script = script is not None and script[1] == origin
+                if in_script:
+                    literal = shell.scan(text).literal if literal is None else literal
+                    if any(start <= at < end for start, end in literal):
+                        continue
+                seen.add(name)
+                yield Unset(key, name, origin, in_script)
 
 
 class UnsetInValue(NamedTuple):

@@ -67,7 +67,10 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     and in a command on `AWS_*` and `AZURE_*`, which the cloud's identity webhooks give
     every container (in a value they come too late: they are appended);
     in a command, on a name not in capitals (`$(hostname)`: a shell's command substitution,
-    as meant, wherever a shell runs it). On a TrainJob, the runtime's values are reported on the
+    as meant, wherever a shell runs it), and in a shell's script where the shell expands
+    nothing (a comment, single quotes, a heredoc whose end word is quoted): the text goes
+    on to another program as written, in whose syntax it is meant (`awk '{print $(NF)}'`,
+    a Makefile's `$(CC)`). On a TrainJob, the runtime's values are reported on the
     runtime; a TrainJob's variable whose name the runtime sets takes that variable's place
     in the list, the others go after the runtime's, as the controller merges them. A
     runtime's command and args are judged on its TrainJobs, each of which may set the
