@@ -10,10 +10,10 @@ command clearly runs forever: a program that waits for nothing (`sleep infinity`
 a function, a subshell) is not judged: nothing is said.
 
 A shell script (`sh -c "..."`) is read as the shell reads it (`shell`), at its top level
-only: its lines and their words, then and-or lists (`a && b || c`) of pipelines (`a | b`), ended by `;`, a
-newline or `&` (in the background). A command after `||` runs only when the one before
-it fails, and an `exit` or `exec` ends the script where it is reached: what follows is
-not judged.
+only: its lines and their words, then and-or lists (`a && b || c`) of pipelines (`a | b`),
+ended by `;`, a newline or `&` (in the background). A command after `||` runs only when
+the one before it fails, and an `exit` or `exec` ends the script where it is reached: what
+follows is not judged.
 """
 
 from __future__ import annotations

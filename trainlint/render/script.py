@@ -496,11 +496,6 @@ def static_rendezvous(found: Script) -> bool:
     return backend is None or str(backend.value).lower() == "static"
 
 
-#: What shows a trainer acting on SIGTERM: a handler (`signal.signal(signal.SIGTERM, ...)`,
-#: `trap ... TERM`), or Megatron's `--exit-signal-handler`, which saves and exits on it.
-_SIGTERM = re.compile(r"SIGTERM|\btrap\b[^\n]*\bTERM\b|--exit[-_]signal[-_]handler")
-
-
 #: What shows a trainer resuming from what its output directory holds: Hugging Face's
 #: `get_last_checkpoint` or a `resume_from_checkpoint` that is not off, or a `--resume` flag.
 _RESUMES = re.compile(
@@ -557,11 +552,6 @@ def task_rank(found: Script) -> str | None:
 def resumes(found: Script) -> str | None:
     """What in the command shows the trainer resumes from an existing checkpoint."""
     return _first_match(found, _RESUMES)
-
-
-def handles_sigterm(found: Script) -> str | None:
-    """What in the command shows the trainer acts on SIGTERM (saves before it exits)."""
-    return _first_match(found, _SIGTERM)
 
 
 def _first_match(found: Script, pattern: re.Pattern[str]) -> str | None:

@@ -10,7 +10,7 @@ from trainlint.engine.context import Context
 from trainlint.kinds import TRAINER_KINDS
 from trainlint.options import check_range
 from trainlint.problem import Edit, Fix, Problem, Severity
-from trainlint.render import POD_SPEC, script
+from trainlint.render import POD_SPEC, script, sigterm
 from trainlint.render.checkpoint import CheckpointOptions, writers
 from trainlint.render.trainer import rendered, runtime_render
 from trainlint.render.tree import Origin, first_on
@@ -45,8 +45,9 @@ class GracePeriodOptions(CheckpointOptions):
 def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does
     Flags a checkpointing trainer pod (see TL301 for how the checkpoint directory is
-    found) that saves on SIGTERM (its command installs a handler: `signal.SIGTERM`,
-    `trap ... TERM`, Megatron's `--exit-signal-handler`) and whose
+    found) that saves on SIGTERM (its command installs a handler that does more than log
+    and exit: `signal.signal(signal.SIGTERM, ...)`, `trap ... TERM`, Megatron's
+    `--exit-signal-handler`) and whose
     `terminationGracePeriodSeconds` is unset (Kubernetes default: 30 s) or
     below the option `min-seconds` (default 60). From v2.3 a TrainJob may set it through
     `runtimePatches`; that value is taken into account.
@@ -59,8 +60,9 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
 
     ## When it stays silent
     When no checkpoint directory is found or nothing is saved (see TL301), when the
-    command installs no SIGTERM handler (nothing is saved on SIGTERM, however long the
-    grace period), on a grace period at or above `min-seconds`, and when the runtime is
+    command installs no SIGTERM handler, or one that only logs and exits (a trap of `echo`
+    and `exit`, a Python handler of `print`, logging and `sys.exit`): nothing is saved on
+    SIGTERM, however long the grace period; on a grace period at or above `min-seconds`, and when the runtime is
     not among the checked files.
 
     ## Options
@@ -142,7 +144,7 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     reported: set[int] = set()
     for container, directories in writers(rendered(manifest, ctx), options):
         job = container.job
-        handler = script.handles_sigterm(script.read(container))
+        handler = sigterm.handles_sigterm(script.read(container))
         if job.index in reported or handler is None:
             continue  # nothing is saved on SIGTERM, however long the pod is given
         grace = job.pod_spec.get("terminationGracePeriodSeconds")
