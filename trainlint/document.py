@@ -323,6 +323,17 @@ def sequence(value: object) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
+def says_nothing(value: object) -> bool:
+    """Whether a value carries nothing: null, an empty string, or a list or mapping of
+    such values (`resourcesPerNode: {}`, `env: []`, as builders write a field they always
+    emit): applying it changes nothing, and dropping it loses nothing."""
+    if isinstance(value, dict):
+        return all(says_nothing(item) for item in value.values())
+    if isinstance(value, list):
+        return all(says_nothing(item) for item in value)
+    return value is None or value == ""
+
+
 def mappings(value: object) -> Iterator[tuple[int, dict[str, Any]]]:
     """The (index, item) pairs of a list that are mappings."""
     for index, item in enumerate(sequence(value)):

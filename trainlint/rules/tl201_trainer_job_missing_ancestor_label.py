@@ -4,7 +4,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from trainlint import roundtrip
-from trainlint.document import KeyPath, Manifest, dig, is_count, mapping
+from trainlint.document import KeyPath, Manifest, dig, is_count, mapping, says_nothing
 from trainlint.engine.context import Context
 from trainlint.finding import Note
 from trainlint.kinds import TRAINER_KINDS
@@ -85,7 +85,8 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem | Fact]:
     `mlPolicy.numNodes` reaches no job, or it carries the Kubeflow SDK's
     `trainer.kubeflow.org/framework` label (the SDK lists it, and its trainers set
     `spec.trainer`). A runtime used as a plain JobSet, whose TrainJobs only name it, loses
-    nothing. (A runtime whose JobSet spec is written with no job in it is reported alone:
+    nothing; nor do TrainJobs that write a field empty (`resourcesPerNode: {}`, as
+    builders emit it). (A runtime whose JobSet spec is written with no job in it is reported alone:
     every TrainJob of it runs nothing. One with no JobSet spec at all, most often a page's
     excerpt, is judged by its TrainJobs.) On a runtime the API server rejects because its
     `spec` or `template` is missing or holds only fields it prunes (TL008, TL009 say so):
@@ -351,7 +352,8 @@ def _dropped(job: Manifest, ctx: Context) -> list[str]:
         if origin.manifest is job and origin.path[:2] == ("spec", "trainer")
         and len(origin.path) > 2
     }
-    return [key for key in TRAINER_FIELDS if key in trainer and key not in kept]
+    return [key for key in TRAINER_FIELDS
+            if key in trainer and key not in kept and not says_nothing(trainer[key])]
 
 
 def _check_trainjob(job: Manifest, ctx: Context) -> Iterator[Problem | Fact]:

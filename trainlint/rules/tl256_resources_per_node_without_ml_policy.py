@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from trainlint.document import Manifest, dig, mapping
+from trainlint.document import Manifest, dig, mapping, says_nothing
 from trainlint.engine.context import Context
 from trainlint.problem import Problem, Severity
 from trainlint.rule import rule
@@ -24,8 +24,9 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     with no error: the pods run with the runtime's resources, often without GPUs.
 
     ## When it stays silent
-    On runtimes with an `mlPolicy`, on TrainJobs without `resourcesPerNode`, before
-    v2.3, and when the runtime is not among the checked files.
+    On runtimes with an `mlPolicy`, on TrainJobs without `resourcesPerNode` or with an
+    empty one (`{}`: nothing to drop), before v2.3, and when the runtime is not among the
+    checked files.
 
     ## Example
     ```yaml
@@ -101,7 +102,7 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
     """
     runtime = ctx.runtime_for(job)
     trainer = mapping(dig(job.body, "spec", "trainer"))
-    if runtime is None or "resourcesPerNode" not in trainer:
+    if runtime is None or says_nothing(trainer.get("resourcesPerNode")):
         return
     if "mlPolicy" in mapping(runtime.body.get("spec")):
         return

@@ -62,8 +62,8 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     When no checkpoint directory is found or nothing is saved (see TL301), when the
     command installs no SIGTERM handler, or one that only logs and exits (a trap of `echo`
     and `exit`, a Python handler of `print`, logging and `sys.exit`): nothing is saved on
-    SIGTERM, however long the grace period; on a grace period at or above `min-seconds`, and when the runtime is
-    not among the checked files.
+    SIGTERM, however long the grace period; on a grace period at or above `min-seconds`,
+    and when the runtime is not among the checked files.
 
     ## Options
     `min-seconds`: the least grace period accepted, more than Kubernetes' default of
