@@ -6,7 +6,14 @@ from trainlint.document import Manifest
 from trainlint.engine.context import Context
 from trainlint.kinds import RUNTIME_KINDS
 from trainlint.problem import Problem, Severity
-from trainlint.render.trainer import ANCESTOR_LABEL, JOBS, TRAINER, ancestor, replicated_jobs
+from trainlint.render.trainer import (
+    ANCESTOR_LABEL,
+    JOBS,
+    TRAINER,
+    ancestor,
+    framework,
+    replicated_jobs,
+)
 from trainlint.rule import rule
 
 
@@ -21,10 +28,11 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     trainer` after the first one.
 
     ## Why is this bad?
-    The controller gives the node count, `env` and the framework variables (`PET_*`...) to
-    the first trainer job only, but the TrainJob's image, command and args to all of them:
-    an MPI worker labelled like its launcher loses its sshd command, and the other jobs
-    run with a wrong world size.
+    The controller gives the TrainJob's image, command, args and env to every job so
+    labelled (v2.0-v2.3), but the torch plugin's variables (`PET_*`) to the first only:
+    an MPI worker labelled like its launcher runs the launcher's `mpirun` in place of
+    its sshd, and a second torch job runs the trainer without the variables that tell
+    torchrun the nodes and the master.
 
     ## When it stays silent
     On the first trainer job, and on runtimes with one.
@@ -105,9 +113,11 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
         if first is None:
             first = job.get("name")
             continue
+        torch = (f", while the torch plugin's variables (`PET_*`) go to `{first}` only"
+                 if framework(runtime) == "torch" else "")
         yield Problem(
             (*JOBS, index, "template", "metadata", "labels", ANCESTOR_LABEL),
-            f"job `{job.get('name')}` is a second trainer job (after `{first}`): the TrainJob's "
-            "image, command and args replace its own, while numNodes, env and the framework "
-            f"variables go to `{first}` only",
+            f"job `{job.get('name')}` is a second trainer job (after `{first}`): a TrainJob's "
+            f"image, command, args and env go to it as they go to `{first}`, so it runs the "
+            f"trainer's program in place of its own{torch}",
         )
