@@ -231,6 +231,38 @@ def test_v23_appends_a_job_a_patch_names_and_v22_ignores_it() -> None:
     assert [job.name for job in ignored.jobs] == ["launcher", "node"]
 
 
+_TWO_TRAINER_JOBS = """\
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata: {name: mpi}
+spec:
+  mlPolicy: {numNodes: 1, mpi: {runLauncherAsNode: true}}
+  template: {spec: {replicatedJobs: [
+    {name: launcher, template: {
+      metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}},
+      spec: {template: {spec: {containers: [{name: node, image: x}]}}}}},
+    {name: node, template: {
+      metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}},
+      spec: {template: {spec: {containers: [{name: node, image: x}]}}}}}]}}
+---
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: job}
+spec:
+  runtimeRef: {name: mpi}
+  trainer: {numNodes: 3}
+"""
+
+
+@pytest.mark.parametrize(("release", "nodes"), [("2.0", 1), ("2.1", 2), ("2.3", 2)])
+def test_v20_gives_every_trainer_job_the_count_of_the_first(release: str, nodes: int) -> None:
+    """v2.0's builder sets each job labelled trainer to the first one's count, after the
+    MPI plugin has set `node`'s from the TrainJob; from v2.1 it leaves the counts be."""
+    node = _render_text(_TWO_TRAINER_JOBS, release).job_named("node")
+    assert node is not None and node.pods == nodes
+    assert node.body["template"]["spec"]["parallelism"] == nodes
+
+
 _NULLS_IN_A_PATCH = """\
 apiVersion: trainer.kubeflow.org/v1alpha1
 kind: ClusterTrainingRuntime

@@ -324,7 +324,12 @@ class _Build:
         return self.framework == "mpi" and mpi.get("runLauncherAsNode") is True
 
     def _sync_counts(self) -> None:
-        """Every replicatedJob's parallelism and completions become its pod count."""
+        """Every replicatedJob's parallelism and completions become its pod count; before
+        v2.1, every job labelled trainer takes the count of the first one, last of all."""
+        trainers = [index for index, ancestor in self.ancestors.items() if ancestor == TRAINER]
+        if self.version < (2, 1):
+            for index in trainers[1:]:
+                self.counts[index] = self.counts[trainers[0]]
         for index, (count, at) in self.counts.items():
             spec = (*JOBS, index, "template", "spec")
             written = mapping(self.tree.get(spec))
