@@ -12,7 +12,8 @@ from trainlint.rule import rule
 #: looked up before its group).
 KNOWN_WRONG = {
     "kubeflow.org/v2alpha1": "the API of Trainer v2 before its first release (its group "
-    "became `trainer.kubeflow.org` in kubeflow/trainer#2424), which no release serves",
+    "became `trainer.kubeflow.org` in kubeflow/trainer#2413 and its version `v1alpha1` in "
+    "#2415), which no release serves",
     "kubeflow.org": "the Training Operator v1 group (PyTorchJob, TFJob...), which has no {kind}",
 }
 
