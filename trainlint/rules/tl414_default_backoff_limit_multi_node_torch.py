@@ -138,12 +138,14 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
             return
         path = at.path
     retried = "in a new pod" if trainer.pod_spec.get("restartPolicy") == "Never" else "in place"
+    backend = script.flag(script.read(node), "rdzv_backend")
+    given = "no `--rdzv-backend`" if backend is None else f"`--rdzv-backend {backend.value}`"
     yield Problem(
         path,
         f"trainer job `{trainer.name}` runs on {trainer.pods} torch nodes with `backoffLimit` "
         f"unset (Kubernetes defaults it to {DEFAULT_BACKOFF_LIMIT}) and no JobSet "
-        f"`failurePolicy`: its command runs torchrun with the static rendezvous (no "
-        f"`--rdzv-backend`), so a rank the Job restarts {retried} (up to "
+        f"`failurePolicy`: its command runs torchrun with the static rendezvous "
+        f"({given}), so a rank the Job restarts {retried} (up to "
         f"{DEFAULT_BACKOFF_LIMIT} times) cannot rejoin it and each retry hangs until the "
         "rendezvous or NCCL timeout; set `backoffLimit: 0`",
     )
