@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 from trainlint.document import Manifest, dig, mappings
 from trainlint.engine.context import Context
@@ -30,8 +31,9 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     same paths they overwrite (TL307 and TL308 say where checkpoints do).
 
     ## When it stays silent
-    On TrainingRuntimes (namespaced: the claim is the namespace's), and on
-    `volumeClaimPolicies` templates.
+    On TrainingRuntimes (namespaced: the claim is the namespace's), on
+    `volumeClaimPolicies` templates, and on a claim the pods only read (the volume or
+    every mount of it `readOnly`: a dataset the runs share as meant).
 
     ## Example
     ```yaml
@@ -107,7 +109,8 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
         for index, volume in mappings(job.pod_spec.get("volumes")):
             claim = dig(volume, "persistentVolumeClaim", "claimName")
             at = job.origin(*POD_SPEC, "volumes", index, "persistentVolumeClaim", "claimName")
-            if not isinstance(claim, str) or claim in seen or at.manifest is not runtime:
+            if (not isinstance(claim, str) or claim in seen or at.manifest is not runtime
+                    or _read_only(job.pod_spec, volume)):
                 continue
             seen.add(claim)
             yield Problem(
@@ -116,3 +119,15 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
                 "own namespace: where it does not exist the pods stay Pending, and the runs of "
                 "one namespace all share it",
             )
+
+
+def _read_only(pod: dict[str, Any], volume: dict[str, Any]) -> bool:
+    """Whether a pod only reads a claim (a shared dataset): the volume is `readOnly`, or
+    each of its containers that mounts it does so read-only."""
+    if dig(volume, "persistentVolumeClaim", "readOnly") is True:
+        return True
+    mounts = [mount for key in ("initContainers", "containers")
+              for _, container in mappings(pod.get(key))
+              for _, mount in mappings(container.get("volumeMounts"))
+              if mount.get("name") == volume.get("name")]
+    return bool(mounts) and all(mount.get("readOnly") is True for mount in mounts)
