@@ -78,6 +78,25 @@ def _covering(mounts: list[_Mount], path: str) -> _Mount | None:
     return max(holding, key=lambda mount: len(mount.path), default=None)
 
 
+def _read_at(
+    trainer: Job, download: str, templates: set[str], claim: str
+) -> tuple[str, str] | None:
+    """The container of the trainer job whose command or env names the download's path,
+    with the folder of the claim it finds there (the evidence of where it reads)."""
+    named_path = re.compile(rf"(?<![\w./-]){re.escape(download)}(?![\w.-])")
+    for container in trainer.containers():
+        texts = [text for key in ("command", "args") for text, _ in container.strings(key)]
+        texts += [str(item.get("value")) for _, item in container.env.values()]
+        if not any(named_path.search(text) for text in texts):
+            continue
+        mount = _covering(_mounts(container.body), download)
+        if mount is not None and mount.exact and _claim(
+                trainer.pod_spec, templates, mount.name) == claim:
+            return container.name, _folder(
+                posixpath.join(mount.folder, posixpath.relpath(download, mount.path)))
+    return None
+
+
 def _within(folder: str, outer: str) -> bool:
     return not outer or folder == outer or folder.startswith(outer + "/")
 
@@ -104,8 +123,12 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
 
     Trainer's own initializer images always download into `/workspace/dataset` and
     `/workspace/model`: for those, it also flags a download onto no volume of the pod,
-    and one into a folder of the shared volume that the trainer job does not mount (the
-    initializer writes at the volume's root, the trainer mounts its `dataset` folder).
+    one into a folder of the shared volume that the trainer job does not mount (the
+    initializer writes at the volume's root, the trainer mounts its `dataset` folder), and
+    one the trainer looks for elsewhere: its command or env names the download's path
+    (`/workspace/model`), which in its pod is another folder of the volume (the
+    initializer mounts the volume's root at `/workspace/model`, the trainer at
+    `/workspace`).
 
     ## Why is this bad?
     The initializer runs in its own pod. What it downloads onto a pod-local volume is
@@ -264,6 +287,18 @@ def _download_unseen(container: Container, trainer: Job, templates: set[str]) ->
     folder = _folder(posixpath.join(mount.folder, posixpath.relpath(download, mount.path)))
     seen = [other for theirs in trainer.containers() for other in _mounts(theirs.body)
             if _claim(trainer.pod_spec, templates, other.name) == claim]
+    read = _read_at(trainer, download, templates, claim)
+    if read is not None and read[1] != folder:
+        name, found = read
+        inside = (f"inside {f'folder `{folder}`' if folder else 'the root'} where the "
+                  f"download is: it finds the download only if what is downloaded has a "
+                  "folder of that name" if _within(found, folder) else
+                  "where nothing is downloaded: it never finds the download")
+        yield Problem(container.origin("volumeMounts", mount.number).path, (
+            f"{writes}, {f'folder `{folder}`' if folder else 'the root'} of volume "
+            f"`{mount.name}`; container `{name}` of trainer job `{trainer.name}` reads "
+            f"`{download}`, which is folder `{found}` of it, {inside}"))
+        return
     if not seen or any(_within(folder, other.folder) for other in seen):
         return  # no such volume there (the check above says so), or it may be seen
     place = f"folder `{folder}`" if folder else "the root"
