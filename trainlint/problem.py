@@ -92,3 +92,8 @@ class Fact(NamedTuple):
 
 #: Severities from the least to the most serious, for `fail-on`.
 SEVERITY_RANK = {Severity.WARNING: 0, Severity.ERROR: 1}
+
+
+def listed(items: list[str]) -> str:
+    """Items as a message lists them: `a`, `a and b`, `a, b and c`."""
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"

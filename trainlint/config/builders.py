@@ -22,6 +22,7 @@ import os
 from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
+from trainlint.document import sequence
 from trainlint.files import read_bytes
 
 #: The names kustomize reads a kustomization (or a component) from.
@@ -177,13 +178,9 @@ def _patch_paths(kustomization: Any) -> list[str]:
         return []
     found = []
     for key in ("patches", "patchesJson6902"):
-        for entry in _listed(kustomization.get(key)):
+        for entry in sequence(kustomization.get(key)):
             if isinstance(entry, dict) and isinstance(entry.get("path"), str):
                 found.append(entry["path"])
-    found += [entry for entry in _listed(kustomization.get("patchesStrategicMerge"))
+    found += [entry for entry in sequence(kustomization.get("patchesStrategicMerge"))
               if isinstance(entry, str) and "\n" not in entry]
     return found
-
-
-def _listed(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []

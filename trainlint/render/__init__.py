@@ -221,6 +221,11 @@ class Render:
     def complete(self) -> bool:
         return self.runtime is not None
 
+    @property
+    def failure_policy(self) -> dict[str, Any]:
+        """The JobSet's `failurePolicy` ({} where it has none)."""
+        return mapping(mapping(self.jobset.get("spec")).get("failurePolicy"))
+
     def origin(self, path: KeyPath) -> Origin:
         """Where the value at `path` of the rendered JobSet came from."""
         return self.tree.origin(path)

@@ -90,7 +90,7 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     ```
     """
     render = runtime_render(runtime, ctx)
-    policy = mapping(mapping(render.jobset.get("spec")).get("failurePolicy"))
+    policy = render.failure_policy
     restarts = policy.get("maxRestarts")
     if not is_count(restarts) or restarts <= 0 or policy.get("restartStrategy") == "InPlaceRestart":
         return

@@ -3,7 +3,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from trainlint.document import Manifest, is_count, mapping
+from trainlint.document import Manifest, is_count
 from trainlint.engine.context import Context
 from trainlint.kinds import RUNTIME_KINDS
 from trainlint.options import RuleOptions, check_range
@@ -101,7 +101,7 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     ```
     """
     render = runtime_render(runtime, ctx)
-    restarts = mapping(mapping(render.jobset.get("spec")).get("failurePolicy")).get("maxRestarts")
+    restarts = render.failure_policy.get("maxRestarts")
     limit = ctx.options.max_restarts
     at = render.origin((*FAILURE_POLICY, "maxRestarts"))
     if is_count(restarts) and restarts > limit and at.manifest is runtime:

@@ -3,7 +3,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from trainlint.document import KeyPath, Manifest, mapping, mappings, sequence
+from trainlint.document import KeyPath, Manifest, mappings, sequence
 from trainlint.engine.context import Context
 from trainlint.kinds import RUNTIME_KINDS
 from trainlint.problem import Problem, Severity
@@ -110,7 +110,7 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     rules_path = (*FAILURE_POLICY, "rules")
     problems: list[tuple[KeyPath, str]] = []
     seen: set[str] = set()
-    policy = mapping(mapping(render.jobset.get("spec")).get("failurePolicy"))
+    policy = render.failure_policy
     for index, item in mappings(policy.get("rules")):
         name = item.get("name")
         if isinstance(name, str):

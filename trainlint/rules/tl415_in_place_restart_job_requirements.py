@@ -95,7 +95,7 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     ```
     """
     render = runtime_render(runtime, ctx)
-    policy = mapping(mapping(render.jobset.get("spec")).get("failurePolicy"))
+    policy = render.failure_policy
     if policy.get("restartStrategy") != "InPlaceRestart":
         return
     for job in render.jobs:

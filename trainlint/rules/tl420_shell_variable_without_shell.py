@@ -9,7 +9,7 @@ from trainlint import roundtrip
 from trainlint.document import KeyPath, Manifest
 from trainlint.engine.context import Context
 from trainlint.kinds import TRAINER_KINDS
-from trainlint.problem import Fix, Problem, Severity
+from trainlint.problem import Fix, Problem, Severity, listed
 from trainlint.render import Container, shell
 from trainlint.render.script import PYTHONS
 from trainlint.render.trainer import rendered
@@ -106,8 +106,8 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
         return
     for container in render.every_container():
         for item, text, origin, names in _unexpanded(container):
-            shown = _listed([f"`{name}`" for name in names])
-            expanded = _listed([f"`{_REFERENCE.sub(_kubernetes, name)}`" for name in names])
+            shown = listed([f"`{name}`" for name in names])
+            expanded = listed([f"`{_REFERENCE.sub(_kubernetes, name)}`" for name in names])
             program = posixpath.basename(item)
             message = (
                 f"{shown} in the {origin.path[-2]} of {container.noun} `{container.name}` of "
@@ -165,7 +165,3 @@ def _expanded_fix(path: KeyPath, text: str, names: list[str]) -> Fix:
 def _kubernetes(match: re.Match[str]) -> str:
     """A shell's reference as Kubernetes writes it: `$(NAME)`."""
     return f"$({match[1] or match[2]})"
-
-
-def _listed(names: list[str]) -> str:
-    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"

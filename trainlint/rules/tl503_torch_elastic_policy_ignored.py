@@ -102,7 +102,7 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
 def _restarts(runtime: Manifest, ctx: Context) -> str:
     """What does restart a failed run of the runtime, as the render has it."""
     render = runtime_render(runtime, ctx)
-    restarts = mapping(mapping(render.jobset.get("spec")).get("failurePolicy")).get(
+    restarts = render.failure_policy.get(
         "maxRestarts")
     if is_count(restarts) and restarts > 0:
         return f"the JobSet's `failurePolicy.maxRestarts: {restarts}` restarts the run"

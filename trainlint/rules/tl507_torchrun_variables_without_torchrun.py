@@ -5,7 +5,7 @@ from collections.abc import Iterator
 from trainlint.document import Manifest
 from trainlint.engine.context import Context
 from trainlint.kinds import TRAINER_KINDS
-from trainlint.problem import Problem, Severity
+from trainlint.problem import Problem, Severity, listed
 from trainlint.render import script
 from trainlint.render.trainer import rendered
 from trainlint.render.tree import on_checked
@@ -122,14 +122,10 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
         names = list(dict.fromkeys(f"`{need.name}`" for need in needs))
         pets = [f"`{name}`" for name in container.env if name.startswith("PET_")]
         message = (
-            f"the inline Python program runs without torchrun and needs {_listed(names)} "
+            f"the inline Python program runs without torchrun and needs {listed(names)} "
             f"(first at `{needs[0].text}`), which the container does not have: the torch "
-            f"plugin sets only {_listed(pets) if pets else '`PET_*` variables'}, from which "
+            f"plugin sets only {listed(pets) if pets else '`PET_*` variables'}, from which "
             f"torchrun makes {'it' if len(names) == 1 else 'them'} for each worker, so every "
             f"pod fails with `{needs[0].error}`")
         yield from on_checked(manifest, render.job, (at,), message, "the runtime's command")
         return
-
-
-def _listed(names: list[str]) -> str:
-    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
