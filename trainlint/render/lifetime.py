@@ -380,9 +380,12 @@ def _script_endless(text: str, errexit: bool = False) -> _Found | None:
     leaves = "exit" in tokens or "exec" in tokens
     for lists, ending in _top_level(tokens):
         background = ending == "&"
-        if leaves and any(isinstance(element, _Other) for _, pipeline in lists
-                          for element in pipeline):
-            return None  # an `if` or a group that may end the script: what follows may not run
+        elements = [element for _, pipeline in lists for element in pipeline]
+        # What follows may not run: an `if` or a group that may end the script, an `exit`
+        # on a condition (`test -f x || exit 0`), a `false` under `set -e`.
+        ends = (leaves and any(isinstance(element, _Other) for element in elements)) or (
+            not background and (any(_ends_script(element) for element in elements) or (
+                errexit and elements == [["false"]])))
         for pipeline, command in _judged(lists):
             found = _pipeline_endless(pipeline, functions, errexit)
             if found is not None:
@@ -391,7 +394,7 @@ def _script_endless(text: str, errexit: bool = False) -> _Found | None:
                 waited = waited or found
             if background:
                 continue
-            if command[:1] == ["exit"] or (command[:1] == ["exec"] and command[1:]):
+            if _ends_script(command):
                 return None  # the script ends here, or becomes another program
             if command[:1] == ["set"] and any(_ERREXIT.fullmatch(word) for word in command[1:]):
                 errexit = True
@@ -400,7 +403,16 @@ def _script_endless(text: str, errexit: bool = False) -> _Found | None:
             if command == ["wait"] and waited is not None:
                 return f"{waited[0]} in the background, then `wait`", (
                     "which waits for it forever")
+        if ends:
+            return None
     return None
+
+
+def _ends_script(element: _Element) -> bool:
+    """Whether a command ends the script where it runs: `exit`, or `exec` given a command
+    (the script becomes that program)."""
+    words = _without_redirections(element) if isinstance(element, list) else []
+    return words[:1] == ["exit"] or (words[:1] == ["exec"] and len(words) > 1)
 
 
 def _judged(

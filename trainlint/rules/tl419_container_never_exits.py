@@ -55,7 +55,7 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     may daemonize it, `redis-server redis.conf`), when the script puts the server in the
     background and goes on (`server &`, then the training, and no `wait`), when the
     command runs only if another fails (`a || sleep infinity`), and when the script
-    exits first. On init containers (one with `restartPolicy: Always` is the native
+    exits first or may (`test -f /etc/debug || exit 0`, a `false` under `set -e`). On init containers (one with `restartPolicy: Always` is the native
     sidecar), on the trainer job's `node` container (the training itself, which other
     rules judge), and on a job the `successPolicy` does not wait for: one not among its
     `targetReplicatedJobs` (Trainer's DeepSpeed and MLX runtimes have their `node`
