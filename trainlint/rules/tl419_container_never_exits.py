@@ -55,13 +55,14 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     may daemonize it, `redis-server redis.conf`), when the script puts the server in the
     background and goes on (`server &`, then the training, and no `wait`), when the
     command runs only if another fails (`a || sleep infinity`), and when the script
-    exits first or may (`test -f /etc/debug || exit 0`, a `false` under `set -e`). On init containers (one with `restartPolicy: Always` is the native
-    sidecar), on the trainer job's `node` container (the training itself, which other
-    rules judge), and on a job the `successPolicy` does not wait for: one not among its
-    `targetReplicatedJobs` (Trainer's DeepSpeed and MLX runtimes have their `node`
-    workers run `sshd -De` while the policy waits for the `launcher`), or one of several
-    with `operator: Any`, unless a job it waits for `dependsOn` its completion. A
-    runtime that TrainJobs of the run use is judged on each of them, at its `runtimeRef`.
+    exits first or may (`test -f /etc/debug || exit 0`, a `false` under `set -e`). On
+    init containers (one with `restartPolicy: Always` is the native sidecar), on the
+    trainer job's `node` container (the training itself, which other rules judge), and on
+    a job the `successPolicy` does not wait for: one not among its `targetReplicatedJobs`
+    (Trainer's DeepSpeed and MLX runtimes have their `node` workers run `sshd -De` while
+    the policy waits for the `launcher`), or one of several with `operator: Any`, unless
+    a job it waits for `dependsOn` its completion. A runtime that TrainJobs of the run
+    use is judged on each of them, at its `runtimeRef`.
 
     ## Example
     ```yaml
