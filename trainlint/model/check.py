@@ -21,6 +21,10 @@ from trainlint.model.node import Node, tree
 from trainlint.problem import Problem
 from trainlint.release import TrainerVersion, format_version
 
+#: Where a Job's pod failure policy matches pod conditions.
+_ON_POD_CONDITIONS = ["podFailurePolicy", "rules", "onPodConditions"]
+#: The path of a Job's spec inside a runtime, as the Job's own error names it.
+_JOB_SPEC = re.compile(r"^.*?replicatedJobs\[\d+\]\.template\.spec\.")
 #: Kubernetes objects of a run that are checked whole: kind → (apiVersion, definition).
 CORE_OBJECTS = {
     "PersistentVolumeClaim": ("v1", "io.k8s.api.core.v1.PersistentVolumeClaim"),
@@ -422,6 +426,17 @@ class _Walker:
     def missing(self, key: str, path: list[str | int]) -> None:
         where = self.where(path)
         field = f"{dotted(tuple(path))}.{key}".lstrip(".")
+        if self.release >= (2, 2) and key == "status" and [
+                part for part in path[-5:] if isinstance(part, str)] == _ON_POD_CONDITIONS:
+            # Trainer's CRDs from v2.2 are generated from Kubernetes 1.35's types, where the
+            # field became optional; a cluster before 1.35 still requires it of a Job.
+            self.add(Flaw.MISSING_REQUIRED, path,
+                     f"`{where}` has no `{key}`: the {self.kind} is accepted (Trainer's CRD "
+                     f"leaves it optional), but Kubernetes {self.kubernetes} refuses every "
+                     f"Job the JobSet makes of it (`{_JOB_SPEC.sub('spec.', field, 1)}: "
+                     "Required value`), so the TrainJob never starts; add "
+                     f'`{key}: "True"`')
+            return
         self.add(Flaw.MISSING_REQUIRED, path,
                  f"`{where}` has no `{key}`: the API server rejects the "
                  f"{self.kind} (`{field}: Required value`); add `{key}`")
