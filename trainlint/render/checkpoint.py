@@ -350,6 +350,15 @@ def path_on_volume(where: Storage, path: str) -> str:
     return posixpath.normpath(f"/{sub_path}/{relative}")
 
 
+def named_by_variables(where: Storage) -> bool:
+    """Whether the mount's folder in the volume is named by variables (`subPathExpr:
+    $(POD_NAME)`, `$(JOBSET_NAME)`): each pod or TrainJob may have its own, which is not
+    known here, so no two are said to share it."""
+    mount = where.mount.value if where.mount else {}
+    expression = mount.get("subPathExpr")
+    return isinstance(expression, str) and "$(" in expression
+
+
 def claim_namespaces(manifest: Manifest, ctx: Lookups) -> list[str]:
     """Where a manifest's PVCs are looked up: its own namespace, or for a
     ClusterTrainingRuntime the namespaces of the TrainJobs of the run that use it."""
@@ -404,6 +413,8 @@ def _places(job: Manifest, ctx: Lookups, options: CheckpointOptions) -> list[Pla
     for container, _ in writers(rendered(job, ctx), options):
         for directory in written_dirs(container, options):
             where = storage(container, directory.path)
+            if named_by_variables(where):
+                continue
             mount_at = where.mount.at if where.mount else None
             at = first_on(job, directory.at, mount_at, where.volume_at) or Origin(
                 job, ("metadata", "name")

@@ -67,7 +67,8 @@ def check(job: Manifest, ctx: Context) -> Iterator[Fact]:
 
     ## When it stays silent
     On a TrainJob alone in its namespace, on directories on different PVCs or sub-paths,
-    and when the trainer saves nothing (see TL301).
+    on a mount whose folder of the volume is named by variables (`subPathExpr:
+    $(JOBSET_NAME)`), and when the trainer saves nothing (see TL301).
 
     ## Options
     `env-name-parts`, `env-names`, `flags`: how a checkpoint directory is recognised.

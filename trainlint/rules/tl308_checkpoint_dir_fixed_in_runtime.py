@@ -12,6 +12,7 @@ from trainlint.render.checkpoint import (
     CheckpointDir,
     CheckpointOptions,
     claim_name,
+    named_by_variables,
     path_on_volume,
     places,
     storage,
@@ -62,11 +63,11 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Fact]:
     recipes, for one, resume only when told to).
 
     ## When it stays silent
-    When the directory is set per TrainJob (`$(VAR)` or a TrainJob's own setting), when
-    it is not on a named PVC, when every TrainJob of the run sets its own, when some
-    TrainJob of the run that uses it is not checked by this rule (its file's
-    configuration turns the rule off: where it writes is unknown), and when the trainer
-    saves nothing (see TL301).
+    When the directory is set per TrainJob (`$(VAR)`, a mount's `subPathExpr`, or a
+    TrainJob's own setting), when it is not on a named PVC, when every TrainJob of the run
+    sets its own, when some TrainJob of the run that uses it is not checked by this rule
+    (its file's configuration turns the rule off: where it writes is unknown), and when
+    the trainer saves nothing (see TL301).
 
     ## Options
     `env-name-parts`, `env-names`, `flags`: how a checkpoint directory is recognised.
@@ -167,6 +168,7 @@ def _fixed_dirs(
         for directory in written_dirs(container, ctx.options):
             where = storage(container, directory.path)
             claim = claim_name(container, where)
-            if claim is None or "$(" in directory.path or directory.at.manifest is not runtime:
+            if (claim is None or "$(" in directory.path or named_by_variables(where)
+                    or directory.at.manifest is not runtime):
                 continue
             yield directory, claim, path_on_volume(where, directory.path), container

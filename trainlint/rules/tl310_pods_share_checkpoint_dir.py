@@ -7,7 +7,13 @@ from trainlint.engine.context import Context
 from trainlint.kinds import TRAINER_KINDS
 from trainlint.problem import Problem, Severity
 from trainlint.render import Container, Render, script
-from trainlint.render.checkpoint import CheckpointOptions, claim_name, storage, writers
+from trainlint.render.checkpoint import (
+    CheckpointOptions,
+    claim_name,
+    named_by_variables,
+    storage,
+    writers,
+)
 from trainlint.render.trainer import rendered
 from trainlint.render.tree import first_on
 from trainlint.rule import rule
@@ -44,7 +50,9 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     When the job runs one pod, when its pods train together (the runtime's torch, JAX,
     XGBoost, MPI or Flux plugin wires them, and the TrainJob has `spec.trainer`), when the
     directory is on storage of each pod's own (`emptyDir`) or holds a per-pod variable
-    (`$(POD_NAME)`, `$JOB_COMPLETION_INDEX`), and when nothing is saved (see TL301).
+    (`$(POD_NAME)`, `$JOB_COMPLETION_INDEX`), on a mount whose folder of the volume is
+    named by variables (`subPathExpr: $(POD_NAME)`), and when nothing is saved (see
+    TL301).
 
     ## Example
     ```yaml
@@ -130,7 +138,7 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
             continue
         for directory in directories:
             where = storage(container, directory.path)
-            if where.kind not in SHARED:
+            if where.kind not in SHARED or named_by_variables(where):
                 continue
             mount_at = where.mount.at if where.mount else None
             at = first_on(manifest, directory.at, job.pods_at, mount_at, where.volume_at)
