@@ -2,12 +2,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from trainlint.document import Manifest
+from trainlint.document import Manifest, dig
 from trainlint.engine.context import Context
 from trainlint.kinds import RUNTIME_KINDS
 from trainlint.problem import Problem, Severity
-from trainlint.render import script
-from trainlint.render.trainer import JOBS, is_mpi, replicated_jobs, runtime_render
+from trainlint.render import INITIALIZERS, script
+from trainlint.render.trainer import JOBS, ancestor, is_mpi, replicated_jobs, runtime_render
 from trainlint.rule import rule
 
 #: Where the MPI plugin mounts the hostfile it writes.
@@ -30,7 +30,10 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
 
     ## When it stays silent
     When a container's command gives `mpirun` its own hostfile (`-hostfile /tmp/hosts`,
-    not the plugin's `/etc/mpi/hostfile`): the runtime then lists its workers itself.
+    not the plugin's `/etc/mpi/hostfile`): the runtime then lists its workers itself. On
+    a runtime of a launcher alone that runs as a node (`runLauncherAsNode: true`): the
+    hostfile lists the launcher, a run of one pod, and the webhook refuses a TrainJob of
+    more nodes (TL215).
 
     ## Example
     ```yaml
@@ -100,6 +103,10 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     """
     if not is_mpi(runtime) or any(job.get("name") == "node" for _, job in replicated_jobs(runtime)):
         return
+    workers = [job for _, job in replicated_jobs(runtime)
+               if job.get("name") != "launcher" and ancestor(job) not in INITIALIZERS]
+    if not workers and dig(runtime.body, "spec", "mlPolicy", "mpi", "runLauncherAsNode") is True:
+        return  # the hostfile lists the launcher; a TrainJob of more nodes is refused (TL215)
     if _own_hostfile(runtime, ctx):
         return  # the launcher lists its workers itself
     yield Problem(
