@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from trainlint.document import Manifest
@@ -9,6 +10,9 @@ from trainlint.problem import Problem, Severity
 from trainlint.render import checkpoint, script
 from trainlint.render.trainer import rendered
 from trainlint.rule import rule
+
+#: A program that reads the setting itself (`if not args.overwrite_output_dir:`).
+_READ = re.compile(r"\.overwrite_output_dir\b")
 
 
 @rule(
@@ -27,7 +31,10 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     over the checkpoints it was meant to resume from.
 
     ## When it stays silent
-    When the setting is false, or its value is not a boolean; when the script saves no
+    When the setting is false, or its value is not a boolean; in an inline Python program
+    that only gives it to `TrainingArguments` (Hugging Face's Trainer never reads it: the
+    example scripts, LlamaFactory and a program that reads `args.overwrite_output_dir`
+    do); when the script saves no
     checkpoint (`save_strategy` `no`, `save_steps` not below `max_steps`); on a TrainJob,
     when the setting is the runtime's (reported there).
 
@@ -69,7 +76,11 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     for container in rendered(manifest, ctx).workload():
         if checkpoint.saves_nothing(container) is not None:
             continue  # no checkpoint to ignore
-        setting = script.written_by(script.read(container), "overwrite_output_dir", manifest)
+        found = script.read(container)
+        setting = script.written_by(found, "overwrite_output_dir", manifest)
+        if setting is not None and setting.origin.startswith("python ") and not any(
+                _READ.search(text) for text in found.texts):
+            continue  # given to Hugging Face's Trainer, which never reads it
         if setting is not None and script.truth(setting):
             yield Problem(
                 setting.at.path,
