@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import settings as examples
 from hypothesis import strategies as st
 
-from trainlint.render.shell import Line, lines, scan, unwrapped
+from trainlint.render.shell import Line, Operator, lines, scan, unwrapped
 
 
 def test_a_hash_inside_a_word_starts_no_comment() -> None:
@@ -35,7 +35,7 @@ def test_a_quote_that_spans_lines_is_one_word() -> None:
 def test_heredoc_bodies_are_taken_out_with_where_each_starts() -> None:
     script = 'cat > a.py <<EOF && cat <<-"END" > b.yaml\nprint()\nEOF\n\tk: v\n\tEND\nrun a.py'
     assert lines(script) == ([
-        Line(["cat", ">", "a.py", "&&", "cat", ">", "b.yaml"], ((3, "print()"), (5, "\tk: v"))),
+        Line(["cat", ">", "a.py", "&&", "cat", ">", "b.yaml"], ((3, "print()"), (5, "k: v"))),
         Line(["run", "a.py"]),
     ], True)
 
@@ -45,9 +45,11 @@ def test_a_here_string_and_a_quoted_operator_start_no_heredoc() -> None:
         [Line(["cat", "<<<", "x"]), Line(["echo", "<<EOF"]), Line(["next"])], True)
 
 
-def test_redirections_to_a_descriptor_are_one_word() -> None:
-    assert lines("run > log 2>&1 &\nrun &>/dev/null") == (
-        [Line(["run", ">", "log", "2>&1", "&"]), Line(["run", "&>/dev/null"])], True)
+def test_a_redirection_is_a_word_of_its_own_and_takes_its_descriptor() -> None:
+    assert lines("run > log 2>&1 &\nrun &>/dev/null --out=/ckpt>o.txt 2>> e >| f") == (
+        [Line(["run", ">", "log", "2>&1", "&"]),
+         Line(["run", "&>", "/dev/null", "--out=/ckpt", ">", "o.txt", "2>>", "e", ">|", "f"])],
+        True)
 
 
 @pytest.mark.parametrize("script", ["echo 'unclosed\nnext", 'echo "unclosed', "a 'b' 'c"])
@@ -69,7 +71,7 @@ def test_the_command_past_what_runs_it(
 
 
 @examples(max_examples=300, deadline=None)
-@given(st.text(alphabet=" \t\r\n\x0b\xa0\\'\"#<>-;&|(){}$aZ_=", max_size=40))
+@given(st.text(alphabet=" \t\r\n\x0b\xa0\\'\"#<>-;&|(){}$`aZ_=2", max_size=40))
 def test_any_text_is_read_to_an_end(text: str) -> None:
     """Whatever the text, the reading ends (each step takes something), and what it
     says is in the text."""
@@ -82,3 +84,43 @@ def test_where_the_shell_expands_nothing() -> None:
     text = "a '$(X)' \"$(Y)\" # $(Z)\ncat <<'E'\n$(W)\nE\ncat <<E\n$(V)\nE\n"
     literal = [text[start:end] for start, end in scan(text).literal]
     assert literal == ["$(X)", "# $(Z)", "E", "$(W)\nE\n"]
+
+
+def test_a_quoted_operator_is_a_word_and_only_operators_are_operators() -> None:
+    [line], _ = lines("a --sep ';' \\; '()' && b | c")
+    assert line.tokens == ["a", "--sep", ";", ";", "()", "&&", "b", "|", "c"]
+    assert [isinstance(token, Operator) for token in line.tokens] == [
+        False, False, False, False, False, True, False, True, False]
+
+
+@pytest.mark.parametrize(("script", "words"), [
+    ("a --n=$(nproc) b", ["a", "--n=$(nproc)", "b"]),
+    ("echo $((1<<k)) x", ["echo", "$((1<<k))", "x"]),
+    ("a --ds <(echo '{ }') b", ["a", "--ds", "<(echo '{ }')", "b"]),
+    ('a "$(python -c "print(1)")" b', ["a", "$(python -c \"print(1)\")", "b"]),
+    ("a `date +%s` b", ["a", "`date +%s`", "b"]),
+    ("a ${NAME:-my run} b", ["a", "${NAME:-my run}", "b"]),
+    ("ARGS=(--x 1) b", ["ARGS=(--x 1)", "b"]),
+    ("echo $'it\\'s\\t' b", ["echo", "it's\t", "b"]),
+    ("sleep infinity\r", ["sleep", "infinity\r"]),
+])
+def test_an_expansion_stays_whole_in_its_word(script: str, words: list[str]) -> None:
+    assert lines(script) == ([Line(words)], True)
+
+
+def test_a_heredoc_ends_at_its_end_word_alone() -> None:
+    script = "cat <<EOF\n  EOF\nEOF \nEOF\nrun\ncat <<-E\n\tk: v\n\tE\n"
+    assert lines(script) == (
+        [Line(["cat"], ((1, "  EOF\nEOF "),)), Line(["run"]), Line(["cat"], ((1, "k: v"),))],
+        True)
+
+
+@pytest.mark.parametrize("script", ["a $(b", "a `b", "a ${b", "a <(b", "a $'b"])
+def test_an_expansion_never_closed_ends_the_reading(script: str) -> None:
+    assert lines("first\n" + script) == ([Line(["first"])], False)
+
+
+@pytest.mark.parametrize("opening", ['"$(', "$(", "${", "<("])
+def test_expansions_nested_deep_are_read_without_recursion(opening: str) -> None:
+    read = scan(opening * 20_000)
+    assert read.complete is False and read.lines == []

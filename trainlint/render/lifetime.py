@@ -27,7 +27,7 @@ from typing import NamedTuple
 from trainlint.document import sequence
 from trainlint.render import Container
 from trainlint.render.script import PYTHONS
-from trainlint.render.shell import SHELLS, lines, shell_operand, unwrapped
+from trainlint.render.shell import SHELLS, Operator, lines, shell_operand, unwrapped
 from trainlint.render.tree import Origin
 
 __all__ = ["Endless", "never_exits"]
@@ -448,7 +448,10 @@ def _tokens(text: str) -> list[str] | None:
         return None
     tokens: list[str] = []
     for line in read:
-        tokens.extend(line.tokens)
+        # A word that reads as an operator (`--sep ';'`) is kept escaped, as it was written.
+        tokens.extend(token if isinstance(token, Operator) or not (
+            token in _OPERATORS or _parentheses(token)) else "\\" + token
+            for token in line.tokens)
         if line.tokens and line.tokens[-1] not in _AND_OR | _PIPES:
             tokens.append("\n")
     return tokens

@@ -35,9 +35,8 @@ from trainlint.render.tree import Origin
 
 #: Python interpreters: their `-c` word, or a heredoc fed to `python -`, is a program.
 PYTHONS = re.compile(r"(?:.*/)?python(?:3(?:\.\d+)?)?")
-#: Words that end a simple command in a shell line: operators, a group's braces (a
-#: subshell's parentheses are parentheses only).
-_SEPARATORS = frozenset({";", "&&", "||", "|", "|&", "&", ";;", ";&", ";;&", "{", "}"})
+#: Words that end a simple command beside the operators: a group's braces.
+_BRACES = frozenset({"{", "}"})
 #: Reserved words a simple command may follow (`then python -c ...`).
 _KEYWORDS = frozenset({"then", "do", "else", "elif", "if", "while", "until", "!", "time"})
 #: Shell builtins whose `NAME=value` words set shell variables, not a program's settings.
@@ -159,9 +158,14 @@ def _shell(text: str) -> tuple[tuple[Found, ...], tuple[str, ...], tuple[str, ..
     written: dict[str, str] = {}
     read, _ = shell.lines(text)  # what comes before a quote never closed runs
     for line in read:
+        heredocs = iter(line.heredocs)  # in the order of their commands
+        heredoc = next(heredocs, None)
         for given, first, after in _commands(line.tokens):
             words.extend(given)
-            body = next((body for at, body in line.heredocs if first <= at <= after), None)
+            body: str | None = None
+            while heredoc is not None and heredoc[0] <= after:
+                body = body if body is not None or heredoc[0] < first else heredoc[1]
+                heredoc = next(heredocs, None)
             if given[:1] == ["cd"] and len(given) == 2:
                 cwd = posixpath.normpath(posixpath.join(cwd or "", given[1]))
                 if not cwd.startswith("/"):
@@ -225,8 +229,8 @@ def _commands(tokens: list[str]) -> Iterator[tuple[list[str], int, int]]:
     (its reserved words before it left out: `then`, `do`)."""
     command: list[str] = []
     first = 0
-    for index, token in enumerate([*tokens, ";"]):
-        if token in _SEPARATORS or (token and not token.strip("()")):
+    for index, token in enumerate([*tokens, shell.Operator(";")]):
+        if isinstance(token, shell.Operator) or token in _BRACES:
             if command:
                 yield command, first, index
             command, first = [], index + 1

@@ -2,12 +2,14 @@
 start, and the programs that run another command (`env`, `exec`, `tini --`, `timeout`).
 
 One reader for everything that looks into a container's script, so that a comment, a quote
-and a continued line are the same to all of it. The script is scanned once, as the shell
-reads it: a line ends at a newline outside quotes, a backslash before a newline joins two
-lines, a `#` starts a comment only where it starts a word (not in `${HOST##*-}` or `$#`),
-and the body of each `<<` heredoc is taken out from the lines after it. Each line is then
-split into words with `shlex` (quote removal, `;`/`&&`/`|` as their own tokens), which on
-its own would cut a word at any `#` and split `${VAR}` where `{` is punctuation.
+and a continued line are the same to all of it. The script is scanned once, as bash reads
+it: a line ends at a newline outside quotes, a backslash before a newline joins two lines,
+a `#` starts a comment only where it starts a word (not in `${HOST##*-}` or `$#`), quotes
+(`'...'`, `"..."`, `$'...'`) are removed, an expansion (`$(...)`, `$((...))`, `${...}`,
+backquotes, `<(...)`) stays whole in its word whatever it holds, a redirection is a word of
+its own (`2>&1`, `>`, then its file), and the body of each `<<` heredoc is taken out from
+the lines after it. Operators are `Operator`s, so a quoted `';'` stays a word. Expansions
+are not done: a word holds them as written.
 """
 
 from __future__ import annotations
@@ -28,12 +30,19 @@ _HEREDOC = re.compile(r"<<(-?)[ \t]*(?:'([^']+)'|\"([^\"]+)\"|\\?([A-Za-z_][A-Za
 _VALUED = frozenset({"--rcfile", "--init-file"})
 
 
+class Operator(str):
+    """A control operator of a line (`;`, `&&`, `|`, `&`, `(`, `;;`...): not a word that
+    reads the same (`--sep ';'`)."""
+
+    __slots__ = ()
+
+
 class Line(NamedTuple):
     """A line of a script as the shell reads it (continued lines joined, a quote that
     spans lines kept whole)."""
 
-    #: Its words (quotes removed) and operators (`;`, `&&`, `|`, `(`...), its comment cut
-    #: and its heredoc operators taken out.
+    #: Its words (quotes removed) and operators, its comment cut and its heredoc
+    #: operators taken out.
     tokens: list[str]
     #: The heredocs it starts: how many of its tokens come before each `<<`, and its body.
     heredocs: tuple[tuple[int, str], ...] = ()
@@ -43,8 +52,8 @@ class Script(NamedTuple):
     """A script as the shell reads it."""
 
     lines: list[Line]
-    #: Whether it was read to its end: not where a quote is never closed, where the shell
-    #: stops with a syntax error (what came before has run).
+    #: Whether it was read to its end: not where a quote or an expansion is never closed,
+    #: where the shell stops with a syntax error (what came before has run).
     complete: bool
     #: Where in its text the shell expands nothing (comments, single quotes, the bodies of
     #: heredocs whose end word is quoted), as (start, end) offsets.
@@ -70,13 +79,23 @@ def scan(text: str) -> Script:
     return Script(read, True, tuple(reader.literal))
 
 
-#: What a word holds up to its next quote, escape, blank or operator.
-_PLAIN = re.compile(r"[^ \t\r\n;&|()<'\"\\]+")
-_IN_DOUBLE = re.compile(r'[^"\\]+')
+#: What a word holds up to its next quote, escape, expansion, blank, operator or
+#: redirection (a carriage return is a character of the word, as bash reads it).
+_PLAIN = re.compile(r"[^ \t\n;&|()<>'\"\\$`]+")
+_IN_DOUBLE = re.compile(r'[^"\\$`]+')
 #: Characters a run of makes one operator (`;;`, `&&`, `||`, `|&`, `()`, `((`).
 _OPERATOR = re.compile(r"[;&|()]+")
+#: A redirection's operator (its file, if any, is the next word): `&>`, `>&2`, `>>`, `>|`...
+_REDIRECT = re.compile(r"&>>?|[<>]&(?:\d+-?|-)?|>>|>\||<>|<<<|>|<")
 #: What a backslash escapes in double quotes (before anything else it stays).
 _ESCAPED = frozenset('$`"\\\n')
+#: What a backslash stands for in `$'...'`.
+_ANSI = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", "'": "'", '"': '"', "e": "\x1b",
+         "a": "\a", "b": "\b", "f": "\f", "v": "\v"}
+#: A word that assigns an array (`ARGS=(`): its parentheses are part of it.
+_ARRAY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
+#: The closing of each expansion: `$(`, `${`, `<(`, `>(` by its bracket, `(` of an array.
+_CLOSES = {"(": ")", "{": "}"}
 
 
 class _Reader:
@@ -88,25 +107,23 @@ class _Reader:
         self.literal: list[tuple[int, int]] = []
 
     def line(self) -> Line | None:
-        """The next line; None where a quote is never closed."""
+        """The next line; None where a quote or an expansion is never closed."""
         text = self.text
         tokens: list[str] = []
         pending: list[tuple[int, str, bool, bool]] = []  # heredocs: at, end, tabs, quoted
+        ended = -1  # where the last word ended (a descriptor's number then joins `>`)
         while self.at < len(text):
             char = text[self.at]
             if char == "\n":
                 self.at += 1
                 break
-            if char in " \t\r" or text.startswith("\\\n", self.at):
+            if char in " \t" or text.startswith("\\\n", self.at):
                 self.at += 1 if char != "\\" else 2
             elif char == "#":
                 end = text.find("\n", self.at)
                 end = len(text) if end < 0 else end
                 self.literal.append((self.at, end))
                 self.at = end
-            elif (operator := _OPERATOR.match(text, self.at)) is not None:
-                tokens.append(operator[0])
-                self.at = operator.end()
             elif (heredoc := _HEREDOC.match(text, self.at)) is not None:
                 self.at += 3 if heredoc[1] else 2
                 self.at += len(text[self.at:]) - len(text[self.at:].lstrip(" \t"))
@@ -114,16 +131,34 @@ class _Reader:
                 if word is None:
                     return None
                 pending.append((len(tokens), word[0], bool(heredoc[1]), word[1]))
-            else:
+            elif text.startswith(("<(", ">("), self.at) or not self._operator(tokens, ended):
                 word = self.word()
                 if word is None:
                     return None
                 tokens.append(word[0])
-        return Line(_descriptors(tokens), tuple(self.body(*heredoc) for heredoc in pending))
+                ended = self.at
+        return Line(tokens, tuple(self.body(*heredoc) for heredoc in pending))
+
+    def _operator(self, tokens: list[str], ended: int) -> bool:
+        """Whether a redirection or an operator starts where the reading is; if so, it is
+        put in `tokens` (a redirection after a descriptor's number joins it: `2>&1`)."""
+        text = self.text
+        redirect = _REDIRECT.match(text, self.at)
+        if redirect is not None:
+            joined = ended == self.at and tokens and tokens[-1].isdigit()
+            tokens[-1:] = [tokens[-1] + redirect[0]] if joined else [*tokens[-1:], redirect[0]]
+            self.at = redirect.end()
+            return True
+        operator = _OPERATOR.match(text, self.at)
+        if operator is None:
+            return False
+        tokens.append(Operator(operator[0]))
+        self.at = operator.end()
+        return True
 
     def word(self) -> tuple[str, bool] | None:
         """The word that starts where the reading is, quotes removed, and whether any of it
-        is quoted; None where a quote is never closed."""
+        is quoted; None where a quote or an expansion is never closed."""
         text = self.text
         parts: list[str] = []
         quoted = False
@@ -152,13 +187,54 @@ class _Reader:
                     parts.append(text[at + 1:at + 2])
                     quoted = True
                 at += 2
-            elif char == "<" and _HEREDOC.match(text, at) is None:
-                parts.append("<<<" if text.startswith("<<<", at) else "<")
-                at += len(parts[-1])
+            elif char in "$`" or (char in "<>(" and (char == "(" or text[at + 1:at + 2] == "(")):
+                if char == "(" and not _ARRAY.fullmatch("".join(parts)):
+                    break  # a subshell's, not an array's
+                quoted = quoted or text.startswith("$'", at)
+                closed = self._expansion(at, parts)
+                if closed is None:
+                    return None
+                at = closed
             else:
-                break  # a blank, a newline, an operator, a heredoc
+                break  # a blank, a newline, an operator, a redirection
         self.at = at
         return "".join(parts), quoted
+
+    def _expansion(self, at: int, parts: list[str]) -> int | None:
+        """Where an expansion, a process substitution or an array that starts at `at`
+        ends, its text put in `parts` as written (`$'...'` decoded, a lone `$` as is);
+        None where it never ends."""
+        text = self.text
+        if text.startswith("$'", at):
+            return self._ansi(at + 2, parts)
+        opening = text[at + 1:at + 2] if text[at] in "$<>" else text[at]
+        if text[at] == "`":
+            end = _backquote_end(text, at + 1)
+        elif opening in _CLOSES:
+            start = at + 1 if text[at] in "$<>" else at
+            end = _closing(text, start, _CLOSES[opening])
+        else:
+            parts.append("$")
+            return at + 1
+        if end is None:
+            return None
+        parts.append(text[at:end])
+        return end
+
+    def _ansi(self, at: int, parts: list[str]) -> int | None:
+        """Where a `$'...'` string ends, its text decoded into `parts`."""
+        text = self.text
+        while at < len(text):
+            char = text[at]
+            if char == "'":
+                return at + 1
+            if char == "\\" and at + 1 < len(text):
+                parts.append(_ANSI.get(text[at + 1], text[at:at + 2]))
+                at += 2
+            else:
+                parts.append(char)
+                at += 1
+        return None
 
     def _double(self, at: int, parts: list[str]) -> int | None:
         """Where a double-quoted string that starts at `at` ends, its text put in `parts`;
@@ -171,6 +247,14 @@ class _Reader:
                 at = run.end()
             elif text[at] == '"':
                 return at + 1
+            elif text.startswith("$'", at):
+                parts.append("$")  # no quote in double quotes
+                at += 1
+            elif text[at] in "$`":
+                closed = self._expansion(at, parts)
+                if closed is None:
+                    return None
+                at = closed
             else:  # a backslash
                 following = text[at + 1:at + 2]
                 if following not in _ESCAPED:
@@ -181,9 +265,9 @@ class _Reader:
         return None
 
     def body(self, at: int, end: str, tabs: bool, quoted: bool) -> tuple[int, str]:
-        """The body of a heredoc, from the line where the reading is up to its end word
-        (the rest of the script where none comes), with how many tokens come before its
-        operator."""
+        """The body of a heredoc, from the line where the reading is up to the line that is
+        its end word alone (its tabs stripped, with `<<-`; the rest of the script where
+        none is), with how many tokens come before its operator."""
         text = self.text
         taken: list[str] = []
         start = self.at
@@ -191,7 +275,9 @@ class _Reader:
             newline = text.find("\n", self.at)
             line = text[self.at:] if newline < 0 else text[self.at:newline]
             self.at = len(text) if newline < 0 else newline + 1
-            if (line.lstrip("\t") if tabs else line).strip() == end:
+            if tabs:
+                line = line.lstrip("\t")
+            if line == end:
                 break
             taken.append(line)
         if quoted:
@@ -199,23 +285,48 @@ class _Reader:
         return at, "\n".join(taken)
 
 
-def _descriptors(raw: list[str]) -> list[str]:
-    """A line's tokens with a redirection to a descriptor as one word (`2>&1`, `&>log`):
-    its `&` is no operator."""
-    tokens: list[str] = []
-    skip = False
-    for index, token in enumerate(raw):
-        if skip:
-            skip = False
-        elif token == "&" and tokens and tokens[-1][-1:] in (">", "<"):
-            tokens[-1] += "&" + (raw[index + 1] if index + 1 < len(raw) else "")
-            skip = True
-        elif token == "&" and index + 1 < len(raw) and raw[index + 1][:1] == ">":
-            tokens.append("&" + raw[index + 1])
-            skip = True
+def _closing(text: str, at: int, closing: str) -> int | None:
+    """Where the bracket opened at `at` closes (the index after it), with what is nested
+    inside (brackets, quotes, `$(...)` in double quotes) skipped; None where it never
+    does. A stack, not recursion: `"$(` ten thousand times deep is read in one pass."""
+    closers = [closing]
+    at += 1
+    while at < len(text) and closers:
+        char, inner = text[at], closers[-1]
+        if char == "\\":
+            at += 2
+            continue
+        if inner == '"':  # inside double quotes: only an expansion nests
+            if char == '"':
+                closers.pop()
+            elif text.startswith(("$(", "${"), at):
+                closers.append(_CLOSES[text[at + 1]])
+                at += 1
+        elif char == "'" and inner == ")":
+            end = text.find("'", at + 1)
+            if end < 0:
+                return None
+            at = end
+        elif char == '"':
+            closers.append('"')
+        elif char == "(" or (char == "{" and inner == "}"):
+            closers.append(_CLOSES[char])
+        elif char == inner:
+            closers.pop()
+        at += 1
+    return None if closers else at
+
+
+def _backquote_end(text: str, at: int) -> int | None:
+    """Where a backquoted command ends (the index after its closing backquote)."""
+    while at < len(text):
+        if text[at] == "\\":
+            at += 2
+        elif text[at] == "`":
+            return at + 1
         else:
-            tokens.append(token)
-    return tokens
+            at += 1
+    return None
 
 
 def heredoc_end(line: str) -> tuple[str, bool] | None:

@@ -51,11 +51,11 @@ def _traps_only_exit(text: str) -> bool:
     for line in read:
         tokens = line.tokens
         for index, token in enumerate(tokens):
-            if token != "trap" or (index and tokens[index - 1] not in (";", "&&", "||", "|")):
+            if token != "trap" or (index and not isinstance(tokens[index - 1], shell.Operator)):
                 continue
             words = []
             for word in tokens[index + 1:]:
-                if not word.strip(";&|()"):
+                if isinstance(word, shell.Operator):
                     break
                 words.append(word)
             if len(words) >= 2 and {"TERM", "SIGTERM", "15"} & set(words[1:]) and not (
@@ -72,8 +72,8 @@ def _action_only_exits(action: str) -> bool:
         return False
     for line in read:
         command: list[str] = []
-        for token in [*line.tokens, ";"]:
-            if token.strip(";&|()"):
+        for token in [*line.tokens, shell.Operator(";")]:
+            if not isinstance(token, shell.Operator):
                 command.append(token)
                 continue
             words = [word for word in command if not shell.ASSIGNMENT.fullmatch(word)]
