@@ -46,9 +46,10 @@ def test_a_here_string_and_a_quoted_operator_start_no_heredoc() -> None:
 
 
 def test_a_redirection_is_a_word_of_its_own_and_takes_its_descriptor() -> None:
-    assert lines("run > log 2>&1 &\nrun &>/dev/null --out=/ckpt>o.txt 2>> e >| f") == (
+    assert lines("run > log 2>&1 &\nrun &>/dev/null --out=/ckpt>o.txt 2>> e >| f --n 1&>g") == (
         [Line(["run", ">", "log", "2>&1", "&"]),
-         Line(["run", "&>", "/dev/null", "--out=/ckpt", ">", "o.txt", "2>>", "e", ">|", "f"])],
+         Line(["run", "&>", "/dev/null", "--out=/ckpt", ">", "o.txt", "2>>", "e", ">|", "f",
+               "--n", "1", "&>", "g"])],
         True)
 
 

@@ -145,7 +145,8 @@ class _Reader:
         text = self.text
         redirect = _REDIRECT.match(text, self.at)
         if redirect is not None:
-            joined = ended == self.at and tokens and tokens[-1].isdigit()
+            joined = (ended == self.at and tokens and tokens[-1].isdigit()
+                      and redirect[0][0] in "<>")  # `&>` takes no descriptor
             tokens[-1:] = [tokens[-1] + redirect[0]] if joined else [*tokens[-1:], redirect[0]]
             self.at = redirect.end()
             return True
