@@ -23,8 +23,6 @@ from trainlint.release import TrainerVersion, format_version
 
 #: Where a Job's pod failure policy matches pod conditions.
 _ON_POD_CONDITIONS = ["podFailurePolicy", "rules", "onPodConditions"]
-#: The path of a Job's spec inside a runtime, as the Job's own error names it.
-_JOB_SPEC = re.compile(r"^.*?replicatedJobs\[\d+\]\.template\.spec\.")
 #: Kubernetes objects of a run that are checked whole: kind → (apiVersion, definition).
 CORE_OBJECTS = {
     "PersistentVolumeClaim": ("v1", "io.k8s.api.core.v1.PersistentVolumeClaim"),
@@ -281,7 +279,7 @@ class _Walker:
             self.walk(item, child, path, core)
             path.pop()
         # The API server prunes nulls first: a key set to null is as missing as one not written.
-        for key in node.required:
+        for key in self.required(node, path):
             if value.get(key) is None:
                 self.missing(key, path)
         if node.min_properties:  # few schemas set one; counting for all was 40 % of the walk
@@ -423,20 +421,18 @@ class _Walker:
                             f"{where}")
         return None
 
+    def required(self, node: Node, path: list[str | int]) -> tuple[str, ...]:
+        """The keys a mapping must have: its schema's, but for a Job's pod condition
+        pattern, whose `status` Trainer's CRDs require up to v2.1 only (v2.2's were made
+        from Kubernetes 1.35's types, where Kubernetes defaults it to `True`), whatever
+        the cluster's Kubernetes says of a Job."""
+        if [part for part in path[-5:] if isinstance(part, str)] != _ON_POD_CONDITIONS:
+            return node.required
+        return ("type", "status") if self.release < (2, 2) else ("type",)
+
     def missing(self, key: str, path: list[str | int]) -> None:
         where = self.where(path)
         field = f"{dotted(tuple(path))}.{key}".lstrip(".")
-        if self.release >= (2, 2) and key == "status" and [
-                part for part in path[-5:] if isinstance(part, str)] == _ON_POD_CONDITIONS:
-            # Trainer's CRDs from v2.2 are generated from Kubernetes 1.35's types, where the
-            # field became optional; a cluster before 1.35 still requires it of a Job.
-            self.add(Flaw.MISSING_REQUIRED, path,
-                     f"`{where}` has no `{key}`: the {self.kind} is accepted (Trainer's CRD "
-                     f"leaves it optional), but Kubernetes {self.kubernetes} refuses every "
-                     f"Job the JobSet makes of it (`{_JOB_SPEC.sub('spec.', field, 1)}: "
-                     "Required value`), so the TrainJob never starts; add "
-                     f'`{key}: "True"`')
-            return
         self.add(Flaw.MISSING_REQUIRED, path,
                  f"`{where}` has no `{key}`: the API server rejects the "
                  f"{self.kind} (`{field}: Required value`); add `{key}`")

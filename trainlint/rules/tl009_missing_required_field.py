@@ -23,10 +23,10 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     ## Why is this bad?
     The API server rejects the object (`Required value`). Inside a runtime the rejection
     comes only when the runtime is applied, long after the TrainJobs that use it were
-    written. One field is required by Kubernetes before 1.35 but not by Trainer's CRDs
-    from v2.2, which were made from 1.35's types: a pod condition's `status` in a Job's
-    `podFailurePolicy`. There the object is accepted, and each Job the JobSet makes of it
-    is refused, so the TrainJob never starts.
+    written. What a Trainer object's embedded Kubernetes types require is what the
+    release's CRD requires: a pod condition's `status` in a Job's `podFailurePolicy` up to
+    v2.1 (whatever the cluster's Kubernetes), not from v2.2 (made from Kubernetes 1.35's
+    types; a Job without it gets `True`).
 
     ## When it stays silent
     On kinds it has no schema for, and on a mapping whose own type is already wrong
