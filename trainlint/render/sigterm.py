@@ -2,24 +2,31 @@
 
 The kubelet sends SIGTERM, then SIGKILL once the grace period is over. A command shows it
 acts on the first when it installs a handler that does more than log and exit: a shell
-`trap` that runs more than `echo` and `exit` (one that passes the signal on to the
-trainer with `kill` counts), a Python `signal.signal(signal.SIGTERM, handler)` whose
-handler does more than print, log and exit (sets a flag the loop saves on, saves itself,
-or is not found in the text), or Megatron's `--exit-signal-handler`, which saves and
-exits. A handler that only exits saves nothing, however long the pod is given.
+`trap` on TERM that runs more than `echo` and `exit` (one that passes the signal on to the
+trainer with `kill` counts, and one that exits into an EXIT trap that does more), a Python
+`signal.signal(signal.SIGTERM, handler)` whose handler does more than print, log and exit
+(sets a flag the loop saves on, saves itself, or is a function the program does not show;
+one that exits in a program with `finally` or `atexit`, which then run), or Megatron's
+`--exit-signal-handler`, which saves and exits. Programs are read whole, with `ast`, and
+scripts with `shell`: a mention of SIGTERM elsewhere (`timeout --signal=SIGTERM`, an
+`echo`, `os.kill(pid, signal.SIGTERM)`) installs nothing.
 """
 
 from __future__ import annotations
 
 import ast
 import re
-import textwrap
+import shlex
+from collections.abc import Iterator
 
 from trainlint.render import shell
-from trainlint.render.script import Script
+from trainlint.render.script import Script, syntax
 
-#: Where a command may show a handler: Python's signal, a shell's trap, Megatron's flag.
-_SIGTERM = re.compile(r"\btrap\b[^\n]*\bTERM\b|SIGTERM|--exit[-_]signal[-_]handler")
+#: Megatron's flag: it saves and exits on SIGTERM.
+_FLAG = re.compile(r"--exit[-_]signal[-_]handler")
+#: How a trap names the signals it handles.
+_TERM = frozenset({"TERM", "SIGTERM", "15"})
+_EXIT = frozenset({"EXIT", "0"})
 #: Commands of a trap's action that save nothing.
 _SHELL_QUIET = frozenset({"echo", "printf", "exit", "true", ":", "logger", "sleep", "return"})
 #: Calls of a Python handler that save nothing: printing, logging, exiting.
@@ -32,22 +39,38 @@ _NO_FUNCTION = frozenset({"SIG_DFL", "SIG_IGN"})
 def handles_sigterm(found: Script) -> str | None:
     """The text of the command that shows the trainer acts on SIGTERM, if any does."""
     for text in found.texts:
-        for match in _SIGTERM.finditer(text):
-            shown = match[0]
-            if shown.startswith("trap"):
-                if not _traps_only_exit(text):
-                    return shown
-            elif shown.startswith("--") or not _python_handler_only_exits(text, match.start()):
-                return shown
+        flag = _FLAG.search(text)
+        if flag is not None:
+            return flag[0]
+    for text in found.texts:
+        if "TERM" in text or "15" in text:
+            trap = _saving_trap(text)
+            if trap is not None:
+                return trap
+    for code in _programs(found):
+        if _saving_handler(code):
+            return "SIGTERM"
     return None
 
 
-def _traps_only_exit(text: str) -> bool:
-    """Whether every `trap` of a script on TERM only logs and exits (or resets the
-    signal), so that nothing is saved on it."""
+def _saving_trap(text: str) -> str | None:
+    """The trap on TERM of a script that may save, as written again (`trap 'kill -TERM
+    $PID' TERM`): one whose action does more than log and exit, or one that exits where
+    a trap on EXIT does more."""
     read, complete = shell.lines(text)
     if not complete:
-        return False
+        return None
+    traps = list(_traps(read))
+    on_exit = any(_EXIT & set(signals) and not _action_only_exits(action)
+                  for action, signals in traps)
+    for action, signals in traps:
+        if _TERM & set(signals) and (on_exit or not _action_only_exits(action)):
+            return f"trap {shlex.quote(action)} {' '.join(signals)}"
+    return None
+
+
+def _traps(read: list[shell.Line]) -> Iterator[tuple[str, list[str]]]:
+    """Each `trap ACTION SIGNAL...` command of a script, with its action and signals."""
     for line in read:
         tokens = line.tokens
         for index, token in enumerate(tokens):
@@ -58,10 +81,8 @@ def _traps_only_exit(text: str) -> bool:
                 if isinstance(word, shell.Operator):
                     break
                 words.append(word)
-            if len(words) >= 2 and {"TERM", "SIGTERM", "15"} & set(words[1:]) and not (
-                    _action_only_exits(words[0])):
-                return False
-    return True
+            if len(words) >= 2:
+                yield words[0], words[1:]
 
 
 def _action_only_exits(action: str) -> bool:
@@ -83,49 +104,63 @@ def _action_only_exits(action: str) -> bool:
     return True
 
 
-def _python_handler_only_exits(text: str, at: int) -> bool:
-    """Whether the Python line of `text` at `at` installs no SIGTERM handler that could
-    save: it installs none (`os.kill(pid, signal.SIGTERM)`, a comment), or one that only
-    prints, logs and exits. A line that is no Python statement on its own may install
-    one: it is taken to."""
-    start = text.rfind("\n", 0, at) + 1
-    end = text.find("\n", at)
-    line = text[start:] if end < 0 else text[start:end]
-    try:
-        tree = ast.parse(line.strip())
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
+def _programs(found: Script) -> Iterator[str]:
+    """The Python programs of a command that mention SIGTERM: a text that is one (`python
+    -c`), a program its script runs or writes with a heredoc."""
+    for text in found.texts:
+        if "SIGTERM" not in text:
+            continue
+        if syntax(text) is not None:
+            yield text
+            continue
+        for line in shell.lines(text)[0]:
+            yield from (body for _, body in line.heredocs if "SIGTERM" in body)
+    yield from (code for code, _ in found.programs if "SIGTERM" in code)
+
+
+def _saving_handler(code: str) -> bool:
+    """Whether a program installs a SIGTERM handler that may save (see the module)."""
+    tree = syntax(code)
+    if tree is None:
         return False
+    functions = {node.name: node for node in ast.walk(tree)
+                 if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)}
+    # A loop over the signals (`for s in (signal.SIGTERM, signal.SIGINT):`) names them.
+    named = {node.target.id for node in ast.walk(tree) if isinstance(node, ast.For)
+             and isinstance(node.target, ast.Name) and _mentions_sigterm(node.iter)}
+    cleans_up = any(
+        (isinstance(node, ast.Try) and node.finalbody)
+        or (isinstance(node, ast.Call) and _called(node.func) == "register"
+            and isinstance(node.func, ast.Attribute) and _called(node.func.value) == "atexit")
+        for node in ast.walk(tree))
     for node in ast.walk(tree):
-        if (isinstance(node, ast.Call) and _called(node.func) == "signal"
-                and len(node.args) == 2 and not _handler_only_exits(node.args[1], text)):
-            return False
-    return True
+        if not (isinstance(node, ast.Call) and _called(node.func) == "signal"
+                and len(node.args) == 2):
+            continue
+        signal = node.args[0]
+        if _mentions_sigterm(signal) or (isinstance(signal, ast.Name) and signal.id in named):
+            handler = node.args[1]
+            if _called(handler) not in _NO_FUNCTION and (
+                    cleans_up or not _handler_only_exits(handler, functions)):
+                return True
+    return False
 
 
-def _handler_only_exits(handler: ast.expr, text: str) -> bool:
-    """Whether a handler only prints, logs and exits: a lambda, or a function the text
-    defines (found by its name); not a function the text does not show."""
+def _mentions_sigterm(node: ast.AST) -> bool:
+    return any(_called(item) == "SIGTERM" for item in ast.walk(node)
+               if isinstance(item, ast.Attribute | ast.Name))
+
+
+def _handler_only_exits(
+    handler: ast.expr, functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef]
+) -> bool:
+    """Whether a handler only prints, logs and exits: a lambda, or a function the
+    program defines; not a function it does not show."""
     if isinstance(handler, ast.Lambda):
         return _expression_only_exits(handler.body)
     name = _called(handler)
-    if name in _NO_FUNCTION:
-        return True
-    if name is None:
-        return False
-    definition = re.search(rf"^([ \t]*)(?:async\s+)?def\s+{re.escape(name)}\s*\(", text, re.M)
-    if definition is None:
-        return False
-    block = [text[definition.start():].split("\n", 1)[0]]
-    for line in text[definition.end():].split("\n")[1:]:
-        if line.strip() and len(line) - len(line.lstrip()) <= len(definition[1]):
-            break
-        block.append(line)
-    try:
-        tree = ast.parse(textwrap.dedent("\n".join(block)))
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return False
-    function = tree.body[0] if tree.body else None
-    return isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef) and all(
+    function = functions.get(name) if name is not None else None
+    return function is not None and all(
         _statement_only_exits(statement) for statement in function.body)
 
 
@@ -149,7 +184,7 @@ def _expression_only_exits(expression: ast.expr) -> bool:
     return isinstance(expression, ast.Call) and _called(expression.func) in _PYTHON_QUIET
 
 
-def _called(node: ast.expr) -> str | None:
+def _called(node: ast.AST) -> str | None:
     """The last name of a dotted name (`signal` of `signal.signal`, `exit` of `sys.exit`)."""
     if isinstance(node, ast.Attribute):
         return node.attr
