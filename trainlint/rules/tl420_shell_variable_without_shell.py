@@ -50,10 +50,11 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     scheduled and the image pulled.
 
     ## When it stays silent
-    When a shell runs the command (`sh -c`, also behind `env` or `tini --`), whose script
-    expands the reference as meant; on a program other than Python and those launchers
+    When a shell runs the command (`sh -c`, also behind `env` or `tini --`, or started
+    by the launcher: `torchrun --no-python bash -c`), whose script expands the reference
+    as meant; on a program other than Python and those launchers
     (another one may expand words itself, or start the program through a shell:
-    `mpirun`, `deepspeed`, `srun`); on the program text of `python -c`; on a name the
+    `mpirun`, `deepspeed`, `srun`); on the program text of `python -c` (`-uc` too); on a name the
     container has no variable of (`$HOME` may be the image's, which is not seen); on
     `$(NAME)` (see TL267) and `$$NAME`, which writes the text on purpose; on a container
     with no `command` of its own (the image's entrypoint may be a shell); and on a
@@ -135,15 +136,38 @@ def _unexpanded(container: Container) -> Iterator[tuple[str, str, Any, list[str]
         return
     at = found[0]
     program = posixpath.basename(words[at])
-    if not (PYTHONS.fullmatch(program) or program in _NO_SHELL):
-        return
+    if not (PYTHONS.fullmatch(program) or program in _NO_SHELL) or any(
+            posixpath.basename(word) in shell.SHELLS for word in words[at + 1:]):
+        return  # a shell it may start (`torchrun --no-python bash -c ...`) expands them
+    code = _program_text(words, at) if PYTHONS.fullmatch(program) else None
     for position in range(at + 1, len(words)):
-        if words[position - 1] == "-c" and PYTHONS.fullmatch(program):
+        if position == code:
             continue  # a program, not words
         names = [match[0] for match in _REFERENCE.finditer(words[position])
                  if (match[1] or match[2]) in container.env]
         if names:
             yield words[at], words[position], items[position][1], list(dict.fromkeys(names))
+
+
+def _program_text(words: list[str], at: int) -> int | None:
+    """Where the program text given to the interpreter at `at` with `-c` is, also in an
+    option cluster (`python3 -uc CODE`); None where it runs a file or a module (whose
+    own `-c` is an argument)."""
+    position = at + 1
+    while position < len(words) and words[position].startswith("-") and words[position] != "-":
+        option = words[position]
+        if option.startswith("--"):
+            position += 1
+            continue
+        cluster = option[1:]
+        for index, letter in enumerate(cluster):
+            if letter == "c":
+                return position + 1 if index == len(cluster) - 1 else None
+            if letter in "mWX":  # takes the rest of the cluster or the next word
+                return None if letter == "m" else _program_text(
+                    words, position + (1 if index == len(cluster) - 1 else 0))
+        position += 1
+    return None
 
 
 def _expanded_fix(path: KeyPath, text: str, names: list[str]) -> Fix:
