@@ -125,3 +125,9 @@ def test_an_expansion_never_closed_ends_the_reading(script: str) -> None:
 def test_expansions_nested_deep_are_read_without_recursion(opening: str) -> None:
     read = scan(opening * 20_000)
     assert read.complete is False and read.lines == []
+
+
+def test_what_expansions_hold_in_single_quotes_is_literal_too() -> None:
+    text = "a $'$(X)' $(awk '{print $(NF)}' f) `awk '{print $(Y)}'` \"$(Z)\""
+    literal = [text[start:end] for start, end in scan(text).literal]
+    assert literal == ["$(X)", "{print $(NF)}", "{print $(Y)}"]

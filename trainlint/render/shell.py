@@ -210,10 +210,10 @@ class _Reader:
             return self._ansi(at + 2, parts)
         opening = text[at + 1:at + 2] if text[at] in "$<>" else text[at]
         if text[at] == "`":
-            end = _backquote_end(text, at + 1)
+            end = _backquote_end(text, at + 1, self.literal)
         elif opening in _CLOSES:
             start = at + 1 if text[at] in "$<>" else at
-            end = _closing(text, start, _CLOSES[opening])
+            end = _closing(text, start, _CLOSES[opening], self.literal)
         else:
             parts.append("$")
             return at + 1
@@ -223,11 +223,14 @@ class _Reader:
         return end
 
     def _ansi(self, at: int, parts: list[str]) -> int | None:
-        """Where a `$'...'` string ends, its text decoded into `parts`."""
+        """Where a `$'...'` string ends, its text decoded into `parts` (nothing in it is
+        expanded)."""
         text = self.text
+        start = at
         while at < len(text):
             char = text[at]
             if char == "'":
+                self.literal.append((start, at))
                 return at + 1
             if char == "\\" and at + 1 < len(text):
                 parts.append(_ANSI.get(text[at + 1], text[at:at + 2]))
@@ -286,10 +289,13 @@ class _Reader:
         return at, "\n".join(taken)
 
 
-def _closing(text: str, at: int, closing: str) -> int | None:
+def _closing(
+    text: str, at: int, closing: str, literal: list[tuple[int, int]]
+) -> int | None:
     """Where the bracket opened at `at` closes (the index after it), with what is nested
-    inside (brackets, quotes, `$(...)` in double quotes) skipped; None where it never
-    does. A stack, not recursion: `"$(` ten thousand times deep is read in one pass."""
+    inside (brackets, quotes, `$(...)` in double quotes) skipped and its single-quoted
+    parts put in `literal`; None where it never does. A stack, not recursion: `"$(` ten
+    thousand times deep is read in one pass."""
     closers = [closing]
     at += 1
     while at < len(text) and closers:
@@ -307,6 +313,7 @@ def _closing(text: str, at: int, closing: str) -> int | None:
             end = text.find("'", at + 1)
             if end < 0:
                 return None
+            literal.append((at + 1, end))
             at = end
         elif char == '"':
             closers.append('"')
@@ -318,11 +325,18 @@ def _closing(text: str, at: int, closing: str) -> int | None:
     return None if closers else at
 
 
-def _backquote_end(text: str, at: int) -> int | None:
-    """Where a backquoted command ends (the index after its closing backquote)."""
+def _backquote_end(text: str, at: int, literal: list[tuple[int, int]]) -> int | None:
+    """Where a backquoted command ends (the index after its closing backquote), its
+    single-quoted parts put in `literal`."""
     while at < len(text):
         if text[at] == "\\":
             at += 2
+        elif text[at] == "'":
+            end = text.find("'", at + 1)
+            if end < 0:
+                return None
+            literal.append((at + 1, end))
+            at = end + 1
         elif text[at] == "`":
             return at + 1
         else:
