@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from trainlint.document import Manifest, count, dig, mappings
 from trainlint.memo import PerObject, PerValue
 from trainlint.options import RuleOptions, check_no_empty_names
-from trainlint.render import Container, Render, script
+from trainlint.render import Container, Render, script, shell
 from trainlint.render.trainer import rendered
 from trainlint.render.tree import Origin, first_on
 
@@ -233,7 +233,7 @@ def _candidates(
 ) -> Iterator[CheckpointDir]:
     names_a_dir = _DirectoryNames.of(options.env_names, options.env_name_parts)
     for name, (index, variable) in env.items():
-        if names_a_dir(name):
+        if names_a_dir(name) and name not in _reassigned(container):
             value = _literal(variable)
             if value is not None:
                 yield CheckpointDir(value, f"env {name}", container.origin("env", index), name)
@@ -241,6 +241,13 @@ def _candidates(
         path = setting.path()
         if path is not None:
             yield CheckpointDir(path, setting.origin, setting.at, setting.key)
+
+
+def _reassigned(container: Container) -> frozenset[str]:
+    """The variables the container's script sets before its program runs (`export
+    CKPT_DIR=/mnt/ckpt/run`): their env values are not what the program sees."""
+    return frozenset(word.partition("=")[0] for word, _ in script.read(container).words
+                     if shell.ASSIGNMENT.fullmatch(word))
 
 
 def _naming_settings(
@@ -342,21 +349,32 @@ def claim_name(container: Container, where: Storage) -> str | None:
     return name if isinstance(name, str) and name else None
 
 
-def path_on_volume(where: Storage, path: str) -> str:
-    """Where `path` lands inside the volume, through the mount's `subPath`."""
-    mount = where.mount.value if where.mount else {}
+def path_on_volume(container: Container, where: Storage, path: str) -> str:
+    """Where `path` lands inside the volume, through the mount's folder of it."""
     relative = path[len(where.mount_path or ""):]
-    sub_path = mount.get("subPath") if isinstance(mount.get("subPath"), str) else ""
-    return posixpath.normpath(f"/{sub_path}/{relative}")
+    return posixpath.normpath(f"/{_sub_path(container, where) or ''}/{relative}")
 
 
-def named_by_variables(where: Storage) -> bool:
-    """Whether the mount's folder in the volume is named by variables (`subPathExpr:
-    $(POD_NAME)`, `$(JOBSET_NAME)`): each pod or TrainJob may have its own, which is not
-    known here, so no two are said to share it."""
+def named_by_variables(container: Container, where: Storage) -> bool:
+    """Whether the mount's folder in the volume is named by variables the container does
+    not spell out (`subPathExpr: $(POD_NAME)`, `$(JOBSET_NAME)` from a label): each pod
+    or TrainJob may have its own, which is not known here, so no two are said to share
+    it."""
+    return _sub_path(container, where) is None
+
+
+def _sub_path(container: Container, where: Storage) -> str | None:
+    """The mount's folder of its volume: its `subPath`, or its `subPathExpr` with the
+    variables the container's env spells out put in; None where another remains."""
     mount = where.mount.value if where.mount else {}
+    sub = mount.get("subPath")
+    if isinstance(sub, str) and sub:
+        return sub
     expression = mount.get("subPathExpr")
-    return isinstance(expression, str) and "$(" in expression
+    if not isinstance(expression, str):
+        return ""
+    expanded = _expanded(container.env, expression)
+    return None if "$(" in expanded else expanded
 
 
 def claim_namespaces(manifest: Manifest, ctx: Lookups) -> list[str]:
@@ -413,14 +431,14 @@ def _places(job: Manifest, ctx: Lookups, options: CheckpointOptions) -> list[Pla
     for container, _ in writers(rendered(job, ctx), options):
         for directory in written_dirs(container, options):
             where = storage(container, directory.path)
-            if named_by_variables(where):
+            if named_by_variables(container, where):
                 continue
             mount_at = where.mount.at if where.mount else None
             at = first_on(job, directory.at, mount_at, where.volume_at) or Origin(
                 job, ("metadata", "name")
             )
             found.append(Place(
-                claim_name(container, where), path_on_volume(where, directory.path),
+                claim_name(container, where), path_on_volume(container, where, directory.path),
                 directory.path, at, script.resumes(script.read(container)),
             ))
     return found

@@ -37,6 +37,10 @@ from trainlint.render.tree import Origin
 PYTHONS = re.compile(r"(?:.*/)?python(?:3(?:\.\d+)?)?")
 #: Words that end a simple command beside the operators: a group's braces.
 _BRACES = frozenset({"{", "}"})
+#: Reserved words that open a compound command where a command starts, and those that
+#: close one.
+_OPENS = frozenset({"if", "case", "while", "until", "for", "select", "{"})
+_CLOSES = frozenset({"fi", "esac", "done", "}"})
 #: Reserved words a simple command may follow (`then python -c ...`).
 _KEYWORDS = frozenset({"then", "do", "else", "elif", "if", "while", "until", "!", "time"})
 #: Shell builtins whose `NAME=value` words set shell variables, not a program's settings.
@@ -157,7 +161,12 @@ def _shell(text: str) -> tuple[tuple[Found, ...], tuple[str, ...], tuple[str, ..
     held: dict[str, str] = {}
     written: dict[str, str] = {}
     read, _ = shell.lines(text)  # what comes before a quote never closed runs
+    depth = 0  # of the compound commands open (`if`, a loop, a function's body)
     for line in read:
+        if depth == 0 and line.tokens[:1] == ["exit"] and not any(
+                isinstance(token, shell.Operator) for token in line.tokens):
+            break  # the script ends here: what follows never runs
+        depth = max(depth + _nesting(line.tokens), 0)
         heredocs = iter(line.heredocs)  # in the order of their commands
         heredoc = next(heredocs, None)
         for given, first, after in _commands(line.tokens):
@@ -222,6 +231,22 @@ def shell_script(container: Container) -> tuple[str, Origin] | None:
         return None
     script = shell.shell_operand(words, found[0])
     return None if script is None else given_words[script]
+
+
+def _nesting(tokens: list[str]) -> int:
+    """How many compound commands a line opens (`if`, `while ... do`, `{`, `(`) less how
+    many it closes (`fi`, `done`, `}`, `)`)."""
+    change = 0
+    starts = True  # whether a command starts at the token
+    for token in tokens:
+        if isinstance(token, shell.Operator):
+            change += token.count("(") - token.count(")")
+            starts = True
+            continue
+        if starts:
+            change += (token in _OPENS) - (token in _CLOSES)
+        starts = token in _KEYWORDS or token in _BRACES
+    return change
 
 
 def _commands(tokens: list[str]) -> Iterator[tuple[list[str], int, int]]:
@@ -371,7 +396,7 @@ _OVERRIDE = re.compile(r"[A-Za-z_][\w.]*=.*", re.DOTALL)
 
 
 @lru_cache(maxsize=16)
-def _syntax(code: str) -> ast.Module | None:
+def syntax(code: str) -> ast.Module | None:
     """A Python program's syntax tree; None when it does not parse, nor when it nests
     deeper than Python's parser goes (which says so with a MemoryError or a
     RecursionError). Kept for the few programs last read: the settings, the variables
@@ -386,8 +411,8 @@ def _syntax(code: str) -> ast.Module | None:
 @lru_cache(maxsize=1024)
 def _python_keywords(code: str) -> tuple[tuple[str, Any], ...]:
     """The literal keyword arguments of every call in a Python program (`output_dir="/x"`);
-    nothing when it does not parse (`_syntax`)."""
-    tree = _syntax(code)
+    nothing when it does not parse (`syntax`)."""
+    tree = syntax(code)
     if tree is None:
         return ()
     found = []
@@ -597,7 +622,7 @@ def environ_needs(code: str) -> tuple[Need, ...]:
     sets; none at all when it changes its environment by names not written
     (`os.environ.update(...)`, `|=`, `setdefault` of a name computed, `load_dotenv()`),
     or does not parse."""
-    tree = _syntax(code)
+    tree = syntax(code)
     if tree is None:
         return ()
     parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
@@ -812,7 +837,7 @@ def launcher(found: Script) -> str | None:
 @lru_cache(maxsize=1024)
 def _launching(code: str) -> str | None:
     """The module a program imports, or the call it makes, that starts processes."""
-    tree = _syntax(code)
+    tree = syntax(code)
     if tree is None:
         return None
     launching, calls = _launching_patterns()

@@ -67,8 +67,9 @@ def check(job: Manifest, ctx: Context) -> Iterator[Fact]:
 
     ## When it stays silent
     On a TrainJob alone in its namespace, on directories on different PVCs or sub-paths,
-    on a mount whose folder of the volume is named by variables (`subPathExpr:
-    $(JOBSET_NAME)`), and when the trainer saves nothing (see TL301).
+    on a mount whose folder of the volume is named by a variable the container does not
+    spell out (`subPathExpr: $(JOBSET_NAME)`, from a pod label), and when the trainer
+    saves nothing (see TL301).
 
     ## Options
     `env-name-parts`, `env-names`, `flags`: how a checkpoint directory is recognised.

@@ -51,8 +51,8 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     XGBoost, MPI or Flux plugin wires them, and the TrainJob has `spec.trainer`), when the
     directory is on storage of each pod's own (`emptyDir`) or holds a per-pod variable
     (`$(POD_NAME)`, `$JOB_COMPLETION_INDEX`), on a mount whose folder of the volume is
-    named by variables (`subPathExpr: $(POD_NAME)`), and when nothing is saved (see
-    TL301).
+    named by a variable the container does not spell out (`subPathExpr: $(POD_NAME)`),
+    and when nothing is saved (see TL301).
 
     ## Example
     ```yaml
@@ -138,7 +138,7 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
             continue
         for directory in directories:
             where = storage(container, directory.path)
-            if where.kind not in SHARED or named_by_variables(where):
+            if where.kind not in SHARED or named_by_variables(container, where):
                 continue
             mount_at = where.mount.at if where.mount else None
             at = first_on(manifest, directory.at, job.pods_at, mount_at, where.volume_at)
