@@ -31,12 +31,14 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     torchrun resolves the host even on one node.
 
     ## When it stays silent
-    On trainer jobs named `node`, on MPI and Flux runtimes; on a single node that starts
-    no torchrun (`python train.py`, `llamafactory-cli train` on one GPU: nothing asks for
-    the host), or no command at all (the TrainJobs bring it: reported on those that run
-    torchrun or several nodes); on a torch trainer whose command gives torchrun its own
-    master (`--master_addr`, `--rdzv_endpoint`): the injected `PET_MASTER_ADDR` is then
-    unused; and on a TrainJob whose runtime is not among the checked files.
+    On trainer jobs named `node`, on runtimes with another job named `node` (its first
+    pod is the host; a second trainer job is TL253's), on MPI and Flux runtimes; on a
+    single node that starts no torchrun (`python train.py`, `llamafactory-cli train` on
+    one GPU: nothing asks for the host), or no command at all (the TrainJobs bring it:
+    reported on those that run torchrun or several nodes); on a torch trainer whose
+    command gives torchrun its own master (`--master_addr`, `--rdzv_endpoint`): the
+    injected `PET_MASTER_ADDR` is then unused; and on a TrainJob whose runtime is not
+    among the checked files.
 
     ## Example
     ```yaml
@@ -94,11 +96,14 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     if site is None:
         return
     runtime, plugin = site
+    jobs = replicated_jobs(runtime)
     misnamed = next((
-        (index, name) for index, job in replicated_jobs(runtime)
+        (index, name) for index, job in jobs
         if ancestor(job) == TRAINER and isinstance(name := job.get("name"), str)
         and name != "node"
     ), None)
+    if any(job.get("name") == "node" for _, job in jobs):
+        return  # `<trainjob>-node-0-0` is a pod (a second trainer job is TL253's)
     found = rendezvous.seeker_in(manifest, runtime, plugin, ctx) if misnamed else None
     if misnamed is None or found is None:
         return
