@@ -96,6 +96,49 @@ def test_mutated_realistic_manifests_never_crash_a_rule(data: st.DataObject, ver
         assert 1 <= finding.span.line <= text.count("\n") + 1
 
 
+_WORDS_OF_ANY_TYPE = """\
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainingRuntime
+metadata: {name: rt, namespace: ml}
+spec:
+  mlPolicy: {numNodes: 2, torch: {}}
+  template:
+    spec:
+      replicatedJobs:
+        - name: node
+          template:
+            metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
+            spec:
+              template:
+                spec:
+                  containers:
+                    - {name: node, image: x, command: COMMAND, args: ARGS}
+---
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: tj, namespace: ml}
+spec:
+  runtimeRef: {name: rt, kind: TrainingRuntime}
+  trainer: {command: COMMAND, args: ARGS}
+"""
+
+
+@pytest.mark.parametrize("value", ["true", "3", "text", "{a: 1}", "null", "[1, {a: b}]"])
+@pytest.mark.parametrize("words", [
+    ("[torchrun, --node-rank, $PET_NODE_RANK, train.py]", "VALUE"),
+    ("VALUE", "[--output_dir, /tmp/out]"),
+    ("[tune, run, full_finetune_distributed]", "VALUE"),
+])
+def test_a_command_or_args_of_any_type_crashes_no_rule(
+        value: str, words: tuple[str, str]) -> None:
+    """Rules read `command` and `args` as lists: any other value (refused by the API
+    server, TL005 says so) is read as none (`args: true` made a rule raise)."""
+    command, args = (part.replace("VALUE", value) for part in words)
+    text = _WORDS_OF_ANY_TYPE.replace("COMMAND", command).replace("ARGS", args)
+    for version in RELEASES:
+        lint_text(text, Settings(trainer_version=version))
+
+
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data(), versions)
 def test_an_update_to_any_value_never_crashes_a_rule(data: st.DataObject, version: Any) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any, Protocol
 
-from trainlint.document import KeyPath, Manifest, dig, mapping, mappings
+from trainlint.document import KeyPath, Manifest, dig, mapping, mappings, sequence
 from trainlint.render import JOBS, POD_SPEC, TRAINER, Render, Version
 from trainlint.render.quantity import whole
 from trainlint.render.tree import Origin, Tree, injected
@@ -271,7 +271,7 @@ def _torchtune(build: Building, count: int, nproc: int | str) -> None:
     """A `tune run` command becomes the full torchtune command line."""
     resources, _ = resources_per_node(build)
     gpu = gpus(resources)
-    args = [arg for arg in build.trainer.get("args") or [] if isinstance(arg, str)]
+    args = [arg for arg in sequence(build.trainer.get("args")) if isinstance(arg, str)]
     command = list(TORCHTUNE)
     several = (isinstance(nproc, int) and nproc > 1) if build.version >= (2, 1) else nproc != 1
     if count > 1 or several or (build.version >= (2, 1) and isinstance(nproc, str) and gpu > 1):

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from trainlint import roundtrip
-from trainlint.document import KeyPath, Manifest
+from trainlint.document import KeyPath, Manifest, sequence
 from trainlint.engine.context import Context
 from trainlint.kinds import TRAINER_KINDS
 from trainlint.problem import Fix, Problem, Severity, listed
@@ -128,7 +128,7 @@ def _unexpanded(container: Container) -> Iterator[tuple[str, str, Any, list[str]
     items = [*container.strings("command"), *container.strings("args")]
     given = container.body.get("command")
     if not isinstance(given, list) or not given or len(items) != len(given) + len(
-            container.body.get("args") or []):
+            sequence(container.body.get("args"))):
         return  # the image's entrypoint, or an item that is no string
     words = [text for text, _ in items]
     found = shell.unwrapped(words)
