@@ -6,8 +6,9 @@ command clearly runs forever: a program that waits for nothing (`sleep infinity`
 -f FILE`), a well-known server started in the foreground (`python -m http.server`,
 `tensorboard --logdir`, `sshd -D`...), a shell loop with no way out (`while true` with no
 `break` or `exit`), or a server put in the background and waited for (`server &` then
-`wait`). Anything less plain (a program of the image, a loop under a condition, an `if`,
-a function, a subshell) is not judged: nothing is said.
+`wait`, or `wait $!` where it was the last put there). Anything less plain (a program of
+the image, a loop under a condition, an `if`, a function, a subshell) is not judged:
+nothing is said.
 
 A shell script (`sh -c "..."`) is read as the shell reads it (`shell`), at its top level
 only: its lines and their words, then and-or lists (`a && b || c`) of pipelines (`a | b`),
@@ -376,7 +377,8 @@ def _script_endless(text: str, errexit: bool = False) -> _Found | None:
     functions = {tokens[index - 1] for index, token in enumerate(tokens)
                  if token == "()" and index} | {
         tokens[index + 1] for index, token in enumerate(tokens[:-1]) if token == "function"}
-    waited: _Found | None = None
+    waited: _Found | None = None  # the first endless command put in the background
+    last: _Found | None = None  # what the last one put there runs, if endless (`$!`)
     leaves = "exit" in tokens or "exec" in tokens
     for lists, ending in _top_level(tokens):
         background = ending == "&"
@@ -388,20 +390,20 @@ def _script_endless(text: str, errexit: bool = False) -> _Found | None:
                 errexit and elements == [["false"]])))
         for pipeline, command in _judged(lists):
             found = _pipeline_endless(pipeline, functions, errexit)
-            if found is not None:
-                if not background:
-                    return found
-                waited = waited or found
+            if found is not None and not background:
+                return found
             if background:
+                waited, last = waited or found, found
                 continue
             if _ends_script(command):
                 return None  # the script ends here, or becomes another program
             if command[:1] == ["set"] and any(_ERREXIT.fullmatch(word) for word in command[1:]):
                 errexit = True
             if command[:1] and command[0] in _STOPS:
-                waited = None  # `kill $SERVER`, `disown`: not waited for
-            if command == ["wait"] and waited is not None:
-                return f"{waited[0]} in the background, then `wait`", (
+                waited = last = None  # `kill $SERVER`, `disown`: not waited for
+            awaited = waited if command == ["wait"] else last if command == ["wait", "$!"] else None
+            if awaited is not None:
+                return f"{awaited[0]} in the background, then `{' '.join(command)}`", (
                     "which waits for it forever")
         if ends:
             return None

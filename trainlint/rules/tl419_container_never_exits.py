@@ -33,7 +33,8 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     (`python -m http.server`, `tensorboard --logdir`, `jupyter lab`, `mlflow server`,
     `nginx -g "daemon off;"`, `redis-server`, `vllm serve`, `tritonserver`, `uvicorn`,
     `gunicorn`, `sshd -D`, `ray start --block`), also in a shell script, or put in the
-    background and then waited for (`server &` ... `wait`).
+    background and then waited for (`server &` ... `wait`, or `wait $!` when the server
+    was the last put there).
 
     ## Why is this bad?
     A pod succeeds only once all its regular containers have exited, and a Job completes
