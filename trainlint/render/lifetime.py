@@ -28,7 +28,16 @@ from typing import NamedTuple
 from trainlint.document import sequence
 from trainlint.render import Container
 from trainlint.render.script import PYTHONS
-from trainlint.render.shell import SHELLS, Operator, lines, shell_operand, unwrapped
+from trainlint.render.shell import (
+    CLOSES,
+    OPENS,
+    SHELLS,
+    STARTS,
+    Operator,
+    lines,
+    shell_operand,
+    unwrapped,
+)
 from trainlint.render.tree import Origin
 
 __all__ = ["Endless", "never_exits"]
@@ -339,12 +348,6 @@ _AND_OR = frozenset({"&&", "||"})
 _PIPES = frozenset({"|", "|&"})
 _ENDS = frozenset({";", "\n", "&", ";;", ";&", ";;&"})
 _OPERATORS = _AND_OR | _PIPES | _ENDS
-#: Reserved words that open a compound command at the start of one, and those that close
-#: one; after these, a command starts.
-_OPENS = frozenset({"if", "for", "select", "while", "until", "{"})
-_CLOSES = frozenset({"fi", "done", "}"})
-_STARTS = frozenset({"then", "do", "else", "elif", "!", "if", "while", "until", "{", "}",
-                     "time"})
 #: What ends a loop, or the script, from inside a loop's body.
 _LEAVES = frozenset({"break", "exit", "return", "exec", "kill", "pkill", "killall", "logout"})
 #: Programs at the end of a pipeline that read what comes in until it ends.
@@ -502,7 +505,7 @@ def _element(tokens: list[str], at: int) -> tuple[_Element, int]:
         condition = [word for word in tokens[at + 1:body_at] if word not in (";", "\n")]
         element: _Element = _Loop(token, condition, tokens[body_at + 1:end])
         at = end + 1
-    elif token in _OPENS or token == "case" or _parentheses(token) or token == "function" or (
+    elif token in OPENS or token == "case" or _parentheses(token) or token == "function" or (
             at + 1 < len(tokens) and tokens[at + 1] == "()"):
         if token == "function" or tokens[at + 1:at + 2] == ["()"]:
             at += 2 if token == "function" else 1  # a function: its body follows
@@ -543,13 +546,13 @@ def _closing(tokens: list[str], at: int) -> int:
             depth, cases = depth + 1, cases + 1
         elif token == "esac" and cases:
             depth, cases = depth - 1, cases - 1
-        elif starts and token in _OPENS:
+        elif starts and token in OPENS:
             depth += 1
-        elif starts and token in _CLOSES:
+        elif starts and token in CLOSES:
             depth -= 1
         if depth <= 0:
             return index
-        starts = parentheses or token in _OPERATORS or token in _STARTS
+        starts = parentheses or token in _OPERATORS or token in STARTS
     return len(tokens)
 
 
@@ -585,8 +588,8 @@ def _element_endless(element: _Element, functions: set[str], errexit: bool) -> _
         return None
     body = element.body
     commands = [word for index, word in enumerate(body)
-                if (index == 0 or body[index - 1] in _OPERATORS | _STARTS)
-                and word not in _OPERATORS | _STARTS]
+                if (index == 0 or body[index - 1] in _OPERATORS | STARTS)
+                and word not in _OPERATORS | STARTS]
     if errexit and any(word not in _SURE for word in commands):
         return None  # a command of the body that fails ends the script
     return f"`{element.keyword} {forever[0]}`", "a loop with no `break` or `exit` in its body"

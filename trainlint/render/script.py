@@ -35,14 +35,10 @@ from trainlint.render.tree import Origin
 
 #: Python interpreters: their `-c` word, or a heredoc fed to `python -`, is a program.
 PYTHONS = re.compile(r"(?:.*/)?python(?:3(?:\.\d+)?)?")
-#: Words that end a simple command beside the operators: a group's braces.
-_BRACES = frozenset({"{", "}"})
 #: Reserved words that open a compound command where a command starts, and those that
 #: close one.
-_OPENS = frozenset({"if", "case", "while", "until", "for", "select", "{"})
-_CLOSES = frozenset({"fi", "esac", "done", "}"})
-#: Reserved words a simple command may follow (`then python -c ...`).
-_KEYWORDS = frozenset({"then", "do", "else", "elif", "if", "while", "until", "!", "time"})
+_OPENS = shell.OPENS | {"case"}
+_CLOSES = shell.CLOSES | {"esac"}
 #: Shell builtins whose `NAME=value` words set shell variables, not a program's settings.
 _BUILTINS = frozenset({"export", "declare", "local", "readonly", "typeset", "set", "unset"})
 #: Config files a heredoc writes that are read as the trainer's settings.
@@ -245,7 +241,7 @@ def _nesting(tokens: list[str]) -> int:
             continue
         if starts:
             change += (token in _OPENS) - (token in _CLOSES)
-        starts = token in _KEYWORDS or token in _BRACES
+        starts = token in shell.STARTS
     return change
 
 
@@ -255,11 +251,11 @@ def _commands(tokens: list[str]) -> Iterator[tuple[list[str], int, int]]:
     command: list[str] = []
     first = 0
     for index, token in enumerate([*tokens, shell.Operator(";")]):
-        if isinstance(token, shell.Operator) or token in _BRACES:
+        if isinstance(token, shell.Operator) or token in shell.BRACES:
             if command:
                 yield command, first, index
             command, first = [], index + 1
-        elif command or token not in _KEYWORDS:
+        elif command or token not in shell.KEYWORDS:
             command.append(token)
         else:
             first = index + 1

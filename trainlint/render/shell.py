@@ -25,6 +25,15 @@ ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*", re.DOTALL)
 #: A heredoc's operator and end word (`<<EOF`, `<<-'EOF'`, `<< "EOF"`, `<<\EOF`), where an
 #: unquoted `<<` (not `<<<`, a here-string) starts.
 _HEREDOC = re.compile(r"<<(-?)[ \t]*(?:'([^']+)'|\"([^\"]+)\"|\\?([A-Za-z_][A-Za-z0-9_]*))")
+#: Reserved words a simple command may follow (`then python -c ...`), and with a group's
+#: braces, the words after which a command starts.
+KEYWORDS = frozenset({"then", "do", "else", "elif", "if", "while", "until", "!", "time"})
+BRACES = frozenset({"{", "}"})
+STARTS = KEYWORDS | BRACES
+#: Reserved words that open a compound command where a command starts, and those that
+#: close one (`case` and `esac` aside: their patterns hold parentheses).
+OPENS = frozenset({"if", "for", "select", "while", "until", "{"})
+CLOSES = frozenset({"fi", "done", "}"})
 #: A shell's long options that take the next word as their value (in a cluster, each `o`
 #: or `O` takes one: `-euo pipefail`).
 _VALUED = frozenset({"--rcfile", "--init-file"})
@@ -95,7 +104,7 @@ _ANSI = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", "'": "'", '"': '"', "e": "
 #: A word that assigns an array (`ARGS=(`): its parentheses are part of it.
 _ARRAY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
 #: The closing of each expansion: `$(`, `${`, `<(`, `>(` by its bracket, `(` of an array.
-_CLOSES = {"(": ")", "{": "}"}
+_BRACKETS = {"(": ")", "{": "}"}
 
 
 class _Reader:
@@ -211,9 +220,9 @@ class _Reader:
         opening = text[at + 1:at + 2] if text[at] in "$<>" else text[at]
         if text[at] == "`":
             end = _backquote_end(text, at + 1, self.literal)
-        elif opening in _CLOSES:
+        elif opening in _BRACKETS:
             start = at + 1 if text[at] in "$<>" else at
-            end = _closing(text, start, _CLOSES[opening], self.literal)
+            end = _closing(text, start, _BRACKETS[opening], self.literal)
         else:
             parts.append("$")
             return at + 1
@@ -307,7 +316,7 @@ def _closing(
             if char == '"':
                 closers.pop()
             elif text.startswith(("$(", "${"), at):
-                closers.append(_CLOSES[text[at + 1]])
+                closers.append(_BRACKETS[text[at + 1]])
                 at += 1
         elif char == "'" and inner == ")":
             end = text.find("'", at + 1)
@@ -318,7 +327,7 @@ def _closing(
         elif char == '"':
             closers.append('"')
         elif char == "(" or (char == "{" and inner == "}"):
-            closers.append(_CLOSES[char])
+            closers.append(_BRACKETS[char])
         elif char == inner:
             closers.pop()
         at += 1
