@@ -707,9 +707,14 @@ def _constant(node: ast.AST | None) -> str | None:
 
 def _called(call: ast.Call) -> str | None:
     """The name a call is made by (`getenv` of `os.getenv(...)`)."""
-    func = call.func
-    return func.id if isinstance(func, ast.Name) else (
-        func.attr if isinstance(func, ast.Attribute) else None)
+    return last_name(call.func)
+
+
+def last_name(node: ast.AST) -> str | None:
+    """The last name of a dotted name (`getenv` of `os.getenv`, `SIGTERM` of
+    `signal.SIGTERM`)."""
+    return node.id if isinstance(node, ast.Name) else (
+        node.attr if isinstance(node, ast.Attribute) else None)
 
 
 def _environ(node: ast.AST | None) -> bool:

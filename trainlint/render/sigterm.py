@@ -20,7 +20,7 @@ import shlex
 from collections.abc import Iterator
 
 from trainlint.render import shell
-from trainlint.render.script import Script, syntax
+from trainlint.render.script import Script, last_name, syntax
 
 #: Megatron's flag: it saves and exits on SIGTERM.
 _FLAG = re.compile(r"--exit[-_]signal[-_]handler")
@@ -130,24 +130,24 @@ def _saving_handler(code: str) -> bool:
              and isinstance(node.target, ast.Name) and _mentions_sigterm(node.iter)}
     cleans_up = any(
         (isinstance(node, ast.Try) and node.finalbody)
-        or (isinstance(node, ast.Call) and _called(node.func) == "register"
-            and isinstance(node.func, ast.Attribute) and _called(node.func.value) == "atexit")
+        or (isinstance(node, ast.Call) and last_name(node.func) == "register"
+            and isinstance(node.func, ast.Attribute) and last_name(node.func.value) == "atexit")
         for node in ast.walk(tree))
     for node in ast.walk(tree):
-        if not (isinstance(node, ast.Call) and _called(node.func) == "signal"
+        if not (isinstance(node, ast.Call) and last_name(node.func) == "signal"
                 and len(node.args) == 2):
             continue
         signal = node.args[0]
         if _mentions_sigterm(signal) or (isinstance(signal, ast.Name) and signal.id in named):
             handler = node.args[1]
-            if _called(handler) not in _NO_FUNCTION and (
+            if last_name(handler) not in _NO_FUNCTION and (
                     cleans_up or not _handler_only_exits(handler, functions)):
                 return True
     return False
 
 
 def _mentions_sigterm(node: ast.AST) -> bool:
-    return any(_called(item) == "SIGTERM" for item in ast.walk(node)
+    return any(last_name(item) == "SIGTERM" for item in ast.walk(node)
                if isinstance(item, ast.Attribute | ast.Name))
 
 
@@ -158,7 +158,7 @@ def _handler_only_exits(
     program defines; not a function it does not show."""
     if isinstance(handler, ast.Lambda):
         return _expression_only_exits(handler.body)
-    name = _called(handler)
+    name = last_name(handler)
     function = functions.get(name) if name is not None else None
     return function is not None and all(
         _statement_only_exits(statement) for statement in function.body)
@@ -172,7 +172,7 @@ def _statement_only_exits(statement: ast.stmt) -> bool:
             statement.value)
     if isinstance(statement, ast.Raise) and statement.exc is not None:
         exception = statement.exc.func if isinstance(statement.exc, ast.Call) else statement.exc
-        return _called(exception) in ("SystemExit", "KeyboardInterrupt")
+        return last_name(exception) in ("SystemExit", "KeyboardInterrupt")
     return False
 
 
@@ -181,11 +181,4 @@ def _expression_only_exits(expression: ast.expr) -> bool:
         return all(_expression_only_exits(item) for item in expression.elts)
     if isinstance(expression, ast.BoolOp):
         return all(_expression_only_exits(item) for item in expression.values)
-    return isinstance(expression, ast.Call) and _called(expression.func) in _PYTHON_QUIET
-
-
-def _called(node: ast.AST) -> str | None:
-    """The last name of a dotted name (`signal` of `signal.signal`, `exit` of `sys.exit`)."""
-    if isinstance(node, ast.Attribute):
-        return node.attr
-    return node.id if isinstance(node, ast.Name) else None
+    return isinstance(expression, ast.Call) and last_name(expression.func) in _PYTHON_QUIET
