@@ -232,8 +232,9 @@ def _candidates(
     container: Container, env: dict[str, tuple[int, dict[str, Any]]], options: CheckpointOptions
 ) -> Iterator[CheckpointDir]:
     names_a_dir = _DirectoryNames.of(options.env_names, options.env_name_parts)
+    reassigned = _reassigned(container)
     for name, (index, variable) in env.items():
-        if names_a_dir(name) and name not in _reassigned(container):
+        if names_a_dir(name) and name not in reassigned:
             value = _literal(variable)
             if value is not None:
                 yield CheckpointDir(value, f"env {name}", container.origin("env", index), name)

@@ -168,8 +168,9 @@ def _shell(text: str) -> tuple[tuple[Found, ...], tuple[str, ...], tuple[str, ..
         for given, first, after in _commands(line.tokens):
             words.extend(given)
             body: str | None = None
-            while heredoc is not None and heredoc[0] <= after:
-                body = body if body is not None or heredoc[0] < first else heredoc[1]
+            while heredoc is not None and heredoc[0] <= after:  # the first of this command's
+                if body is None and heredoc[0] >= first:
+                    body = heredoc[1]
                 heredoc = next(heredocs, None)
             if given[:1] == ["cd"] and len(given) == 2:
                 cwd = posixpath.normpath(posixpath.join(cwd or "", given[1]))
