@@ -165,7 +165,7 @@ def _shell(text: str) -> tuple[tuple[Found, ...], tuple[str, ...], tuple[str, ..
         depth = max(depth + _nesting(line.tokens), 0)
         heredocs = iter(line.heredocs)  # in the order of their commands
         heredoc = next(heredocs, None)
-        for given, first, after in _commands(line.tokens):
+        for given, first, after in shell.commands(line.tokens):
             words.extend(given)
             body: str | None = None
             while heredoc is not None and heredoc[0] <= after:  # the first of this command's
@@ -244,22 +244,6 @@ def _nesting(tokens: list[str]) -> int:
             change += (token in _OPENS) - (token in _CLOSES)
         starts = token in shell.STARTS
     return change
-
-
-def _commands(tokens: list[str]) -> Iterator[tuple[list[str], int, int]]:
-    """The simple commands of a line's tokens, each with where its tokens start and end
-    (its reserved words before it left out: `then`, `do`)."""
-    command: list[str] = []
-    first = 0
-    for index, token in enumerate([*tokens, shell.Operator(";")]):
-        if isinstance(token, shell.Operator) or token in shell.BRACES:
-            if command:
-                yield command, first, index
-            command, first = [], index + 1
-        elif command or token not in shell.KEYWORDS:
-            command.append(token)
-        else:
-            first = index + 1
 
 
 def _run(command: list[str]) -> list[str]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
 SHELLS = frozenset({"sh", "bash", "dash", "ash", "zsh", "ksh"})
@@ -358,6 +358,22 @@ def heredoc_end(line: str) -> tuple[str, bool] | None:
     before it are stripped (`<<-`); None where no heredoc starts there."""
     found = _HEREDOC.match(line)
     return None if found is None else (found[2] or found[3] or found[4], bool(found[1]))
+
+
+def commands(tokens: list[str]) -> Iterator[tuple[list[str], int, int]]:
+    """The simple commands of a line's tokens, each with where its tokens start and end
+    (its reserved words before it left out: `then`, `do`)."""
+    command: list[str] = []
+    first = 0
+    for index, token in enumerate([*tokens, Operator(";")]):
+        if isinstance(token, Operator) or token in BRACES:
+            if command:
+                yield command, first, index
+            command, first = [], index + 1
+        elif command or token not in KEYWORDS:
+            command.append(token)
+        else:
+            first = index + 1
 
 
 class _Wrapper(NamedTuple):

@@ -70,37 +70,29 @@ def _saving_trap(text: str) -> str | None:
 
 
 def _traps(read: list[shell.Line]) -> Iterator[tuple[str, list[str]]]:
-    """Each `trap ACTION SIGNAL...` command of a script, with its action and signals."""
+    """Each `trap ACTION SIGNAL...` command of a script, with its action and signals,
+    wherever it stands (`then trap ...`, `{ trap ...; }`)."""
     for line in read:
-        tokens = line.tokens
-        for index, token in enumerate(tokens):
-            if token != "trap" or (index and not isinstance(tokens[index - 1], shell.Operator)):
-                continue
-            words = []
-            for word in tokens[index + 1:]:
-                if isinstance(word, shell.Operator):
-                    break
-                words.append(word)
-            if len(words) >= 2:
+        for command, _, _ in shell.commands(line.tokens):
+            words = command[2:] if command[1:2] == ["--"] else command[1:]
+            if command[0] == "trap" and len(words) >= 2:
                 yield words[0], words[1:]
 
 
 def _action_only_exits(action: str) -> bool:
     """Whether a trap's action saves nothing: it resets the signal (`-`, ``), or each
-    of its commands only logs or exits."""
+    of its commands only logs or exits. (A first operand of digits is a signal: all are
+    reset.)"""
+    if action == "-" or action.isdigit():
+        return True
     read, complete = shell.lines(action)
     if not complete:
         return False
     for line in read:
-        command: list[str] = []
-        for token in [*line.tokens, shell.Operator(";")]:
-            if not isinstance(token, shell.Operator):
-                command.append(token)
-                continue
+        for command, _, _ in shell.commands(line.tokens):
             words = [word for word in command if not shell.ASSIGNMENT.fullmatch(word)]
             if words and words[0] not in _SHELL_QUIET:
                 return False
-            command = []
     return True
 
 
