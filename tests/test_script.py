@@ -240,6 +240,20 @@ def test_the_programs_python_runs_itself() -> None:
     assert read("bash", "-c", "cat > t.py <<EOF\nx\nEOF\npython other.py").programs == ()
 
 
+def test_the_program_of_c_behind_other_options_of_the_interpreter() -> None:
+    for interpreter in (["python3", "-u", "-c"], ["python3", "-uc"],
+                        ["python", "-W", "ignore", "-Bc"]):
+        found = read(*interpreter, 'TrainingArguments(output_dir="/ckpt")')
+        assert [code for code, _ in found.programs] == ['TrainingArguments(output_dir="/ckpt")']
+        assert settings(found) == [("output_dir", "/ckpt", "python output_dir=", "/ckpt")]
+    in_script = read("bash", "-c", "python -u -c 'TrainingArguments(output_dir=\"/o\")'")
+    assert [code for code, _ in in_script.programs] == ['TrainingArguments(output_dir="/o")']
+    assert settings(in_script) == [("output_dir", "/o", "python output_dir=", "/o")]
+    # A module's or a file's own `-c` is its argument, not a program.
+    assert read("python3", "-m", "tool", "-c", "x=1").programs == ()
+    assert read("python3", "-u", "train.py", "-c", "x=1").programs == ()
+
+
 @pytest.mark.parametrize(("code", "needed"), [
     ('import os\nr = int(os.environ["RANK"])', ["RANK"]),
     ('import os\nr = int(os.getenv("LOCAL_RANK"))', ["LOCAL_RANK"]),

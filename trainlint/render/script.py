@@ -24,7 +24,7 @@ import itertools
 import json
 import posixpath
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from functools import cache, lru_cache
 from typing import Any, NamedTuple
 
@@ -127,11 +127,14 @@ def _read_texts(texts: tuple[str, ...]) -> tuple[
     settings: list[tuple[int, Found]] = []
     words: list[tuple[int, str]] = []
     programs: list[tuple[int, str]] = []
+    # The program texts of `python -c` (`-uc`, `-u -c`), by place, with their interpreter's.
+    code = {place: at for at, text in enumerate(texts) if PYTHONS.fullmatch(text)
+            and (place := program_text(texts, at)) is not None}
     for position, text in enumerate(texts):
-        if position >= 2 and texts[position - 1] == "-c" and PYTHONS.fullmatch(texts[position - 2]):
+        if position in code:
             found: tuple[Found, ...] = tuple(_python(text, None))
             words.append((position, text))
-            if position == 2:  # the interpreter is the command
+            if code[position] == 0:  # the interpreter is the command
                 programs.append((position, text))
         elif any(space in text for space in " \n\t"):
             found, script_words, script_programs = _shell(text)
@@ -209,8 +212,9 @@ def _programs_run(
     if not command or not PYTHONS.fullmatch(command[0]):
         return
     operands = [word for word in command[1:] if word[:1] != "-" or word == "-"]
-    if len(command) >= 3 and command[1] == "-c":
-        yield command[2]
+    code = program_text(command, 0)
+    if code is not None and code < len(command):
+        yield command[code]
     elif body is not None and operands[:1] in ([], ["-"]):
         yield body
     elif operands and posixpath.join(cwd or "", operands[0]) in written:
@@ -246,6 +250,27 @@ def _nesting(tokens: list[str]) -> int:
     return change
 
 
+def program_text(words: Sequence[str], at: int) -> int | None:
+    """Where the program text given to the interpreter at `at` with `-c` is, also in an
+    option cluster (`python3 -uc CODE`); None where it runs a file or a module (whose
+    own `-c` is an argument)."""
+    position = at + 1
+    while position < len(words) and words[position].startswith("-") and words[position] != "-":
+        option = words[position]
+        if option.startswith("--"):
+            position += 1
+            continue
+        cluster = option[1:]
+        for index, letter in enumerate(cluster):
+            if letter == "c":
+                return position + 1 if index == len(cluster) - 1 else None
+            if letter in "mWX":  # takes the rest of the cluster or the next word
+                return None if letter == "m" else program_text(
+                    words, position + (1 if index == len(cluster) - 1 else 0))
+        position += 1
+    return None
+
+
 def _run(command: list[str]) -> list[str]:
     """The words of the program a simple command runs, past `NAME=value` words (shell
     variables, not settings) and the programs that run another (`exec`, `env`,
@@ -259,8 +284,9 @@ def _command_settings(command: list[str], cwd: str | None) -> Iterator[Found]:
     program of `python -c`."""
     if command[:1] and command[0] in _BUILTINS:
         return
-    if len(command) >= 3 and PYTHONS.fullmatch(command[0]) and command[1] == "-c":
-        yield from _python(command[2], cwd)
+    code = program_text(command, 0) if command and PYTHONS.fullmatch(command[0]) else None
+    if code is not None and code < len(command):
+        yield from _python(command[code], cwd)
     else:
         yield from _word_settings(command, cwd)
 

@@ -11,7 +11,7 @@ from trainlint.engine.context import Context
 from trainlint.kinds import TRAINER_KINDS
 from trainlint.problem import Fix, Problem, Severity, listed
 from trainlint.render import Container, shell
-from trainlint.render.script import PYTHONS
+from trainlint.render.script import PYTHONS, program_text
 from trainlint.render.trainer import rendered
 from trainlint.render.tree import on_checked
 from trainlint.rule import rule
@@ -139,7 +139,7 @@ def _unexpanded(container: Container) -> Iterator[tuple[str, str, Any, list[str]
     if not (PYTHONS.fullmatch(program) or program in _NO_SHELL) or any(
             posixpath.basename(word) in shell.SHELLS for word in words[at + 1:]):
         return  # a shell it may start (`torchrun --no-python bash -c ...`) expands them
-    code = _program_text(words, at) if PYTHONS.fullmatch(program) else None
+    code = program_text(words, at) if PYTHONS.fullmatch(program) else None
     for position in range(at + 1, len(words)):
         if position == code:
             continue  # a program, not words
@@ -147,27 +147,6 @@ def _unexpanded(container: Container) -> Iterator[tuple[str, str, Any, list[str]
                  if (match[1] or match[2]) in container.env]
         if names:
             yield words[at], words[position], items[position][1], list(dict.fromkeys(names))
-
-
-def _program_text(words: list[str], at: int) -> int | None:
-    """Where the program text given to the interpreter at `at` with `-c` is, also in an
-    option cluster (`python3 -uc CODE`); None where it runs a file or a module (whose
-    own `-c` is an argument)."""
-    position = at + 1
-    while position < len(words) and words[position].startswith("-") and words[position] != "-":
-        option = words[position]
-        if option.startswith("--"):
-            position += 1
-            continue
-        cluster = option[1:]
-        for index, letter in enumerate(cluster):
-            if letter == "c":
-                return position + 1 if index == len(cluster) - 1 else None
-            if letter in "mWX":  # takes the rest of the cluster or the next word
-                return None if letter == "m" else _program_text(
-                    words, position + (1 if index == len(cluster) - 1 else 0))
-        position += 1
-    return None
 
 
 def _expanded_fix(path: KeyPath, text: str, names: list[str]) -> Fix:
