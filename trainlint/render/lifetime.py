@@ -348,8 +348,10 @@ _AND_OR = frozenset({"&&", "||"})
 _PIPES = frozenset({"|", "|&"})
 _ENDS = frozenset({";", "\n", "&", ";;", ";&", ";;&"})
 _OPERATORS = _AND_OR | _PIPES | _ENDS
-#: What ends a loop, or the script, from inside a loop's body.
-_LEAVES = frozenset({"break", "exit", "return", "exec", "kill", "pkill", "killall", "logout"})
+#: Commands that end the loop or the script from its body, but not from a subshell there.
+_LEAVES = frozenset({"exit", "return", "exec", "logout"})
+#: Commands that may end it from anywhere: a signal (`kill $$`), code read as the shell's.
+_MAY_END = frozenset({"kill", "pkill", "killall", "eval", "source", "."})
 #: Programs at the end of a pipeline that read what comes in until it ends.
 _PASSES = frozenset({"tee", "cat", "ts", "logger"})
 
@@ -584,12 +586,53 @@ def _element_endless(element: _Element, functions: set[str], errexit: bool) -> _
         forever = [":"]
     if element.condition != forever:
         return None
-    if any(word in _LEAVES or word in functions for word in element.body):
+    commands = list(_body_commands(element.body))
+    if any(word in functions for word in element.body) or any(
+            _leaves(command) for command in commands):
         return None
-    body = element.body
-    commands = [word for index, word in enumerate(body)
-                if (index == 0 or body[index - 1] in _OPERATORS | STARTS)
-                and word not in _OPERATORS | STARTS]
-    if errexit and any(word not in _SURE for word in commands):
+    if errexit and any(command.words[0] not in _SURE for command in commands):
         return None  # a command of the body that fails ends the script
     return f"`{element.keyword} {forever[0]}`", "a loop with no `break` or `exit` in its body"
+
+
+class _InBody(NamedTuple):
+    """A command of a loop's body: its first words, whether a subshell runs it, and in how
+    many loops of the body it stands."""
+
+    words: list[str]
+    subshell: bool
+    loops: int
+
+
+def _body_commands(body: list[str]) -> Iterator[_InBody]:
+    """The commands of a loop's body (a subshell or arithmetic counts as one: `(` or
+    `((`), with where each stands."""
+    subshells = loops = 0
+    starts = True  # whether a command starts at the word
+    for index, word in enumerate(body):
+        if _parentheses(word):
+            if starts and "(" in word:
+                yield _InBody([word], subshells > 0, loops)
+            subshells = max(subshells + word.count("(") - word.count(")"), 0)
+            starts = True
+            continue
+        if starts and word not in _OPERATORS and word not in STARTS:
+            yield _InBody(body[index:index + 2], subshells > 0, loops)
+        if starts and word in ("do", "done"):
+            loops = max(loops + (1 if word == "do" else -1), 0)
+        starts = word in _OPERATORS or word in STARTS
+
+
+def _leaves(command: _InBody) -> bool:
+    """Whether a command of a loop's body may end the loop or the script: `exit` (not in a
+    subshell, which it alone ends), `break` with a count beyond the loops it stands in
+    (`break` in an inner loop leaves that one), `kill`, `eval`."""
+    word, count = command.words[0], command.words[1:]
+    if word in _MAY_END:
+        return True
+    if command.subshell:
+        return False
+    if word == "break":
+        levels = count[0] if count and count[0] not in _OPERATORS else "1"
+        return not levels.isdigit() or int(levels) > command.loops
+    return word in _LEAVES

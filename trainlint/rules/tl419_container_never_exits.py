@@ -27,14 +27,14 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does
     Renders the JobSet the controller builds (see `trainlint render`) and flags a regular
     container beside the trainer (in `containers`, not the trainer job's `node` container
-    itself) whose command clearly never exits, in a job the JobSet's `successPolicy`
-    waits for: `sleep infinity`, `tail -f FILE`, a `while true` loop with no `break` or
-    `exit` in its body, or a server started in the foreground by a well-known program
-    (`python -m http.server`, `tensorboard --logdir`, `jupyter lab`, `mlflow server`,
-    `nginx -g "daemon off;"`, `redis-server`, `vllm serve`, `tritonserver`, `uvicorn`,
-    `gunicorn`, `sshd -D`, `ray start --block`), also in a shell script, or put in the
-    background and then waited for (`server &` ... `wait`, or `wait $!` when the server
-    was the last put there).
+    itself) whose command clearly never exits, in a job the JobSet's `successPolicy` waits
+    for: `sleep infinity`, `tail -f FILE`, a `while true` loop with no `break` or `exit` in
+    its body (one that leaves only an inner loop or a subshell is none), or a server started
+    in the foreground by a well-known program (`python -m http.server`, `tensorboard
+    --logdir`, `jupyter lab`, `mlflow server`, `nginx -g "daemon off;"`, `redis-server`,
+    `vllm serve`, `tritonserver`, `uvicorn`, `gunicorn`, `sshd -D`, `ray start --block`),
+    also in a shell script, or put in the background and then waited for (`server &` ...
+    `wait`, or `wait $!` when the server was the last put there).
 
     ## Why is this bad?
     A pod succeeds only once all its regular containers have exited, and a Job completes
@@ -49,21 +49,21 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     as in Trainer's MPI runtimes.
 
     ## When it stays silent
-    When the command is not in the manifest (no `command`: the image's entrypoint runs,
-    and an image's name is no evidence; a script or program of the image), when the
-    command may end (`sleep 3600`, `tail -f --pid=...`, a loop with `break` or `exit` or
-    under a condition, a server under `timeout`, daemonized, or given a config file that
-    may daemonize it, `redis-server redis.conf`), when the script puts the server in the
-    background and goes on (`server &`, then the training, and no `wait`), when the
-    command runs only if another fails (`a || sleep infinity`), and when the script
-    exits first or may (`test -f /etc/debug || exit 0`, a `false` under `set -e`). On
-    init containers (one with `restartPolicy: Always` is the native sidecar), on the
-    trainer job's `node` container (the training itself, which other rules judge), and on
-    a job the `successPolicy` does not wait for: one not among its `targetReplicatedJobs`
-    (Trainer's DeepSpeed and MLX runtimes have their `node` workers run `sshd -De` while
-    the policy waits for the `launcher`), or one of several with `operator: Any`, unless
-    a job it waits for `dependsOn` its completion. A runtime that TrainJobs of the run
-    use is judged on each of them, at its `runtimeRef`.
+    When the command is not in the manifest (no `command`: the image's entrypoint runs, and
+    an image's name is no evidence; a script or program of the image), when the command may
+    end (`sleep 3600`, `tail -f --pid=...`, a loop with `break`, `exit`, `kill` or `eval` in
+    its body or under a condition, a server under `timeout`, daemonized, or given a config
+    file that may daemonize it, `redis-server redis.conf`), when the script puts the server
+    in the background and goes on (`server &`, then the training, and no `wait`), when the
+    command runs only if another fails (`a || sleep infinity`), and when the script exits
+    first or may (`test -f /etc/debug || exit 0`, a `false` under `set -e`). On init
+    containers (one with `restartPolicy: Always` is the native sidecar), on the trainer
+    job's `node` container (the training itself, which other rules judge), and on a job the
+    `successPolicy` does not wait for: one not among its `targetReplicatedJobs` (Trainer's
+    DeepSpeed and MLX runtimes have their `node` workers run `sshd -De` while the policy
+    waits for the `launcher`), or one of several with `operator: Any`, unless a job it waits
+    for `dependsOn` its completion. A runtime that TrainJobs of the run use is judged on
+    each of them, at its `runtimeRef`.
 
     ## Example
     ```yaml
