@@ -36,6 +36,22 @@ JOBS: KeyPath = ("spec", "replicatedJobs")
 POD_SPEC: KeyPath = ("template", "spec", "template", "spec")
 #: The JobSet's failure policy, in a rendered JobSet.
 FAILURE_POLICY: KeyPath = ("spec", "failurePolicy")
+#: Every key JobSet (v0.8.2 to v0.12.0, the releases Trainer v2.0 to v2.3 install) names
+#: in its API and controller: labels and annotations it puts on Jobs and pods, and those
+#: a user sets for it. A key in none of them is on no pod.
+JOBSET_KEYS = frozenset({
+    "jobset.sigs.k8s.io/coordinator", "jobset.sigs.k8s.io/disable-in-place-restart",
+    "jobset.sigs.k8s.io/global-replicas", "jobset.sigs.k8s.io/group-name",
+    "jobset.sigs.k8s.io/group-replicas", "jobset.sigs.k8s.io/in-place-restart-attempt",
+    "jobset.sigs.k8s.io/job-global-index", "jobset.sigs.k8s.io/job-group-index",
+    "jobset.sigs.k8s.io/job-index", "jobset.sigs.k8s.io/job-key",
+    "jobset.sigs.k8s.io/job-restart-attempt", "jobset.sigs.k8s.io/jobset-controller",
+    "jobset.sigs.k8s.io/jobset-name", "jobset.sigs.k8s.io/jobset-uid",
+    "jobset.sigs.k8s.io/priority", "jobset.sigs.k8s.io/replicatedjob-name",
+    "jobset.sigs.k8s.io/replicatedjob-replicas", "jobset.sigs.k8s.io/restart-attempt",
+    "alpha.jobset.sigs.k8s.io/exclusive-topology", "alpha.jobset.sigs.k8s.io/namespaced-job",
+    "alpha.jobset.sigs.k8s.io/no-schedule", "alpha.jobset.sigs.k8s.io/node-selector",
+})
 
 
 class _Named:
@@ -140,6 +156,16 @@ class Job(_Named):
     @cached_property
     def pod_spec(self) -> dict[str, Any]:
         return mapping(mapping(self.spec.get("template")).get("spec"))
+
+    @property
+    def labels(self) -> dict[str, Any]:
+        """The labels of its Job template, which JobSet gives the Job, not its pods."""
+        return mapping(mapping(mapping(self.body.get("template")).get("metadata")).get("labels"))
+
+    @property
+    def pod_labels(self) -> dict[str, Any]:
+        """The labels of its pod template (JobSet adds its own keys, `JOBSET_KEYS`)."""
+        return mapping(mapping(mapping(self.spec.get("template")).get("metadata")).get("labels"))
 
     @property
     def replicas(self) -> int:

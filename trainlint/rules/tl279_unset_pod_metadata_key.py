@@ -10,7 +10,7 @@ from trainlint.engine.context import Context
 from trainlint.kinds import TRAINER_KINDS
 from trainlint.problem import Problem, Severity
 from trainlint.release import format_version
-from trainlint.render import Container
+from trainlint.render import JOBSET_KEYS, Container
 from trainlint.render.trainer import rendered
 from trainlint.render.tree import on_checked
 from trainlint.rule import rule
@@ -23,22 +23,6 @@ _FIELD = re.compile(r"metadata\.(labels|annotations)\['([^'/]+/[^'/]+)'\]")
 #: runtimes; the pod labels it adds are the gang schedulers'), JobSet the keys below.
 TRAINER_DOMAIN = "trainer.kubeflow.org/"
 JOBSET_DOMAINS = ("jobset.sigs.k8s.io/", "alpha.jobset.sigs.k8s.io/")
-#: Every key JobSet (v0.8.2 to v0.12.0, the releases Trainer v2.0 to v2.3 install) names
-#: in its API and controller: labels and annotations it puts on Jobs and pods, and those
-#: a user sets for it. A key in none of them is on no pod.
-JOBSET_KEYS = frozenset({
-    "jobset.sigs.k8s.io/coordinator", "jobset.sigs.k8s.io/disable-in-place-restart",
-    "jobset.sigs.k8s.io/global-replicas", "jobset.sigs.k8s.io/group-name",
-    "jobset.sigs.k8s.io/group-replicas", "jobset.sigs.k8s.io/in-place-restart-attempt",
-    "jobset.sigs.k8s.io/job-global-index", "jobset.sigs.k8s.io/job-group-index",
-    "jobset.sigs.k8s.io/job-index", "jobset.sigs.k8s.io/job-key",
-    "jobset.sigs.k8s.io/job-restart-attempt", "jobset.sigs.k8s.io/jobset-controller",
-    "jobset.sigs.k8s.io/jobset-name", "jobset.sigs.k8s.io/jobset-uid",
-    "jobset.sigs.k8s.io/priority", "jobset.sigs.k8s.io/replicatedjob-name",
-    "jobset.sigs.k8s.io/replicatedjob-replicas", "jobset.sigs.k8s.io/restart-attempt",
-    "alpha.jobset.sigs.k8s.io/exclusive-topology", "alpha.jobset.sigs.k8s.io/namespaced-job",
-    "alpha.jobset.sigs.k8s.io/no-schedule", "alpha.jobset.sigs.k8s.io/node-selector",
-})
 #: The JobSet key that holds what a Trainer key is taken for: the JobSet is named after
 #: its TrainJob.
 _MEANT = {"trainer.kubeflow.org/trainjob-name": "jobset.sigs.k8s.io/jobset-name"}
