@@ -122,6 +122,44 @@ def test_an_object_is_known_by_its_file_s_bytes(project: Path, tmp_path: Path) -
     assert ("trainjob.yaml", "TL201") in codes(after)
 
 
+SCRIPTED = LABELLED.replace(
+    "            spec:\n              template:",
+    "            spec:\n              backoffLimit: 0\n              template:",
+).replace(
+    "[{name: node, image: busybox}]",
+    "[{name: node, image: busybox, command: [torchrun, /scripts/train.py],\n"
+    "                                volumeMounts: [{name: scripts, mountPath: /scripts}]}]\n"
+    "                  volumes: [{name: scripts, configMap: {name: train}}]",
+)
+PROGRAM = """\
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: train, namespace: ml}
+data:
+  train.py: |
+    from transformers import TrainingArguments
+    args = TrainingArguments(output_dir="/out", save_strategy="SAVES")
+"""
+
+
+def test_the_program_a_config_map_holds_is_looked_up_in_its_file(tmp_path: Path) -> None:
+    """The runtime runs a program of a ConfigMap of another file: whether it saves decides
+    TL403 (and TL301), and a change of it rechecks the runtime and its TrainJob."""
+    folder = tmp_path / "manifests"
+    folder.mkdir()
+    (folder / "runtime.yaml").write_text(SCRIPTED)
+    (folder / "trainjob.yaml").write_text(TRAINJOB.replace(
+        "trainer: {image: example/trainer:1}", "trainer: {env: [{name: OUTPUT_DIR, value: /out}]}"))
+    (folder / "program.yaml").write_text(PROGRAM.replace("SAVES", "no"))
+    assert codes(run_cached(folder, tmp_path / "cache")) == []
+    (folder / "program.yaml").write_text(PROGRAM.replace("SAVES", "steps"))
+    after = run_cached(folder, tmp_path / "cache")
+    assert after.checked == 3  # the ConfigMap, and the runtime and TrainJob that read it
+    assert codes(after) == [("runtime.yaml", "TL403"), ("runtime.yaml", "TL301"),
+                            ("trainjob.yaml", "TL301")]
+    assert codes(after) == codes(run_cached(folder, tmp_path / "fresh-cache"))
+
+
 CHECKPOINTED = LABELLED.replace(
     "[{name: node, image: busybox}]",
     "[{name: node, image: busybox, volumeMounts: [{name: ckpt, mountPath: /mnt/ckpt}]}]\n"

@@ -208,8 +208,9 @@ _no_bundled_runtimes = click.option(
 )
 @click.option(
     "--context", "context_paths", multiple=True, metavar="PATH", type=click.Path(path_type=str),
-    help="A file or folder whose runtimes, PVCs, StorageClasses and PriorityClasses checks "
-    "may refer to, never reported on (repeatable; added to config `context`).",
+    help="A file or folder whose runtimes, PVCs, StorageClasses, PriorityClasses and "
+    "ConfigMaps checks may refer to, never reported on (repeatable; added to config "
+    "`context`).",
 )
 @_no_bundled_runtimes
 @click.option(

@@ -11,7 +11,9 @@ TRAINER_API = f"{TRAINER_GROUP}/v1alpha1"
 TRAINER_KINDS = frozenset({"TrainJob", "TrainingRuntime", "ClusterTrainingRuntime"})
 RUNTIME_KINDS = frozenset({"TrainingRuntime", "ClusterTrainingRuntime"})
 #: The kinds rules look up by name, besides TrainJobs.
-LOOKED_UP_KINDS = RUNTIME_KINDS | {"PersistentVolumeClaim", "StorageClass", "PriorityClass"}
+LOOKED_UP_KINDS = RUNTIME_KINDS | {
+    "PersistentVolumeClaim", "StorageClass", "PriorityClass", "ConfigMap",
+}
 CLUSTER_SCOPED = frozenset({"ClusterTrainingRuntime", "StorageClass", "PriorityClass"})
 
 

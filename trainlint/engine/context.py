@@ -73,6 +73,9 @@ class Context:
     def storage_class(self, name: str) -> Manifest | None:
         return self._index.storage_class(name)
 
+    def config_map(self, namespace: str, name: str) -> Manifest | None:
+        return self._index.config_map(namespace, name)
+
     def trainjobs_using(self, runtime: Manifest) -> list[Manifest]:
         return self._index.trainjobs_using(runtime)
 

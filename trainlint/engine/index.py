@@ -294,6 +294,9 @@ class Index:
     def storage_class(self, name: str) -> Manifest | None:
         return self._one(("StorageClass", "", name))
 
+    def config_map(self, namespace: str, name: str) -> Manifest | None:
+        return self._one(("ConfigMap", namespace, name))
+
     def has_claims(self) -> bool:
         """Whether the run has any PersistentVolumeClaim, in any namespace (a look-up of
         its own: which claims they are does not change the answer)."""

@@ -15,6 +15,7 @@ cycle collector off, as runs have it: keep the `Render` while its jobs are used.
 
 from __future__ import annotations
 
+import posixpath
 import weakref
 from collections.abc import Hashable, Iterator
 from dataclasses import dataclass, field
@@ -52,6 +53,41 @@ JOBSET_KEYS = frozenset({
     "alpha.jobset.sigs.k8s.io/exclusive-topology", "alpha.jobset.sigs.k8s.io/namespaced-job",
     "alpha.jobset.sigs.k8s.io/no-schedule", "alpha.jobset.sigs.k8s.io/node-selector",
 })
+
+
+def config_map_names(volume: dict[str, Any]) -> Iterator[str]:
+    """The ConfigMaps a pod's volume shows (`configMap`, or a `projected` source)."""
+    for source in _config_map_sources(volume):
+        name = source.get("name")
+        if isinstance(name, str) and name:
+            yield name
+
+
+def config_map_files(
+    volume: dict[str, Any], config_maps: dict[str, dict[str, str]]
+) -> dict[str, str]:
+    """The text files a ConfigMap volume shows, by their path in it: each key, or the
+    `path` its `items` give the keys they list."""
+    found: dict[str, str] = {}
+    for source in _config_map_sources(volume):
+        data = config_maps.get(str(source.get("name")))
+        if data is None:
+            continue
+        items = source.get("items")
+        if isinstance(items, list):
+            found.update((item["path"], data[item["key"]]) for _, item in mappings(items)
+                         if item.get("key") in data and isinstance(item.get("path"), str))
+        else:
+            found.update(data)
+    return found
+
+
+def _config_map_sources(volume: dict[str, Any]) -> list[dict[str, Any]]:
+    if isinstance(volume.get("configMap"), dict):
+        return [volume["configMap"]]
+    sources = mapping(volume.get("projected")).get("sources")
+    return [item["configMap"] for _, item in mappings(sources)
+            if isinstance(item.get("configMap"), dict)]
 
 
 class _Named:
@@ -117,6 +153,28 @@ class Container(_Named):
     @cached_property
     def _strings(self) -> dict[str, list[tuple[str, Origin]]]:
         return {}
+
+    @cached_property
+    def files(self) -> dict[str, str]:
+        """The text files its mounts show from the ConfigMaps the run knows
+        (`Render.config_maps`), by absolute path: a whole ConfigMap (or its `items`) under
+        the mount's path, or the one key a `subPath` names."""
+        found: dict[str, str] = {}
+        volumes = self.job.volumes()
+        for _, mount in mappings(self.body.get("volumeMounts")):
+            volume = volumes.get(str(mount.get("name")))
+            path = mount.get("mountPath")
+            if volume is None or not isinstance(path, str) or not path.startswith("/"):
+                continue
+            shown = config_map_files(volume[1], self.job.render.config_maps)
+            sub = mount.get("subPath")
+            if isinstance(sub, str) and sub:
+                shown = {"": shown[sub]} if sub in shown else {}
+            elif mount.get("subPathExpr"):
+                continue  # a folder named by variables of the pod
+            for name, text in shown.items():
+                found[posixpath.normpath(posixpath.join(path, name))] = text
+        return found
 
 
 @dataclass(eq=False)
@@ -231,6 +289,9 @@ class Render:
     #: What a plugin injected and a TrainJob's value then replaced (the builder sets the
     #: TrainJob's env last): the rendered path, the injected item and its origin.
     replaced: list[tuple[KeyPath, dict[str, Any], Origin]] = field(default_factory=list)
+    #: The text files of the ConfigMaps its pods mount, by ConfigMap name (its `data`),
+    #: for those the run knows: what a command runs from them is read as its own.
+    config_maps: dict[str, dict[str, str]] = field(default_factory=dict)
     #: What rules work out from the render (checkpoint directories...): see
     #: `trainlint.memo.PerValue`.
     memo: dict[tuple[Hashable, ...], Any] = field(default_factory=dict, repr=False)

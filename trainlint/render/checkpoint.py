@@ -2,7 +2,8 @@
 
 Trainer has no checkpoint API, so the checkpoint directory is recognised by convention:
 environment variables and settings of the command line (`trainlint.render.script`: flags,
-overrides, inline Python, configs written by the script) that name one. A container with
+overrides, inline Python, the programs of ConfigMaps the pods mount, configs written by the
+script) that name one. A container with
 no such path is not checkpointing, nor one whose settings say it saves nothing
 (`save_strategy="no"`, `save_steps` beyond `max_steps`): the checkpoint rules stay silent
 for both. Every container of the rendered JobSet is looked at (`writers`), whatever its job

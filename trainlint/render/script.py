@@ -28,6 +28,7 @@ from collections.abc import Iterator, Sequence
 from functools import cache, lru_cache
 from typing import Any, NamedTuple
 
+from trainlint.document import string
 from trainlint.memo import PerValue
 from trainlint.render import Container, shell
 from trainlint.render.shell import ASSIGNMENT, SHELLS
@@ -70,10 +71,12 @@ class Script(NamedTuple):
     settings: tuple[Setting, ...]
     #: The words of every simple command, in order (an inline Python program is one word).
     words: tuple[tuple[str, Origin], ...]
-    #: The command and args as written, heredocs and inline programs included.
+    #: The command and args as written, heredocs and inline programs included, then the
+    #: programs of the mounted files it names.
     texts: tuple[str, ...] = ()
     #: The inline Python programs an interpreter runs as its own command (`python -c`,
-    #: `python - <<PY`, a `.py` file a heredoc writes that `python FILE` then runs).
+    #: `python - <<PY`, a `.py` file a heredoc writes that `python FILE` then runs), and
+    #: the programs of mounted files a command names (`torchrun /scripts/train.py`).
     programs: tuple[tuple[str, Origin], ...] = ()
 
     def get(self, key: str) -> Setting | None:
@@ -90,11 +93,16 @@ _SCRIPTS: PerValue[Script] = PerValue("script")
 
 
 def read(container: Container) -> Script:
-    """The script of a rendered container's command and args (worked out once per
-    container and render)."""
+    """The script of a rendered container's command and args, with the programs of the
+    files its ConfigMap mounts show (worked out once per container and render)."""
     return _SCRIPTS.get(
         container.job.render,
-        lambda: read_items([*container.strings("command"), *container.strings("args")]),
+        lambda: read_items(
+            [*container.strings("command"), *container.strings("args")],
+            tuple(sorted((path, text) for path, text in container.files.items()
+                         if path.endswith(".py"))),
+            string(container.body.get("workingDir")) or None,
+        ),
         container.path,
     )
 
@@ -103,30 +111,40 @@ def read(container: Container) -> Script:
 Found = tuple[str, Any, str, str | None]
 
 
-def read_items(items: list[tuple[str, Origin]]) -> Script:
-    """The script of command and args items, each with its origin."""
+#: The Python programs of the files a container's mounts show, by absolute path.
+Files = tuple[tuple[str, str], ...]
+
+
+def read_items(
+    items: list[tuple[str, Origin]], files: Files = (), workdir: str | None = None
+) -> Script:
+    """The script of command and args items, each with its origin; `files` the programs
+    its mounts show, `workdir` the folder a relative path starts from."""
     texts = tuple(text for text, _ in items)
-    found, words, programs = _read_texts(texts)
+    found, words, programs, named = _read_texts(texts, files, workdir)
     return Script(
         tuple(Setting(key, value, origin, items[position][1], cwd)
               for position, (key, value, origin, cwd) in found),
         tuple((word, items[position][1]) for position, word in words),
-        texts,
+        (*texts, *named),
         tuple((code, items[position][1]) for position, code in programs),
     )
 
 
 @lru_cache(maxsize=2048)
-def _read_texts(texts: tuple[str, ...]) -> tuple[
-    tuple[tuple[int, Found], ...], tuple[tuple[int, str], ...], tuple[tuple[int, str], ...]
+def _read_texts(texts: tuple[str, ...], files: Files, workdir: str | None) -> tuple[
+    tuple[tuple[int, Found], ...], tuple[tuple[int, str], ...], tuple[tuple[int, str], ...],
+    tuple[str, ...],
 ]:
     """The settings, words and inline programs of command and args texts, each with the
-    place of the item it is in: remembered by the texts alone, since a runtime's command
-    recurs in the render of every TrainJob that uses it (only the origins differ):
-    `read_items` takes 3.5 us a container instead of 12 on the benchmark corpus."""
+    place of the item it is in, and the programs of the mounted files they name:
+    remembered by the texts alone, since a runtime's command recurs in the render of
+    every TrainJob that uses it (only the origins differ): `read_items` takes 3.5 us a
+    container instead of 12 on the benchmark corpus."""
     settings: list[tuple[int, Found]] = []
     words: list[tuple[int, str]] = []
     programs: list[tuple[int, str]] = []
+    mounted = dict(files)
     # The program texts of `python -c` (`-uc`, `-u -c`), by place, with their interpreter's.
     code = {place: at for at, text in enumerate(texts) if PYTHONS.fullmatch(text)
             and (place := program_text(texts, at)) is not None}
@@ -137,21 +155,39 @@ def _read_texts(texts: tuple[str, ...]) -> tuple[
             if code[position] == 0:  # the interpreter is the command
                 programs.append((position, text))
         elif any(space in text for space in " \n\t"):
-            found, script_words, script_programs = _shell(text)
+            found, script_words, script_programs = _shell(text, files, workdir)
             words.extend((position, word) for word in script_words)
             programs.extend((position, code) for code in script_programs)
         else:
             following = texts[position + 1] if position + 1 < len(texts) else None
             found = tuple(_word_setting(text, following, None))
             words.append((position, text))
+            program = _mounted_program(text, workdir, mounted)
+            if program is not None:
+                found = (*found, *_python(program, None))
+                programs.append((position, program))
         settings.extend((position, setting) for setting in found)
-    return tuple(settings), tuple(words), tuple(programs)
+    run = {found for _, found in programs}
+    named = tuple(dict.fromkeys(code for code in mounted.values() if code in run))
+    return tuple(settings), tuple(words), tuple(programs), named
+
+
+def _mounted_program(word: str, cwd: str | None, mounted: dict[str, str]) -> str | None:
+    """The program of the mounted `.py` file a word names (`/scripts/train.py`, or
+    `train.py` in the folder the command runs in), if the mounts show it."""
+    if not mounted or not word.endswith(".py"):
+        return None
+    return mounted.get(posixpath.normpath(posixpath.join(cwd or "", word)))
 
 
 @lru_cache(maxsize=2048)
-def _shell(text: str) -> tuple[tuple[Found, ...], tuple[str, ...], tuple[str, ...]]:
-    """The settings, words and inline Python programs of a shell script (remembered: a
-    runtime's script recurs in every TrainJob that uses it)."""
+def _shell(
+    text: str, files: Files = (), workdir: str | None = None
+) -> tuple[tuple[Found, ...], tuple[str, ...], tuple[str, ...]]:
+    """The settings, words and inline Python programs of a shell script, and the programs
+    of the mounted `files` its commands name (remembered: a runtime's script recurs in
+    every TrainJob that uses it)."""
+    mounted = dict(files)
     settings: list[Found] = []
     words: list[str] = []
     programs: list[str] = []
@@ -183,6 +219,10 @@ def _shell(text: str) -> tuple[tuple[Found, ...], tuple[str, ...], tuple[str, ..
             command = _run(given)
             settings.extend(_command_settings(command, cwd))
             programs.extend(_programs_run(command, body, written, cwd))
+            named = [program for word in command
+                     if (program := _mounted_program(word, cwd or workdir, mounted))]
+            settings.extend(setting for program in named for setting in _python(program, cwd))
+            programs.extend(named)
             if body is not None:
                 if _reads_whole(command):
                     held[command[-1]] = body

@@ -14,7 +14,14 @@ from typing import TYPE_CHECKING, Any
 from trainlint.document import KeyPath, Manifest, dig, mapping, mappings
 from trainlint.memo import PerObject, PerRun, per_value
 from trainlint.patches import PATCH_JOBS
-from trainlint.render import ANCESTOR_LABEL, TRAINER, Container, Job, Render
+from trainlint.render import (
+    ANCESTOR_LABEL,
+    TRAINER,
+    Container,
+    Job,
+    Render,
+    config_map_names,
+)
 from trainlint.render.build import render
 
 if TYPE_CHECKING:
@@ -225,9 +232,28 @@ def rendered(manifest: Manifest, ctx: Lookups) -> Render:
         return runtime_render(manifest, ctx)
     version = ctx.trainer_version
     return ctx.remember(
-        _RENDER, manifest, lambda: render(manifest, ctx.runtime_for(manifest), version),
+        _RENDER, manifest, lambda: _with_config_maps(
+            render(manifest, ctx.runtime_for(manifest), version), manifest.namespace, ctx),
         version, ctx.bundled,
     )
+
+
+def _with_config_maps(built: Render, namespace: str | None, ctx: Lookups) -> Render:
+    """The render given the ConfigMaps its pods mount that the run knows
+    (`Render.config_maps`), looked up in the namespace the pods run in: the TrainJob's
+    (a TrainingRuntime's own; a ClusterTrainingRuntime's alone, none)."""
+    if namespace is None:
+        return built
+    for job in built.jobs:
+        for _, volume in job.volumes().values():
+            for name in config_map_names(volume):
+                found = None if name in built.config_maps else ctx.config_map(namespace, name)
+                if found is not None:
+                    built.config_maps[name] = {
+                        str(key): value for key, value in mapping(found.body.get("data")).items()
+                        if isinstance(value, str)
+                    }
+    return built
 
 def trainer_of(render: Render) -> Job | None:
     """The job meant to train: the one labelled `trainer`, else the job named like it
@@ -249,7 +275,10 @@ def runtime_render(runtime: Manifest, ctx: Lookups) -> Render:
     return ctx.remember(  # one look-up of the run's renders per object checked
         _RUNTIME_RENDER, runtime,
         lambda: ctx.remember(
-            _RUNTIME_RENDERED, runtime, lambda: render(None, runtime, version), version
+            _RUNTIME_RENDERED, runtime, lambda: _with_config_maps(
+                render(None, runtime, version),
+                runtime.namespace if runtime.kind == "TrainingRuntime" else None, ctx),
+            version,
         ),
         version,
     )
