@@ -500,15 +500,19 @@ def written_by(found: Script, key: str, manifest: object) -> Setting | None:
 
 
 _HOSTFILE = re.compile(r"(?:^|\s)--?(?:hostfile|machinefile)[ =]+([^\s;&|]+)")
+_HOSTFILE_FLAG = re.compile(r"--?(?:hostfile|machinefile)")
 
 
 def hostfile(found: Script) -> str | None:
-    """The hostfile the command passes `mpirun` (`-hostfile F`, `--hostfile=F`), even from
-    inside a variable (`MPIARGS="-np 2 -hostfile /tmp/hosts"`)."""
-    for word, _ in found.words:
+    """The hostfile the command passes `mpirun` (`-hostfile F`, `--hostfile=F`, `--hostfile`
+    then `F`), even from inside a variable (`MPIARGS="-np 2 -hostfile /tmp/hosts"`)."""
+    words = [word for word, _ in found.words]
+    for index, word in enumerate(words):
         match = _HOSTFILE.search(word)
         if match:
             return match[1].strip("\"'")
+        if _HOSTFILE_FLAG.fullmatch(word) and index + 1 < len(words):
+            return words[index + 1]
     return None
 
 
@@ -557,10 +561,11 @@ def runs_torchrun(found: Script) -> bool:
 
 def own_rendezvous(found: Script) -> Setting | None:
     """The flag by which torchrun is given its own rendezvous host (`--master_addr`,
-    `--rdzv_endpoint`): it then does not read the `PET_MASTER_ADDR` the plugin injects."""
+    `--rdzv_endpoint`, or `--standalone`, which rendezvouses on localhost): it then does
+    not read the `PET_MASTER_ADDR` the plugin injects."""
     if not runs_torchrun(found):
         return None
-    return flag(found, "master_addr", "rdzv_endpoint")
+    return flag(found, "master_addr", "rdzv_endpoint", "standalone")
 
 
 def static_rendezvous(found: Script) -> bool:
