@@ -1,8 +1,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
-from trainlint.document import Manifest
+from trainlint.document import Manifest, mapping, mappings
 from trainlint.engine.context import Context
 from trainlint.kinds import TRAINER_KINDS
 from trainlint.problem import Problem, Severity
@@ -42,8 +43,11 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
 
     ## When it stays silent
     When the JobSet has a `failurePolicy`, when the trainer job's `backoffLimit` is not
-    0 (the Job then retries the pod, which can resume), when nothing is saved (see
-    TL301), and on a TrainJob whose runtime checkpoints by itself (reported there).
+    0 (the Job then retries the pod, which can resume), when its `podFailurePolicy`
+    ignores a disrupted pod (`action: Ignore` on `DisruptionTarget`: a preempted or
+    evicted pod is replaced without counting, and resumes; only crashes fail at once),
+    when nothing is saved (see TL301), and on a TrainJob whose runtime checkpoints by
+    itself (reported there).
 
     ## Options
     `env-name-parts`, `env-names`, `flags`: how a checkpoint directory is recognised.
@@ -130,5 +134,17 @@ def _unretried(render: Render, options: CheckpointOptions) -> list[CheckpointDir
     return [
         directory for container, directories in writers(render, options)
         if container.job.spec.get("backoffLimit") == 0
+        and not _replaces_disrupted(container.job.spec)
         for directory in directories
     ]
+
+
+def _replaces_disrupted(spec: dict[str, Any]) -> bool:
+    """Whether a Job's `podFailurePolicy` ignores a disrupted pod (`Ignore` on the
+    `DisruptionTarget` condition), which the Job then replaces without counting it."""
+    return any(
+        rule.get("action") == "Ignore" and any(
+            condition.get("type") == "DisruptionTarget"
+            for _, condition in mappings(rule.get("onPodConditions")))
+        for _, rule in mappings(mapping(spec.get("podFailurePolicy")).get("rules"))
+    )
