@@ -101,12 +101,18 @@ def writers(
 
 
 def checkpoint_dirs(container: Container, options: CheckpointOptions) -> list[CheckpointDir]:
-    """Absolute checkpoint paths from the container's env and command line, first mention
-    first (worked out once per container and way of recognising them: several rules ask)."""
+    """Absolute paths the container writes checkpoints to, from its env and command line,
+    first mention first (not those it reads weights from: `READ_ONLY_KEYS`, a variable
+    named as an input); worked out once per container and way of recognising them."""
     return _DIRS.get(
         container.job.render, lambda: _checkpoint_dirs(container, options),
         container.path, options.env_name_parts, options.env_names, options.flags,
     )
+
+
+#: Arguments that name a directory a trainer reads weights from, not one it writes:
+#: torchtune loads the base model from `checkpointer.checkpoint_dir`.
+READ_ONLY_KEYS = frozenset({"checkpointer.checkpoint_dir"})
 
 
 def _checkpoint_dirs(container: Container, options: CheckpointOptions) -> list[CheckpointDir]:
@@ -115,6 +121,8 @@ def _checkpoint_dirs(container: Container, options: CheckpointOptions) -> list[C
     found: dict[str, CheckpointDir] = {}
     env = container.env
     for candidate in _candidates(container, env, options):
+        if candidate.key in READ_ONLY_KEYS:
+            continue
         path = _expanded(env, candidate.path) if "$(" in candidate.path else candidate.path
         if path.startswith("/") and "$" not in path and path not in found:
             found[path] = CheckpointDir(path, candidate.origin, candidate.at, candidate.key)
@@ -262,6 +270,15 @@ def _naming_settings(
             if setting.key.rsplit(".", 1)[-1] in keys)
 
 
+#: Words of a variable's name that make a checkpoint one the trainer reads (the weights it
+#: starts from, the model it compares with), not one it writes: `BASE_CHECKPOINT`,
+#: `PRETRAINED_CKPT_DIR`, `REF_CHECKPOINT`, `RESUME_FROM_CHECKPOINT`.
+_INPUT = re.compile(
+    r"(?:^|_)(?:BASE|PRETRAINED|INIT|INITIAL|LOAD|SOURCE|SRC|INPUT|FROM|REF|REFERENCE"
+    r"|TEACHER|RESUME)(?:_|$)"
+)
+
+
 class _DirectoryNames:
     """Whether an env variable's name marks a checkpoint directory, remembered by name:
     the same names recur in every TrainJob of a repository."""
@@ -283,7 +300,8 @@ class _DirectoryNames:
         found = self.known.get(name)
         if found is None:
             upper = name.upper()
-            found = upper in self.names or self.parts.search(upper) is not None
+            found = upper in self.names or (
+                self.parts.search(upper) is not None and _INPUT.search(upper) is None)
             if len(self.known) < self.KEPT:
                 self.known[name] = found
         return found
@@ -387,19 +405,6 @@ def claim_namespaces(manifest: Manifest, ctx: Lookups) -> list[str]:
     return sorted({job.namespace for job in ctx.trainjobs_using(manifest)})
 
 
-#: Arguments that name a directory a trainer reads weights from, not one it writes:
-#: torchtune loads the base model from `checkpointer.checkpoint_dir`.
-READ_ONLY_KEYS = frozenset({"checkpointer.checkpoint_dir"})
-
-
-def written_dirs(container: Container, options: CheckpointOptions) -> list[CheckpointDir]:
-    """The checkpoint directories a container writes (`checkpoint_dirs` less the inputs)."""
-    return [
-        directory for directory in checkpoint_dirs(container, options)
-        if directory.key not in READ_ONLY_KEYS
-    ]
-
-
 
 class Place(NamedTuple):
     """Where a TrainJob's JobSet writes checkpoints."""
@@ -431,7 +436,7 @@ def places(job: Manifest, ctx: Lookups, options: CheckpointOptions) -> list[Plac
 def _places(job: Manifest, ctx: Lookups, options: CheckpointOptions) -> list[Place]:
     found: list[Place] = []
     for container, _ in writers(rendered(job, ctx), options):
-        for directory in written_dirs(container, options):
+        for directory in checkpoint_dirs(container, options):
             where = storage(container, directory.path)
             if named_by_variables(container, where):
                 continue

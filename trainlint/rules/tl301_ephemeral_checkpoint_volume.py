@@ -54,7 +54,9 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
 
     ## When it stays silent
     When no checkpoint directory is found, when the trainer's settings say it saves
-    nothing (`save_strategy` `no`, `save_steps` not below `max_steps`), when the
+    nothing (`save_strategy` `no`, `save_steps` not below `max_steps`), on a directory
+    it reads weights from (torchtune's `checkpointer.checkpoint_dir`, a variable named
+    as an input: `BASE_CHECKPOINT`, `PRETRAINED_CKPT`, `REF_CHECKPOINT`), when the
     directory is on a PVC or a volume of unknown kind, and on a TrainJob when the
     storage is the runtime's alone (reported there). Where the directory is on no volume
     because the overrides that would mount it are another release's (v2.1's
