@@ -27,8 +27,9 @@ _FLAG = re.compile(r"--exit[-_]signal[-_]handler")
 #: How a trap names the signals it handles.
 _TERM = frozenset({"TERM", "SIGTERM", "15"})
 _EXIT = frozenset({"EXIT", "0"})
-#: Commands of a trap's action that save nothing.
-_SHELL_QUIET = frozenset({"echo", "printf", "exit", "true", ":", "logger", "sleep", "return"})
+#: Commands of a trap's action that save nothing (deleting scratch files included).
+_SHELL_QUIET = frozenset({"echo", "printf", "exit", "true", ":", "logger", "sleep", "return",
+                          "rm", "rmdir", "unlink"})
 #: Calls of a Python handler that save nothing: printing, logging, exiting.
 _PYTHON_QUIET = frozenset({"exit", "_exit", "quit", "print", "info", "warning", "warn",
                            "error", "debug", "critical", "exception", "log", "write", "flush"})
@@ -61,12 +62,38 @@ def _saving_trap(text: str) -> str | None:
     if not complete:
         return None
     traps = list(_traps(read))
-    on_exit = any(_EXIT & set(signals) and not _action_only_exits(action)
+    functions = _functions(read)
+    on_exit = any(_EXIT & set(signals) and not _action_only_exits(action, functions)
                   for action, signals in traps)
     for action, signals in traps:
-        if _TERM & set(signals) and (on_exit or not _action_only_exits(action)):
+        if _TERM & set(signals) and (on_exit or not _action_only_exits(action, functions)):
             return f"trap {shlex.quote(action)} {' '.join(signals)}"
     return None
+
+
+def _functions(read: list[shell.Line]) -> dict[str, list[list[str]]]:
+    """The commands of each function a script defines (`name() { ...; }`, `function name
+    { ...; }`), by name: a trap's action is often one."""
+    tokens = [token for line in read for token in [*line.tokens, shell.Operator(";")]]
+    found: dict[str, list[list[str]]] = {}
+    for index, token in enumerate(tokens[:-1]):
+        if tokens[index + 1] == "()" and not isinstance(token, shell.Operator):
+            name = token
+        elif token == "function" and not isinstance(tokens[index + 1], shell.Operator):
+            name = tokens[index + 1]
+        else:
+            continue
+        start = next((at for at in range(index + 1, min(index + 4, len(tokens)))
+                      if tokens[at] == "{"), None)
+        if start is None:
+            continue  # a body of another shape (a subshell): not read
+        depth, end = 0, start
+        for end in range(start, len(tokens)):
+            depth += (tokens[end] == "{") - (tokens[end] == "}")
+            if depth == 0:
+                break
+        found[name] = [command for command, _, _ in shell.commands(tokens[start + 1:end])]
+    return found
 
 
 def _traps(read: list[shell.Line]) -> Iterator[tuple[str, list[str]]]:
@@ -79,20 +106,33 @@ def _traps(read: list[shell.Line]) -> Iterator[tuple[str, list[str]]]:
                 yield words[0], words[1:]
 
 
-def _action_only_exits(action: str) -> bool:
+def _action_only_exits(action: str, functions: dict[str, list[list[str]]]) -> bool:
     """Whether a trap's action saves nothing: it resets the signal (`-`, ``), or each
-    of its commands only logs or exits. (A first operand of digits is a signal: all are
-    reset.)"""
+    of its commands only logs or exits, or calls a function of the script that only
+    does. (A first operand of digits is a signal: all are reset.)"""
     if action == "-" or action.isdigit():
         return True
     read, complete = shell.lines(action)
     if not complete:
         return False
-    for line in read:
-        for command, _, _ in shell.commands(line.tokens):
-            words = [word for word in command if not shell.ASSIGNMENT.fullmatch(word)]
-            if words and words[0] not in _SHELL_QUIET:
-                return False
+    commands = [command for line in read for command, _, _ in shell.commands(line.tokens)]
+    return _only_exit(commands, functions, set())
+
+
+def _only_exit(
+    commands: list[list[str]], functions: dict[str, list[list[str]]], called: set[str]
+) -> bool:
+    """Whether each command only logs or exits, through the functions it calls (each
+    read once: a function that calls itself adds nothing)."""
+    for command in commands:
+        words = [word for word in command if not shell.ASSIGNMENT.fullmatch(word)]
+        if not words or words[0] in _SHELL_QUIET or words[0] in called:
+            continue
+        if words[0] not in functions:
+            return False
+        called.add(words[0])
+        if not _only_exit(functions[words[0]], functions, called):
+            return False
     return True
 
 

@@ -62,8 +62,9 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     When no checkpoint directory is found or nothing is saved (see TL301), when the
     command installs no SIGTERM handler (a mention is none: `timeout --signal=SIGTERM`,
     `os.kill(pid, signal.SIGTERM)`), or one that only logs and exits (a trap of `echo`
-    and `exit`, a Python handler of `print`, logging and `sys.exit`) where the exit runs
-    nothing more (no EXIT trap that does more, no `finally` or `atexit`): nothing is saved
+    and `exit` or of a function of the script that only does, `trap - TERM`, a Python
+    handler of `print`, logging and `sys.exit`) where the exit runs nothing more (no EXIT
+    trap that does more than remove files, no `finally` or `atexit`): nothing is saved
     on SIGTERM, however long the grace period; on a grace period at or above
     `min-seconds`, and when the runtime is not among the checked files.
 
