@@ -97,6 +97,12 @@ def _read_at(
     return None
 
 
+def _all_containers(job: Job) -> list[Container]:
+    """A job's containers and init containers: an init container may copy what the
+    initializer downloaded to where the trainer reads it (local disk)."""
+    return [*job.containers("initContainers"), *job.containers()]
+
+
 def _within(folder: str, outer: str) -> bool:
     return not outer or folder == outer or folder.startswith(outer + "/")
 
@@ -137,7 +143,8 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
 
     ## When it stays silent
     On the data-cache initializer (it serves the dataset over the network), when an
-    initializer writes to a PVC the trainer job mounts, and on runtimes without a
+    initializer writes to a PVC the trainer job mounts (in an init container too, which
+    may copy the download to local disk), and on runtimes without a
     trainer job. On where an image other than Trainer's writes (its own code decides),
     and when a `subPathExpr` in either pod may name the download's folder.
 
@@ -245,7 +252,7 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
         for name in [dig(template, "metadata", "name")] if isinstance(name, str)
     }
     trainer_mounts = {
-        name for container in trainer.containers() for name in _mounted(container.body)
+        name for container in _all_containers(trainer) for name in _mounted(container.body)
     }
     shared = _lasting(trainer.pod_spec, templates, trainer_mounts)
     for job in render.jobs:
@@ -285,7 +292,7 @@ def _download_unseen(container: Container, trainer: Job, templates: set[str]) ->
     if not mount.exact or claim is None:
         return
     folder = _folder(posixpath.join(mount.folder, posixpath.relpath(download, mount.path)))
-    seen = [other for theirs in trainer.containers() for other in _mounts(theirs.body)
+    seen = [other for theirs in _all_containers(trainer) for other in _mounts(theirs.body)
             if _claim(trainer.pod_spec, templates, other.name) == claim]
     read = _read_at(trainer, download, templates, claim)
     if read is not None and read[1] != folder:
