@@ -48,7 +48,9 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
 
     ## When it stays silent
     When the job runs one pod, when its pods train together (the runtime's torch, JAX,
-    XGBoost, MPI or Flux plugin wires them, and the TrainJob has `spec.trainer`), when the
+    XGBoost, MPI or Flux plugin wires them, and the TrainJob has `spec.trainer`, or the
+    command gives a launcher the node's rank, `--node-rank=$(JOB_COMPLETION_INDEX)`, or
+    torchrun its own rendezvous), when the
     directory is on storage of each pod's own (`emptyDir`) or holds a per-pod variable
     (`$(POD_NAME)`, `$JOB_COMPLETION_INDEX`), on a mount whose folder of the volume is
     named by a variable the container does not spell out (`subPathExpr: $(POD_NAME)`),
@@ -160,8 +162,14 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
 
 
 def _trains_together(render: Render, container: Container) -> bool:
-    """Whether the job's pods are one distributed run: ranked by the framework plugin."""
+    """Whether the job's pods are one distributed run: ranked by the framework plugin, or
+    by the command itself (a launcher given its node's rank, `--node-rank`,
+    `--machine_rank`, or torchrun its own rendezvous)."""
     if render.framework in ("mpi", "flux"):
         return container.job.name in ("node", "launcher")
     rank = RANKS.get(render.framework)
-    return rank is not None and rank in container.env
+    if rank is not None and rank in container.env:
+        return True
+    found = script.read(container)
+    return script.flag(found, "node_rank", "machine_rank") is not None or (
+        script.own_rendezvous(found) is not None)
