@@ -25,20 +25,21 @@ from trainlint.rule import rule
 
 def _fixed(notes: Sequence[Note]) -> Iterator[tuple[Note, Problem]]:
     """Each fixed directory of a runtime, unless the runtime has TrainJobs in the run
-    and none of them writes to it (each sets its own), or where some of them told
-    nothing (a file whose configuration turns this rule off): where they write is
-    unknown."""
-    users: dict[tuple[str, ...], list[set[str]]] = {}
+    and none of them writes to it (each sets its own directory, or patches in its own
+    claim), or where some of them told nothing (a file whose configuration turns this
+    rule off): where they write is unknown."""
+    users: dict[tuple[str, ...], list[set[tuple[str, str]]]] = {}
     for note in notes:
         if note.value[0] == "uses":
-            users.setdefault(tuple(note.value[1]), []).append(set(note.value[2]))
+            users.setdefault(tuple(note.value[1]), []).append(
+                {(claim, inside) for claim, inside in note.value[2]})
     for note in notes:
         if note.value[0] == "fixed":
-            _, key, count, place, message = note.value
+            _, key, count, claim, place, message = note.value
             theirs = users.get(tuple(key), [])
             if len(theirs) < count:
                 continue
-            if not theirs or any(place in inside for inside in theirs):
+            if not theirs or any((claim, place) in written for written in theirs):
                 yield note, note.problem(message)
 
 
@@ -65,9 +66,9 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Fact]:
     ## When it stays silent
     When the directory is set per TrainJob (`$(VAR)`, a mount's `subPathExpr`, or a
     TrainJob's own setting), when it is not on a named PVC, when every TrainJob of the run
-    sets its own, when some TrainJob of the run that uses it is not checked by this rule
-    (its file's configuration turns the rule off: where it writes is unknown), and when
-    the trainer saves nothing (see TL301).
+    sets its own (or patches a claim of its own into the volume), when some TrainJob of the
+    run that uses it is not checked by this rule (its file's configuration turns the rule
+    off: where it writes is unknown), and when the trainer saves nothing (see TL301).
 
     ## Options
     `env-name-parts`, `env-names`, `flags`: how a checkpoint directory is recognised.
@@ -142,8 +143,10 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Fact]:
     if manifest.kind == "TrainJob":  # where each TrainJob writes, inside its volumes
         runtime = ctx.runtime_for(manifest)
         if runtime is not None and any(True for _ in _fixed_dirs(runtime, ctx)):  # else no use
-            inside = sorted({place.inside for place in places(manifest, ctx, ctx.options)})
-            yield Fact((), ["uses", list(ctx.runtime_key(manifest)), inside])
+            written = sorted({(place.claim or "", place.inside)
+                              for place in places(manifest, ctx, ctx.options)})
+            pairs = [list(pair) for pair in written]
+            yield Fact((), ["uses", list(ctx.runtime_key(manifest)), pairs])
         return
     key = list(ctx.key_of(manifest))
     count: int | None = None  # how many TrainJobs of the run use it: looked up once
@@ -152,7 +155,7 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Fact]:
             count = len(ctx.trainjobs_using(manifest))
         resume = script.resumes(script.read(container))
         yield Fact(directory.at.path, [
-            "fixed", key, count, place,
+            "fixed", key, count, claim, place,
             f"every TrainJob using this runtime checkpoints to `{directory.path}` on PVC "
             f"`{claim}` ({directory.origin}): runs overwrite each other's checkpoints"
             + (f", and a new run resumes from the last run's (`{resume}`)" if resume else ""),
