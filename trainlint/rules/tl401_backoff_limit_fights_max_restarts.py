@@ -31,8 +31,10 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     most of those attempts are slow failures.
 
     ## When it stays silent
-    On `backoffLimit: 0`, on runtimes without `failurePolicy.maxRestarts` above 0, and
-    with `restartStrategy: InPlaceRestart` (which requires the maximum backoffLimit).
+    On `backoffLimit: 0`, on `backoffLimitPerIndex: 0` (the per-index limit then decides:
+    a failed index fails at once, whatever `backoffLimit` defaults to), on runtimes
+    without `failurePolicy.maxRestarts` above 0, and with `restartStrategy:
+    InPlaceRestart` (which requires the maximum backoffLimit).
 
     ## Example
     ```yaml
@@ -101,6 +103,20 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
         if template.manifest is not runtime:
             continue
         has_spec = "spec" in mapping(dig(runtime.body, *template.path))
+        per_index = job.spec.get("backoffLimitPerIndex")
+        if is_count(per_index):  # each index is retried that often; `backoffLimit` is moot
+            if per_index == 0:
+                continue
+            yield Problem(
+                job.origin("template", "spec", "backoffLimitPerIndex").path,
+                f"job `{job.name}` sets `backoffLimitPerIndex: {per_index}` while "
+                f"`failurePolicy.maxRestarts` is {restarts}: a failing index is tried up to "
+                f"{(restarts + 1) * (per_index + 1):,} times, and an in-place retry of one "
+                "rank cannot rejoin a multi-node rendezvous",
+                fix=Fix("set `backoffLimitPerIndex: 0`",
+                        _zero(template.path, "backoffLimitPerIndex")),
+            )
+            continue
         if limit_at.note is not None and is_count(limit):
             setting = f"leaves `backoffLimit` unset (Kubernetes defaults it to {limit})"
             path = (*template.path, *(("spec",) if has_spec else ()))
@@ -116,12 +132,13 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
             "and an in-place retry of one rank cannot rejoin a multi-node rendezvous",
             # A job with no `spec` has no pod either: one holding only the limit is refused
             # (`template: Required value`), so it is left to whoever writes the pod.
-            fix=Fix("set `backoffLimit: 0`", _zero_backoff(template.path)) if has_spec else None,
+            fix=Fix("set `backoffLimit: 0`", _zero(template.path, "backoffLimit"))
+            if has_spec else None,
         )
 
-def _zero_backoff(template: KeyPath) -> Edit:
+def _zero(template: KeyPath, key: str) -> Edit:
     def edit(runtime: Any) -> None:
-        roundtrip.put(roundtrip.ensure(runtime, (*template, "spec")), "backoffLimit", 0, first=True)
+        roundtrip.put(roundtrip.ensure(runtime, (*template, "spec")), key, 0, first=True)
 
     return edit
 
