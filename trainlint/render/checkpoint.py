@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from trainlint.document import Manifest, count, dig, mappings
 from trainlint.memo import PerObject, PerValue
 from trainlint.options import RuleOptions, check_no_empty_names
-from trainlint.render import Container, Render, script, shell
+from trainlint.render import TRAINER, Container, Render, script, shell
 from trainlint.render.trainer import rendered
 from trainlint.render.tree import Origin, first_on
 
@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 
 #: Volume types whose data does not outlive the pod (or the node).
 EPHEMERAL = ("emptyDir", "ephemeral", "hostPath")
+#: The commands that start MPI ranks in other pods.
+_MPIRUN = re.compile(r"(?:.*/)?(?:mpirun|mpiexec|horovodrun)")
 _VARIABLE = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
 
 
@@ -93,11 +95,29 @@ def writers(
     render: Render, options: CheckpointOptions
 ) -> list[tuple[Container, list[CheckpointDir]]]:
     """Every container of the render that writes checkpoints, with the directories: the
-    containers of every job but the initializers', which download rather than checkpoint."""
+    containers of every job but the initializers', which download rather than checkpoint.
+    What an MPI launcher that is no node of the run tells `mpirun` to save, the ranks
+    save, in the pods of the `node` job: its container stands for the launcher's."""
     return _WRITERS.get(render, lambda: [
-        (container, found) for container in render.workload()
+        (writing, found) for container in render.workload()
         for found in [checkpoint_dirs(container, options)] if found
+        for writing in [ranks_of(container)] if writing is not None
     ], options.env_name_parts, options.env_names, options.flags)
+
+
+def ranks_of(container: Container) -> Container | None:
+    """The container whose pods run what `container`'s command trains: its own, but for
+    the launcher of an MPI run that does not run as a node (`runLauncherAsNode`), whose
+    `mpirun` starts the ranks in the `node` job's pods (none where there is no such job)."""
+    render = container.job.render
+    if render.framework != "mpi" or container.job.ancestor != TRAINER or dig(
+            render.runtime.body if render.runtime else None,
+            "spec", "mlPolicy", "mpi", "runLauncherAsNode") is True:
+        return container
+    if not script.read(container).runs(_MPIRUN):
+        return container  # the launcher's own program (no mpirun): it writes itself
+    node = render.job_named("node")
+    return node.container("node") if node is not None and node is not container.job else None
 
 
 def checkpoint_dirs(container: Container, options: CheckpointOptions) -> list[CheckpointDir]:
@@ -435,8 +455,8 @@ def places(job: Manifest, ctx: Lookups, options: CheckpointOptions) -> list[Plac
 
 def _places(job: Manifest, ctx: Lookups, options: CheckpointOptions) -> list[Place]:
     found: list[Place] = []
-    for container, _ in writers(rendered(job, ctx), options):
-        for directory in checkpoint_dirs(container, options):
+    for container, directories in writers(rendered(job, ctx), options):
+        for directory in directories:
             where = storage(container, directory.path)
             if named_by_variables(container, where):
                 continue

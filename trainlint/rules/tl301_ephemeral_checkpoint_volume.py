@@ -12,6 +12,7 @@ from trainlint.render.checkpoint import (
     CheckpointDir,
     CheckpointOptions,
     Storage,
+    ranks_of,
     relative_dirs,
     storage,
     writers,
@@ -157,13 +158,15 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
             yield from _relative(manifest, container, ctx.options)
 
 
-def _relative(manifest: Manifest, container: Container, options: CheckpointOptions
+def _relative(manifest: Manifest, given: Container, options: CheckpointOptions
               ) -> Iterator[Problem]:
     """A finding per checkpoint directory given relative to the image's working directory
     in a container whose every volume is pod-local (or that mounts none): wherever the
-    working directory is, the checkpoint does not outlive the pod."""
-    directories = relative_dirs(container, options)
-    if not directories:
+    working directory is, the checkpoint does not outlive the pod. (The container whose
+    pods save what `given`'s command says: `ranks_of`.)"""
+    directories = relative_dirs(given, options)
+    container = ranks_of(given) if directories else None
+    if container is None:
         return  # most containers: no volume looked at
     kinds: dict[str, None] = {}
     for _, mount in mappings(container.body.get("volumeMounts")):

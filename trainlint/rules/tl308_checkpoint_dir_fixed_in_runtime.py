@@ -11,7 +11,6 @@ from trainlint.render import Container, script
 from trainlint.render.checkpoint import (
     CheckpointDir,
     CheckpointOptions,
-    checkpoint_dirs,
     claim_name,
     named_by_variables,
     path_on_volume,
@@ -167,8 +166,8 @@ def _fixed_dirs(
 ) -> Iterator[tuple[CheckpointDir, str, str, Container]]:
     """Each directory the runtime's own trainer writes checkpoints to on a named PVC,
     whatever its TrainJobs: the PVC, the path inside it, and the container that writes."""
-    for container, _ in writers(rendered(runtime, ctx), ctx.options):
-        for directory in checkpoint_dirs(container, ctx.options):
+    for container, directories in writers(rendered(runtime, ctx), ctx.options):
+        for directory in directories:
             where = storage(container, directory.path)
             claim = claim_name(container, where)
             if (claim is None or "$(" in directory.path or named_by_variables(container, where)
