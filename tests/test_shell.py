@@ -65,6 +65,11 @@ def test_a_quote_never_closed_ends_the_reading_where_the_shell_stops(script: str
     (["timeout", "-s", "KILL", "1h", "tini", "--", "sleep"], (6, ("timeout", "tini"))),
     (["nohup"], (1, ("nohup",))),
     (["command", "-v", "python"], None),
+    (["uv", "run", "--frozen", "--with", "wandb", "torchrun", "t.py"], (5, ("uv",))),
+    (["uv", "pip", "install", "torch"], (0, ())),
+    (["numactl", "--cpunodebind=0", "-m", "0", "python"], (4, ("numactl",))),
+    (["taskset", "-c", "0-7", "gosu", "app", "python"], (5, ("taskset", "gosu"))),
+    (["conda", "run", "-n", "train", "--no-capture-output", "python"], (5, ("conda",))),
 ])
 def test_the_command_past_what_runs_it(
         words: list[str], found: tuple[int, tuple[str, ...]] | None) -> None:

@@ -381,6 +381,8 @@ class _Wrapper(NamedTuple):
     valued: frozenset[str]
     #: How many operands come before the command it runs (`timeout 1h`).
     operands: int = 0
+    #: The subcommand that runs it (`uv run`, `conda run`): another runs none.
+    subcommand: str | None = None
 
 
 #: Programs that run a command given after their own options and operands.
@@ -395,14 +397,30 @@ _WRAPPERS: dict[str, _Wrapper] = {
     "nice": _Wrapper(frozenset({"-n", "--adjustment"})),
     "setsid": _Wrapper(frozenset()),
     "timeout": _Wrapper(frozenset({"-s", "--signal", "-k", "--kill-after"}), 1),
+    "numactl": _Wrapper(frozenset({"-N", "-m", "-C", "-i", "-p", "-P"})),
+    "taskset": _Wrapper(frozenset(), 1),
+    "chrt": _Wrapper(frozenset(), 1),
+    "ionice": _Wrapper(frozenset({"-c", "--class", "-n", "--classdata", "-p"})),
+    "gosu": _Wrapper(frozenset(), 1),
+    "su-exec": _Wrapper(frozenset(), 1),
+    "uv": _Wrapper(frozenset({
+        "--with", "--with-editable", "--with-requirements", "-p", "--python", "--project",
+        "--directory", "--env-file", "--extra", "--group", "--only-group", "--package",
+        "--index", "--default-index", "--index-url", "--extra-index-url", "-f",
+        "--find-links", "--config-file", "--cache-dir"}), subcommand="run"),
+    "conda": _Wrapper(frozenset({"-n", "--name", "-p", "--prefix", "--cwd"}), subcommand="run"),
+    "micromamba": _Wrapper(frozenset({"-n", "--name", "-p", "--prefix", "-r"}),
+                           subcommand="run"),
+    "poetry": _Wrapper(frozenset({"-C", "--directory", "-P", "--project"}), subcommand="run"),
+    "pipenv": _Wrapper(frozenset(), subcommand="run"),
 }
 
 
 def unwrapped(words: Sequence[str]) -> tuple[int, tuple[str, ...]] | None:
     """Where the command that runs is among a command's words, past `NAME=value` words and
-    the programs that run another (`exec`, `nohup`, `env -u X`, `tini --`, `timeout 1h`),
-    with the names of those programs; None where none runs (`command -v` only looks one
-    up)."""
+    the programs that run another (`exec`, `nohup`, `env -u X`, `tini --`, `timeout 1h`,
+    `numactl -N 0`, `uv run --frozen`), with the names of those programs; None where none
+    runs (`command -v` only looks one up)."""
     at = 0
     passed: list[str] = []
     while at < len(words):
@@ -415,8 +433,10 @@ def unwrapped(words: Sequence[str]) -> tuple[int, tuple[str, ...]] | None:
             break
         if name == "command" and words[at + 1:at + 2] in (["-v"], ["-V"]):
             return None
+        if wrapper.subcommand is not None and words[at + 1:at + 2] != [wrapper.subcommand]:
+            break  # `uv pip install`: no command of its own
         passed.append(name)
-        at += 1
+        at += 2 if wrapper.subcommand else 1
         while at < len(words) and (words[at].startswith("-") or (
                 name == "env" and ASSIGNMENT.fullmatch(words[at]))):
             at += 2 if words[at] in wrapper.valued else 1
