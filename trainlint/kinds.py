@@ -15,6 +15,17 @@ LOOKED_UP_KINDS = RUNTIME_KINDS | {
     "PersistentVolumeClaim", "StorageClass", "PriorityClass", "ConfigMap",
 }
 CLUSTER_SCOPED = frozenset({"ClusterTrainingRuntime", "StorageClass", "PriorityClass"})
+#: Kinds a YAML document names only as a Kubernetes object (others, `pipeline`,
+#: `Kustomization`, `ZarfPackageConfig`, are other tools' files): those of Trainer, JobSet,
+#: Kueue and the core objects a training run is made of.
+KUBERNETES_KINDS = TRAINER_KINDS | LOOKED_UP_KINDS | {
+    "Pod", "Job", "CronJob", "JobSet", "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet",
+    "Service", "Secret", "PersistentVolume", "Namespace", "ServiceAccount", "Role",
+    "RoleBinding", "ClusterRole", "ClusterRoleBinding", "Ingress", "NetworkPolicy",
+    "ResourceQuota", "LimitRange", "PodDisruptionBudget", "HorizontalPodAutoscaler",
+    "CustomResourceDefinition", "LocalQueue", "ClusterQueue", "ResourceFlavor", "Workload",
+    "PodGroup",
+}
 
 
 def object_kind(manifest: Manifest) -> str:

@@ -46,6 +46,7 @@ from trainlint.document import (
     mapping,
 )
 from trainlint.files import TooLarge, blocks, read_range
+from trainlint.kinds import KUBERNETES_KINDS
 
 #: Deepest nesting a Kubernetes object plausibly has; deeper documents are refused.
 MAX_DEPTH = 200
@@ -353,6 +354,9 @@ class Part(NamedTuple):
     documents: int
     #: Whether an error or a refusal stopped libyaml before the piece's end.
     stopped: bool
+    #: Those of its problems that make a document no object only in a file of Kubernetes
+    #: objects (a scalar, a mapping with a `kind` of another tool's): dropped elsewhere.
+    doubtful: list[LoadProblem]
 
 
 def _part(text: str, piece: Piece, guarded: bool) -> Part:
@@ -362,10 +366,11 @@ def _part(text: str, piece: Piece, guarded: bool) -> Part:
     when it is the whole text (see `load`)."""
     start, end, lines = piece
     piece_text = text[start:end]  # the text itself, not a copy, when the piece is all of it
-    found = Part([], [], [], 0, stopped=False)
+    found = Part([], [], [], 0, False, [])
     index = 0
     # Most pieces have no placeholder: no look for templates in their documents.
-    templating = PLACEHOLDER_START in piece_text or GO_START in piece_text
+    templating = (PLACEHOLDER_START in piece_text or GO_START in piece_text
+                  or JINJA_START in piece_text)
     try:
         for node in yaml.compose_all(piece_text, Loader=_GuardedLoader if guarded else _Loader):
             _document(piece_text, node, index, lines, templating, found)
@@ -383,10 +388,15 @@ def _part(text: str, piece: Piece, guarded: bool) -> Part:
             if _object_lines(piece_text):  # a template of anything else: silent
                 found.fragments.append(
                     Fragment(Span(line + lines, 1, line + lines, 1), template=True))
-        elif not _json_lines(piece_text):
+        elif not _json_lines(piece_text) and not _commented_json(piece_text):
             problem = _nesting_refused(piece_text, error) or _syntax_problem(error)
             found.problems.append(_shifted(problem, lines))
-    except yaml.YAMLError as error:  # reader errors (control characters) carry no mark
+    except yaml.reader.ReaderError as error:  # a character YAML does not take
+        if _json_sniffed(text) and _JSON_ONLY.search(piece_text):
+            return _part(_JSON_ONLY.sub("\ufffd", piece_text), (0, len(piece_text), lines),
+                         guarded)
+        found.problems.append(_shifted(_reader_problem(piece_text, error), lines))
+    except yaml.YAMLError as error:
         found.problems.append(InvalidYaml(f"invalid YAML: {error}", UNKNOWN_SPAN))
     else:
         return found._replace(documents=index)
@@ -434,7 +444,7 @@ def _document(
     found.problems.extend(builder.problems)
     if _fragment(body):
         found.fragments.append(Fragment(_span(node, lines)))
-    _collect(body, index, found.objects, found.problems, node, builder)
+    _collect(body, index, found, node, builder)
 
 
 def _joined(
@@ -445,14 +455,19 @@ def _joined(
     manifests: list[Manifest] = []
     found = list(problems)
     fragments: list[Fragment] = []
-    for objects, part_problems, part_fragments, documents, _ in parts:
+    doubtful: list[LoadProblem] = []
+    for objects, part_problems, part_fragments, documents, _, part_doubtful in parts:
         # A loop, not a comprehension, which makes a frame, for every file read.
         for body, document, base, spans, first, nulls in objects:
             manifests.append(
                 Manifest(body, source, before + document, base, spans, first, nulls))
         found += part_problems
         fragments += part_fragments
+        doubtful += part_doubtful
         before += documents
+    if doubtful and not any(manifest.kind and manifest.api_version for manifest in manifests):
+        dropped = {id(problem) for problem in doubtful}  # shared with the problems, pickled too
+        found = [problem for problem in found if id(problem) not in dropped]
     return Loaded(source, manifests, found, tuple(fragments))
 
 
@@ -551,18 +566,20 @@ def _fragment(body: Any) -> bool:
 PLACEHOLDER = r"\$\{[^{}\s]+\}|\{\{[^{}]*\}\}"
 PLACEHOLDER_START = "${"
 GO_START = "{{"
+#: A Jinja statement (`{% include "x" %}`, `{% for %}`): Ansible's and Salt's templates.
+JINJA_START = "{%"
 
 
 @functools.cache
 def _placeholders() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
     """A placeholder; one where a value may stand alone (after `key:`, `- ` or `[`, up to
     the end of the line, `,`, `]` or `}`), so that only a document where one may is walked
-    for them, not one whose placeholders are all inside scripts; and a Go action anywhere
-    in a line. Compiled when a text first has one: they take 0.4 ms, which a run that
-    meets none never pays."""
+    for them, not one whose placeholders are all inside scripts; and a Go action (or a
+    Jinja statement) anywhere in a line. Compiled when a text first has one: they take
+    0.4 ms, which a run that meets none never pays."""
     alone = rf"""(?:[:\[,-]\s*|^\s*)["']?(?:{PLACEHOLDER})["']?\s*(?:$|[,\]}}#])"""
     return (re.compile(PLACEHOLDER), re.compile(alone, re.MULTILINE),
-            re.compile(r"\{\{.*?\}\}"))
+            re.compile(r"\{\{.*?\}\}|\{%.*?%\}"))
 
 
 def _is_template(
@@ -573,7 +590,8 @@ def _is_template(
     action makes what it holds no object (`name: {{ .Name }}` is a flow mapping whose key
     is a mapping). Placeholders inside a longer string (a script's `${RANK:-0}`) are the
     container's own."""
-    if problems and text.find(GO_START, start, end) != -1:
+    if problems and (text.find(GO_START, start, end) != -1
+                     or text.find(JINJA_START, start, end) != -1):
         return True
     return bool(_placeholders()[1].search(text, start, end)) and any_string(
         body, _placeholders()[0].fullmatch)
@@ -582,16 +600,72 @@ def _is_template(
 def _template_line(text: str, stop: int) -> int | None:
     """The line (1-based) of `text` nearest before the line `stop` where libyaml stopped
     (or, if none, after it) that is a placeholder alone (`${EXTRA_LIMITS}`, for lines a
-    tool writes in) or holds a Go action: what makes a template no YAML until filled."""
+    tool writes in) or holds a Go action or a Jinja statement: what makes a template no
+    YAML until filled."""
     placeholder, _, action = _placeholders()
     found = None
     for number, line in enumerate(text.splitlines(), start=1):
         if (PLACEHOLDER_START in line and placeholder.fullmatch(line.strip())) or (
-                GO_START in line and action.search(line)):
+                (GO_START in line or JINJA_START in line) and action.search(line)):
             if number > stop:
                 return found or number
             found = number
     return found
+
+
+#: Characters JSON takes in a string as they are and YAML refuses: DEL, the C1 controls,
+#: U+FFFE and U+FFFF (kubectl reads a JSON manifest that holds them). Read in their place:
+#: U+FFFD, one character for one, so that every position stays.
+_JSON_ONLY = re.compile("[\x7f-\x9f\ufffe\uffff]")
+
+
+def _reader_problem(text: str, error: yaml.reader.ReaderError) -> LoadProblem:
+    """A character YAML does not take, where it is (PyYAML gives its index in the text)."""
+    line = text.count("\n", 0, error.position) + 1
+    column = error.position - text.rfind("\n", 0, error.position)
+    character = error.character
+    shown = f"#x{character:04x}" if isinstance(character, int) else repr(character)
+    return InvalidYaml(
+        f"invalid YAML: the character {shown} is not allowed ({error.reason}): kubectl and "
+        "the API server reject this document", Span(line, column, line, column + 1))
+
+
+def _commented_json(text: str) -> bool:
+    """Whether `text` is JSON with comments and trailing commas (`tsconfig.json`,
+    `devcontainer.json`, VS Code's settings) and no Kubernetes object: another tool's
+    file. (An object written so is refused by kubectl: a finding.)"""
+    import json
+
+    if "//" not in text and "/*" not in text and "," not in text:
+        return False
+    kept: list[str] = []
+    at, end = 0, len(text)
+    while at < end:
+        character = text[at]
+        if character == '"':
+            close = at + 1
+            while close < end and text[close] != '"':
+                close += 2 if text[close] == "\\" else 1
+            kept.append(text[at:close + 1])
+            at = close + 1
+        elif text.startswith("//", at):
+            at = text.find("\n", at) if "\n" in text[at:] else end
+        elif text.startswith("/*", at):
+            close = text.find("*/", at + 2)
+            at = end if close == -1 else close + 2
+        else:
+            if character in "}]":
+                while kept and kept[-1].isspace():
+                    kept.pop()
+                if kept and kept[-1] == ",":
+                    kept.pop()
+            kept.append(character)
+            at += 1
+    try:
+        data = json.loads("".join(kept))
+    except ValueError:
+        return False
+    return not (isinstance(data, dict) and "kind" in data and "apiVersion" in data)
 
 
 def _json_lines(text: str) -> bool:
@@ -607,17 +681,12 @@ def _json_lines(text: str) -> bool:
         return False
 
 
-def _collect(
-    body: Any,
-    index: int,
-    objects: list[_Object],
-    problems: list[LoadProblem],
-    node: yaml.Node,
-    builder: _Builder,
-) -> None:
-    """Turn one document into objects: a mapping, a `kind: List` of them, or a finding."""
+def _collect(body: Any, index: int, found: Part, node: yaml.Node, builder: _Builder) -> None:
+    """Turn one document into objects: a mapping, a `kind: List` of them, or a finding
+    (one that may be another tool's file is `doubtful`: said only beside objects)."""
     spans, first = builder.spans, builder.first  # the body is the container built last
     lines = builder.lines
+    objects, problems = found.objects, found.problems
     if body is None:
         return
     if isinstance(body, list):
@@ -626,11 +695,13 @@ def _collect(
                 "document is a list of objects, not a Kubernetes object: kubectl rejects it; "
                 "separate the objects with `---` or wrap them in a `kind: List`"
             )
-            problems.append(NotAnObject(message, _span(node, lines)))
+            complete = any(isinstance(item, dict) and isinstance(item.get("kind"), str)
+                           and isinstance(item.get("apiVersion"), str) for item in body)
+            _add(found, NotAnObject(message, _span(node, lines)), doubtful=not complete)
         return  # a list of anything else is some other YAML file: not ours to judge
     if not isinstance(body, dict):
         message = "document is a scalar, not a Kubernetes object: nothing in it is checked"
-        problems.append(NotAnObject(message, _span(node, lines)))
+        _add(found, NotAnObject(message, _span(node, lines)), doubtful=True)
         return
     if "kind" not in body and "apiVersion" not in body:
         return  # some other YAML file (CI config, Helm values...): not ours to judge
@@ -652,15 +723,35 @@ def _collect(
                     )
             return
     objects.append((body, index, (), spans, first, builder.nulls))
-    if not isinstance(body.get("kind"), str) or not isinstance(body.get("apiVersion"), str):
-        missing = "kind" if not isinstance(body.get("kind"), str) else "apiVersion"
-        problems.append(
-            NotAnObject(
-                f"object has no `{missing}` string: the API server rejects it, "
-                "and no rule can tell what it is",
-                _span(node, lines),
-            )
-        )
+    kind, version = body.get("kind"), body.get("apiVersion")
+    if not isinstance(kind, str) or not isinstance(version, str):
+        missing = "kind" if not isinstance(kind, str) else "apiVersion"
+        meant = _meant_for_kubernetes(body, kind, version)
+        message = (f"object has no `{missing}` string: the API server rejects it, and no "
+                   "rule can tell what it is")
+        _add(found, NotAnObject(message, _span(node, lines)), doubtful=not meant)
+
+
+def _meant_for_kubernetes(body: dict[str, Any], kind: object, version: object) -> bool:
+    """Whether a mapping with half of what makes an object was meant as one: a kind of
+    Kubernetes' or one with `metadata` and a `spec` (not `kind: pipeline`, `kind:
+    Kustomization`, `kind: ZarfPackageConfig`), or an apiVersion of Kubernetes' shape with
+    a group (`argoproj.io/v1alpha1`) or with `metadata` (not Helm's `apiVersion: v2`)."""
+    metadata = isinstance(body.get("metadata"), dict)
+    if isinstance(kind, str):
+        return metadata and (kind in KUBERNETES_KINDS or "spec" in body)
+    return isinstance(version, str) and _API_VERSION.fullmatch(version) is not None and (
+        "/" in version or metadata)
+
+
+def _add(found: Part, problem: LoadProblem, *, doubtful: bool) -> None:
+    found.problems.append(problem)
+    if doubtful:
+        found.doubtful.append(problem)
+
+
+#: A Kubernetes apiVersion: `v1`, or a group with a dot and a version (`apps/v1` too).
+_API_VERSION = re.compile(r"(?:[a-z0-9-]+(?:\.[a-z0-9-]+)*/)?v\d+(?:(?:alpha|beta)\d+)?")
 
 
 def _syntax_problem(error: yaml.MarkedYAMLError) -> LoadProblem:
@@ -829,8 +920,8 @@ class _Builder:
             if key in result:
                 self.problems.append(
                     DuplicateKey(
-                        f"duplicate key `{key}`: kubectl rejects the document "
-                        "(other tools silently keep one value)",
+                        f"duplicate key `{key}`: kubectl silently keeps the last value "
+                        "(other tools keep the first, or refuse the file)",
                         _span(key_node, lines),
                     )
                 )

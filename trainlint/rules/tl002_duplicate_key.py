@@ -16,8 +16,9 @@ def check(problem: DuplicateKey) -> Iterator[Problem]:
     Reports a key that appears twice in the same mapping.
 
     ## Why is this bad?
-    kubectl rejects the document; other tools (and some CI steps) silently keep the last
-    value, so what is reviewed is not what runs.
+    kubectl silently keeps the last value, and drops the first; other tools keep the
+    first or refuse the file, so what is reviewed, and what a CI step checks, is not
+    what runs.
 
     ## When it stays silent
     On the same key in different mappings.

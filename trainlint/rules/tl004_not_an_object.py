@@ -13,17 +13,23 @@ from trainlint.rule import rule
 )
 def check(problem: NotAnObject) -> Iterator[Problem]:
     """## What it does
-    Reports documents that are a scalar or a list of objects, `kind: List` items that are
-    not objects, and mappings that have `kind` or `apiVersion` but not both as strings.
-    Mappings and lists of anything else (CI configs, Helm values, hook lists) are other
-    YAML files and are skipped silently.
+    Reports documents that are a list of objects, `kind: List` items that are not
+    objects, and mappings meant as Kubernetes objects that have `kind` or `apiVersion`
+    but not both as strings: a kind of Kubernetes' (`TrainJob`, `ConfigMap`) with
+    `metadata`, any kind with `metadata` and `spec`, an apiVersion with a group
+    (`trainer.kubeflow.org/v1alpha1`) or with `metadata`. In a file of Kubernetes
+    objects, any document that is not one (a scalar, a mapping with one of the two keys).
 
     ## Why is this bad?
     Nothing in such a document can be checked, and kubectl refuses to apply it.
 
     ## When it stays silent
-    On YAML that is not a Kubernetes object at all (CI configs, Helm values, lists of
-    other things): those files are skipped.
+    On other tools' files, which a pre-commit hook is handed with the manifests: YAML and
+    JSON with neither key (CI configs, Helm values), or with one of them as the tool
+    means it (Grafana's `apiVersion: 1`, Drone's `kind: pipeline`, kustomize's `kind:
+    Kustomization`, Zarf's `kind: ZarfPackageConfig`, Helm's `apiVersion: v2`), a
+    document that is one value (an Ansible Vault file), a list of anything else; unless
+    the same file holds Kubernetes objects.
 
     ## Example
     ```yaml

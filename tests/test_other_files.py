@@ -1,0 +1,103 @@
+"""Other tools' YAML and JSON, as a pre-commit hook is handed them with a commit's
+manifests: no finding, exit status 0. The same shapes in a file of Kubernetes objects, and
+objects meant for Kubernetes that are broken, are reported where they are."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from tests.test_cli import ENV
+from tests.test_inputs import TIMEOUT, TRAINLINT
+
+#: Files of other tools, each as such a tool writes it.
+OTHER_FILES = {
+    # Grafana provisioning, Drone CI, kustomize, prow, Zarf, Helm metadata under another name.
+    "datasource.yml": "apiVersion: 1\ndatasources:\n  - name: Prometheus\n    type: prometheus\n",
+    ".drone.yml": "kind: pipeline\ntype: docker\nname: default\nsteps:\n  - name: test\n",
+    "kustomization.yaml": "kind: Kustomization\nresources: [deployment.yaml]\n",
+    "labels.yaml": "kind:\n  - name: kind/bug\n    color: e11d21\n",
+    "zarf.yaml": "kind: ZarfPackageConfig\nmetadata:\n  name: podinfo\ncomponents: []\n",
+    "chart.json": '{\n  "apiVersion": "v2",\n  "name": "hello",\n  "version": "1.2.3"\n}\n',
+    # A document that is one value: an Ansible Vault file, a version.
+    "vault.yml": "$ANSIBLE_VAULT;1.2;AES256;dev\n6134643939623661\n",
+    "version.json": "3\n",
+    # JSON with comments and trailing commas.
+    "tsconfig.json": (
+        '{\n  // the compiler\'s options\n  "compilerOptions": {\n    "strict": true,\n'
+        '    "paths": {"@/*": ["src/*"]}, /* aliases */\n  },\n}\n'
+    ),
+    # A Jinja template.
+    "ports.yaml": '- name: web\n  port: 80\n{% include "port.j2" %}\n',
+    # JSON that holds characters YAML refuses and JSON takes (DEL, a C1 control).
+    "notebook.ipynb.json": '{"cells": [{"source": ["print(\'a\x7fb\\u0085\x85\')"]}]}\n',
+}
+
+
+def check(folder: Path, *names: str) -> tuple[int, list[str]]:
+    """The exit status and the findings' lines of a run as the hook makes it."""
+    result = subprocess.run(
+        [TRAINLINT, "check", "--isolated", "--no-cache", "--allow-empty",
+         "--output-format", "concise", *names],
+        cwd=folder, capture_output=True, text=True, timeout=TIMEOUT, check=False, env=ENV,
+    )
+    return result.returncode, [line for line in result.stdout.splitlines() if ": TL" in line]
+
+
+def test_other_tools_files_pass_the_hook(tmp_path: Path) -> None:
+    for name, text in OTHER_FILES.items():
+        (tmp_path / name).write_text(text)
+    assert check(tmp_path, *OTHER_FILES) == (0, [])
+
+
+def test_the_same_shapes_beside_kubernetes_objects_are_reported(tmp_path: Path) -> None:
+    """In a file of objects, a document that is one value or a mapping with half of what
+    makes an object is a mistake (kubectl refuses the file), whatever its `kind`."""
+    (tmp_path / "all.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\n"
+        "just text\n---\n"
+        "kind: pipeline\nname: default\n"
+    )
+    assert check(tmp_path, "all.yaml") == (1, [
+        "all.yaml:5:1: TL004 [warning] document is a scalar, not a Kubernetes object: "
+        "nothing in it is checked [not-a-kubernetes-object]",
+        "all.yaml:7:1: TL004 [warning] object has no `apiVersion` string: the API server "
+        "rejects it, and no rule can tell what it is [not-a-kubernetes-object]",
+    ])
+
+
+def test_objects_meant_for_kubernetes_are_reported_alone(tmp_path: Path) -> None:
+    """A kind of Kubernetes' without its apiVersion, an apiVersion of Kubernetes' with
+    `metadata` and no kind, a Kubernetes object in JSON with comments, a YAML manifest
+    with a control character (where it is, not at 1:1)."""
+    (tmp_path / "a.yaml").write_text("kind: TrainJob\nmetadata: {name: sft}\n")
+    (tmp_path / "b.yaml").write_text(
+        "apiVersion: trainer.kubeflow.org/v1alpha1\nmetadata: {name: sft}\n")
+    (tmp_path / "c.json").write_text(
+        '{\n  // a comment\n  "apiVersion": "v1",\n  "kind": "ConfigMap",\n'
+        '  "metadata": {"name": "a"}\n}\n')
+    (tmp_path / "d.yaml").write_text(
+        'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\ndata: {k: "a\x7fb"}\n')
+    assert check(tmp_path, "a.yaml", "b.yaml", "c.json", "d.yaml") == (1, [
+        "a.yaml:1:1: TL004 [warning] object has no `apiVersion` string: the API server "
+        "rejects it, and no rule can tell what it is [not-a-kubernetes-object]",
+        "b.yaml:1:1: TL004 [warning] object has no `kind` string: the API server rejects it, "
+        "and no rule can tell what it is [not-a-kubernetes-object]",
+        "c.json:3:15: TL001 [error] invalid YAML: did not find expected ',' or '}' (while "
+        "parsing a flow mapping): kubectl and the API server reject this document "
+        "[invalid-yaml]",
+        "d.yaml:4:13: TL001 [error] invalid YAML: the character #x007f is not allowed "
+        "(control characters are not allowed): kubectl and the API server reject this "
+        "document [invalid-yaml]",
+    ])
+
+
+def test_json_with_characters_yaml_refuses_is_checked(tmp_path: Path) -> None:
+    """kubectl reads such a JSON manifest: its rules run (here the schema's, on a field
+    written wrong)."""
+    (tmp_path / "job.json").write_text(
+        '{"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",\n'
+        ' "metadata": {"name": "sft", "annotations": {"note": "a\x7fb"}},\n'
+        ' "spec": {"runtimeRef": {"name": "torch-distributed"}, "trainer": {"numNode": 2}}}\n')
+    status, found = check(tmp_path, "job.json")
+    assert (status, [line.split(" [")[0] for line in found]) == (1, ["job.json:3:68: TL006"])
