@@ -101,3 +101,18 @@ def test_json_with_characters_yaml_refuses_is_checked(tmp_path: Path) -> None:
         ' "spec": {"runtimeRef": {"name": "torch-distributed"}, "trainer": {"numNode": 2}}}\n')
     status, found = check(tmp_path, "job.json")
     assert (status, [line.split(" [")[0] for line in found]) == (1, ["job.json:3:68: TL006"])
+
+
+def test_a_notebook_is_no_fragment_of_a_manifest(tmp_path: Path) -> None:
+    """Its `metadata` is the notebook's (a kernel), not an object's: no note says it may
+    be part of a manifest. A patch body with an object's `metadata` is one."""
+    (tmp_path / "train.ipynb").write_text(
+        '{"cells": [], "metadata": {"kernelspec": {"name": "python3"}}, "nbformat": 4}\n')
+    (tmp_path / "patch.yaml").write_text("metadata:\n  labels: {team: nlp}\n")
+    result = subprocess.run(
+        [TRAINLINT, "check", "--isolated", "--no-cache", "--allow-empty", "train.ipynb",
+         "patch.yaml"], cwd=tmp_path, capture_output=True, text=True, timeout=TIMEOUT,
+        check=False, env=ENV)
+    assert result.returncode == 0
+    notes = [line for line in result.stderr.splitlines() if "part of an object" in line]
+    assert [note.split(": ")[2] for note in notes] == ["patch.yaml:1:1"]

@@ -552,12 +552,17 @@ def _object_lines(text: str) -> bool:
 
 def _fragment(body: Any) -> bool:
     """Whether a document looks like part of a Kubernetes object (a snippet from the
-    docs, a patch body) rather than some other YAML file: it has `metadata` or `spec`,
-    but neither `kind` nor `apiVersion`."""
-    return (
-        isinstance(body, dict) and ("metadata" in body or "spec" in body)
-        and "kind" not in body and "apiVersion" not in body
-    )
+    docs, a patch body) rather than some other YAML file: it has a `spec`, or `metadata`
+    as an object's (a name, labels: not a notebook's `kernelspec`), but neither `kind`
+    nor `apiVersion`."""
+    if not isinstance(body, dict) or "kind" in body or "apiVersion" in body:
+        return False
+    metadata = body.get("metadata")
+    return "spec" in body or (isinstance(metadata, dict) and not _OBJECT_META.isdisjoint(metadata))
+
+
+#: Keys of an object's `metadata`.
+_OBJECT_META = frozenset({"name", "generateName", "namespace", "labels", "annotations"})
 
 
 #: A value left for a tool to fill before the object is applied: `${NAME}`,
