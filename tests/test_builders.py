@@ -239,8 +239,7 @@ def test_a_helm_chart_is_not_checked_as_written(charts: Path) -> None:
     )
     (charts / "chart" / "Chart.yaml").rename(charts / "chart" / "Chart.yml")  # no chart now
     result = check(charts, "chart/templates", "chart/Chart.yml")
-    assert [line.split(" ")[:2] for line in result.stdout.splitlines()[:-1]] == [
-        ["chart/Chart.yml:1:1:", "TL004"]]
+    assert result.stdout == "All checks passed.\n"  # Helm's `apiVersion: v2`: no object
     assert "chart/templates/trainjob.yaml:4:1: this document is a template" in (
         result.stderr)  # its Go actions tell it
 

@@ -46,7 +46,7 @@ class CheckpointOptions(RuleOptions):
     env_names: tuple[str, ...] = ("OUTPUT_DIR", "SAVE_DIR")
     flags: tuple[str, ...] = (
         "--output_dir", "--output-dir", "--checkpoint_dir", "--checkpoint-dir",
-        "--ckpt_dir", "--save_dir", "--save",
+        "--ckpt_dir", "--ckpt-dir", "--save_dir", "--save-dir", "--save",
     )
 
     def __post_init__(self) -> None:

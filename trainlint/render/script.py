@@ -80,8 +80,11 @@ class Script(NamedTuple):
     programs: tuple[tuple[str, Origin], ...] = ()
 
     def get(self, key: str) -> Setting | None:
-        """The last setting of `key`: a later flag wins, as in most argument parsers."""
-        return next((setting for setting in reversed(self.settings) if setting.key == key), None)
+        """The last setting of `key`: a later flag wins, as in most argument parsers, and a
+        flag may spell it with dashes (`--save-steps`: Hugging Face's parser takes both)."""
+        dashed = key.replace("_", "-")
+        return next((setting for setting in reversed(self.settings) if setting.key == key or (
+            setting.key == dashed and setting.origin.startswith("flag "))), None)
 
     def runs(self, program: re.Pattern[str]) -> bool:
         """Whether any command word is `program` (a pattern of the whole word)."""
