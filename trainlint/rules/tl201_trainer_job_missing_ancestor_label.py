@@ -79,21 +79,20 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem | Fact]:
     policy only once a Job succeeded).
 
     ## When it stays silent
-    When some replicatedJob carries the label with the value `trainer`. On a runtime with
-    no such label anywhere (not even misplaced), unless something shows a value is lost:
-    a TrainJob of the run that uses it sets one the controller drops, its own
+    When some replicatedJob carries the label with the value `trainer`. On a runtime with no
+    such label anywhere (not even misplaced), unless something shows a value is lost: a
+    TrainJob of the run that uses it sets one the controller drops, its own
     `mlPolicy.numNodes` reaches no job, or it carries the Kubeflow SDK's
-    `trainer.kubeflow.org/framework` label (the SDK lists it, and its trainers set
-    `spec.trainer`). A runtime used as a plain JobSet, whose TrainJobs only name it, loses
-    nothing; nor do TrainJobs that write a field empty (`resourcesPerNode: {}`, as
-    builders emit it). (A runtime whose JobSet spec is written with no job in it is reported alone:
-    every TrainJob of it runs nothing. One with no JobSet spec at all, most often a page's
-    excerpt, is judged by its TrainJobs.) On a runtime the API server rejects because its
-    `spec` or `template` is missing or holds only fields it prunes (TL008, TL009 say so):
-    it never exists, so no TrainJob of it loses anything. On a TrainJob, when its runtime
-    is not among the checked files or is such a runtime, or when the TrainJob sets no
-    `spec.trainer` field that would be dropped (for MPI, `numNodes` and `numProcPerNode`
-    are kept).
+    `trainer.kubeflow.org/framework` label (the SDK lists it, and fails on it). A runtime
+    used as a plain JobSet, whose TrainJobs only name it, loses nothing; nor do TrainJobs
+    that write a field empty (`resourcesPerNode: {}`, as builders emit it). (A runtime whose
+    JobSet spec is written with no job in it is reported alone: every TrainJob of it runs
+    nothing. One with no JobSet spec at all, most often a page's excerpt, is judged by its
+    TrainJobs.) On a runtime the API server rejects because its `spec` or `template` is
+    missing or holds only fields it prunes (TL008, TL009 say so): it never exists, so no
+    TrainJob of it loses anything. On a TrainJob, when its runtime is not among the checked
+    files or is such a runtime, or when the TrainJob sets no `spec.trainer` field that would
+    be dropped (for MPI, `numNodes` and `numProcPerNode` are kept).
 
     ## Example
     ```yaml
@@ -192,14 +191,15 @@ def _never_created(runtime: Manifest, ctx: Context) -> bool:
 
 
 #: The label by which the Kubeflow SDK lists a runtime (Trainer's docs, "Framework Label
-#: Requirement"); the SDK's trainers fill `spec.trainer` of every TrainJob they create.
+#: Requirement"); the SDK (0.1 to 0.5) reads the trainer container of each runtime it
+#: lists, by the ancestor label, and raises where there is none.
 FRAMEWORK_LABEL = "trainer.kubeflow.org/framework"
 
 
 def _evidence(runtime: Manifest, ctx: Context) -> tuple[str, KeyPath, str] | None:
     """What the runtime itself shows it loses, if anything (its own `mlPolicy.numNodes`
-    that reaches no job, or the SDK's framework label, by which the SDK lists it for
-    trainers that set `spec.trainer`), the key that shows it and what that key does."""
+    that reaches no job, or the SDK's framework label, by which the SDK lists it and
+    fails), the key that shows it and what that key does."""
     nodes = dig(runtime.body, "spec", "mlPolicy", "numNodes")
     # Each job's pods, per replica and in all (replicas of one pod are nodes too).
     counts = {job.name: (job.pods, job.pods * job.replicas) for job in rendered(runtime, ctx).jobs
@@ -211,12 +211,11 @@ def _evidence(runtime: Manifest, ctx: Context) -> tuple[str, KeyPath, str] | Non
                 ("spec", "mlPolicy", "numNodes"), "the node count it sets")
     labels = mapping(dig(runtime.body, "metadata", "labels"))
     if FRAMEWORK_LABEL in labels:
-        keys = "command, resourcesPerNode" if is_mpi(runtime) else (  # MPI keeps numNodes
-            "command, numNodes, resourcesPerNode")
         return (
-            f"the Kubeflow SDK lists it by `{FRAMEWORK_LABEL}`, and the TrainJobs of the "
-            f"SDK's trainers set `spec.trainer` ({keys}), which the controller silently "
-            "drops here",
+            f"the Kubeflow SDK takes it for one of its runtimes (`{FRAMEWORK_LABEL}`) and "
+            "finds no trainer container in it: its `list_runtimes()` fails, for every "
+            "runtime, and `get_runtime()` for this one (\"Runtime doesn't have trainer "
+            "container\"), so no trainer of the SDK can use it",
             ("metadata", "labels", FRAMEWORK_LABEL), "what makes the SDK list it",
         )
     return None
