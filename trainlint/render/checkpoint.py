@@ -271,6 +271,10 @@ def _candidates(
         path = setting.path()
         if path is not None:
             yield CheckpointDir(path, setting.origin, setting.at, setting.key)
+    for code, at in script.read(container).programs:  # `os.environ.get("CKPT_DIR", "/x")`
+        for name, default in script.environ_defaults(code):
+            if names_a_dir(name) and name not in env and name not in reassigned:
+                yield CheckpointDir(default, f"default of {name} in its program", at, name)
 
 
 def _reassigned(container: Container) -> frozenset[str]:

@@ -793,6 +793,26 @@ def _read_without_default(node: ast.expr) -> str | None:
     return None
 
 
+@lru_cache(maxsize=256)
+def environ_defaults(code: str) -> tuple[tuple[str, str], ...]:
+    """The variables a Python program reads with a literal string default, and the
+    default (`os.environ.get("CKPT_DIR", "/mnt/ckpt")`, `os.getenv("OUT", "/out")`): what
+    it uses when the container does not set them."""
+    tree = syntax(code)
+    if tree is None:
+        return ()
+    found: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call) or len(node.args) != 2 or node.keywords:
+            continue
+        called = _called(node)
+        if called == "getenv" or (called == "get" and _environ(getattr(node.func, "value", None))):
+            name, default = _constant(node.args[0]), _constant(node.args[1])
+            if name is not None and default is not None:
+                found.setdefault(name, default)
+    return tuple(found.items())
+
+
 def _env_rendezvous(call: ast.Call) -> tuple[str, ...]:
     """What `init_process_group(...)` reads from the environment: torch's `env://`
     rendezvous, its default, reads `RANK` and `WORLD_SIZE` (unless given) and
