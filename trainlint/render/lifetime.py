@@ -610,8 +610,8 @@ def _body_commands(body: list[str]) -> Iterator[_InBody]:
     subshells = loops = 0
     starts = True  # whether a command starts at the word
     for index, word in enumerate(body):
-        if _parentheses(word):
-            if starts and "(" in word:
+        if _parentheses(word) or isinstance(word, Operator):  # `(`, `((`, `);`, `&&`...
+            if starts and word.startswith("("):
                 yield _InBody([word], subshells > 0, loops)
             subshells = max(subshells + word.count("(") - word.count(")"), 0)
             starts = True
