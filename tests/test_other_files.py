@@ -116,3 +116,42 @@ def test_a_notebook_is_no_fragment_of_a_manifest(tmp_path: Path) -> None:
     assert result.returncode == 0
     notes = [line for line in result.stderr.splitlines() if "part of an object" in line]
     assert [note.split(": ")[2] for note in notes] == ["patch.yaml:1:1"]
+
+
+def test_what_still_makes_a_manifest_wrong_is_said(tmp_path: Path) -> None:
+    """A Trainer kind with no apiVersion (even with nothing else), a list of TrainJobs, a
+    duplicate key beside a chat template's `{% %}` (a value's, no template of the file), a
+    DEL outside a JSON string (kubectl refuses it), a control character after non-ASCII
+    text (placed by characters, not bytes)."""
+    (tmp_path / "a.yaml").write_text("kind: TrainJob\nspec: {runtimeRef: {name: x}}\n")
+    (tmp_path / "b.yaml").write_text("- kind: TrainJob\n  metadata: {name: a}\n")
+    (tmp_path / "c.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: chat}\ndata:\n"
+        '  template: "{% for m in messages %}<|im_start|>{% endfor %}"\n'
+        "  template: again\n")
+    (tmp_path / "d.json").write_text('{"apiVersion": "v1", \x7f"kind": "ConfigMap"}\n')
+    (tmp_path / "e.yaml").write_text(
+        'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\ndata: {a: "日本語", b: "x\x01"}\n')
+    status, found = check(tmp_path, "a.yaml", "b.yaml", "c.yaml", "d.json", "e.yaml")
+    assert (status, [line.split(" [")[0] for line in found]) == (1, [
+        "a.yaml:1:1: TL004", "b.yaml:1:1: TL004", "c.yaml:6:3: TL002", "d.json:1:22: TL001",
+        "e.yaml:4:23: TL001"])
+
+
+def test_a_config_map_volume_of_any_shape_is_no_crash(tmp_path: Path) -> None:
+    """`items` whose key is a list or a mapping (the API server refuses the pod; TL013
+    may say so), never a traceback."""
+    (tmp_path / "run.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: code}\ndata: {train.py: 'print(1)'}\n"
+        "---\napiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainingRuntime\n"
+        "metadata: {name: rt}\nspec:\n  template:\n    spec:\n      replicatedJobs:\n"
+        "        - name: node\n          template:\n            metadata:\n"
+        "              labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}\n"
+        "            spec:\n              template:\n                spec:\n"
+        "                  containers: [{name: node, image: x, command: [python, /c/train.py],"
+        " volumeMounts: [{name: c, mountPath: /c}]}]\n"
+        "                  volumes: [{name: c, configMap: {name: code, items: [{key: [a], "
+        "path: train.py}, {key: {a: b}, path: b.py}]}}]\n")
+    status, found = check(tmp_path, "run.yaml")
+    assert (status, [line.split(" [")[0] for line in found]) == (
+        1, ["run.yaml:21:72: TL005", "run.yaml:21:100: TL005"])  # the keys are no strings

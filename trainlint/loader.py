@@ -46,7 +46,7 @@ from trainlint.document import (
     mapping,
 )
 from trainlint.files import TooLarge, blocks, read_range
-from trainlint.kinds import KUBERNETES_KINDS
+from trainlint.kinds import KUBERNETES_KINDS, TRAINER_KINDS
 
 #: Deepest nesting a Kubernetes object plausibly has; deeper documents are refused.
 MAX_DEPTH = 200
@@ -392,7 +392,7 @@ def _part(text: str, piece: Piece, guarded: bool) -> Part:
             problem = _nesting_refused(piece_text, error) or _syntax_problem(error)
             found.problems.append(_shifted(problem, lines))
     except yaml.reader.ReaderError as error:  # a character YAML does not take
-        if _json_sniffed(text) and _JSON_ONLY.search(piece_text):
+        if _json_sniffed(text) and _JSON_ONLY.search(piece_text) and _json_values(piece_text):
             return _part(_JSON_ONLY.sub("\ufffd", piece_text), (0, len(piece_text), lines),
                          guarded)
         found.problems.append(_shifted(_reader_problem(piece_text, error), lines))
@@ -571,20 +571,22 @@ _OBJECT_META = frozenset({"name", "generateName", "namespace", "labels", "annota
 PLACEHOLDER = r"\$\{[^{}\s]+\}|\{\{[^{}]*\}\}"
 PLACEHOLDER_START = "${"
 GO_START = "{{"
-#: A Jinja statement (`{% include "x" %}`, `{% for %}`): Ansible's and Salt's templates.
+#: A Jinja statement on a line of its own (`{% include "x" %}`, `{% for %}`): Ansible's and
+#: Salt's templates (one inside a value, a chat template, is the value's).
 JINJA_START = "{%"
+_JINJA_LINE = re.compile(r"^[ \t]*\{%.*%\}[ \t]*\r?$", re.MULTILINE)
 
 
 @functools.cache
 def _placeholders() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
     """A placeholder; one where a value may stand alone (after `key:`, `- ` or `[`, up to
     the end of the line, `,`, `]` or `}`), so that only a document where one may is walked
-    for them, not one whose placeholders are all inside scripts; and a Go action (or a
-    Jinja statement) anywhere in a line. Compiled when a text first has one: they take
-    0.4 ms, which a run that meets none never pays."""
+    for them, not one whose placeholders are all inside scripts; and a Go action anywhere
+    in a line. Compiled when a text first has one: they take 0.4 ms, which a run that
+    meets none never pays."""
     alone = rf"""(?:[:\[,-]\s*|^\s*)["']?(?:{PLACEHOLDER})["']?\s*(?:$|[,\]}}#])"""
     return (re.compile(PLACEHOLDER), re.compile(alone, re.MULTILINE),
-            re.compile(r"\{\{.*?\}\}|\{%.*?%\}"))
+            re.compile(r"\{\{.*?\}\}"))
 
 
 def _is_template(
@@ -596,7 +598,7 @@ def _is_template(
     is a mapping). Placeholders inside a longer string (a script's `${RANK:-0}`) are the
     container's own."""
     if problems and (text.find(GO_START, start, end) != -1
-                     or text.find(JINJA_START, start, end) != -1):
+                     or _JINJA_LINE.search(text, start, end) is not None):
         return True
     return bool(_placeholders()[1].search(text, start, end)) and any_string(
         body, _placeholders()[0].fullmatch)
@@ -611,7 +613,8 @@ def _template_line(text: str, stop: int) -> int | None:
     found = None
     for number, line in enumerate(text.splitlines(), start=1):
         if (PLACEHOLDER_START in line and placeholder.fullmatch(line.strip())) or (
-                (GO_START in line or JINJA_START in line) and action.search(line)):
+                GO_START in line and action.search(line)) or (
+                JINJA_START in line and _JINJA_LINE.fullmatch(line)):
             if number > stop:
                 return found or number
             found = number
@@ -625,9 +628,11 @@ _JSON_ONLY = re.compile("[\x7f-\x9f\ufffe\uffff]")
 
 
 def _reader_problem(text: str, error: yaml.reader.ReaderError) -> LoadProblem:
-    """A character YAML does not take, where it is (PyYAML gives its index in the text)."""
-    line = text.count("\n", 0, error.position) + 1
-    column = error.position - text.rfind("\n", 0, error.position)
+    """A character YAML does not take, where it is (libyaml gives its offset in the text's
+    UTF-8 bytes)."""
+    at = len(text.encode()[:error.position].decode(errors="ignore"))
+    line = text.count("\n", 0, at) + 1
+    column = at - text.rfind("\n", 0, at)
     character = error.character
     shown = f"#x{character:04x}" if isinstance(character, int) else repr(character)
     return InvalidYaml(
@@ -654,7 +659,8 @@ def _commented_json(text: str) -> bool:
             kept.append(text[at:close + 1])
             at = close + 1
         elif text.startswith("//", at):
-            at = text.find("\n", at) if "\n" in text[at:] else end
+            at = text.find("\n", at)
+            at = end if at == -1 else at
         elif text.startswith("/*", at):
             close = text.find("*/", at + 2)
             at = end if close == -1 else close + 2
@@ -700,8 +706,9 @@ def _collect(body: Any, index: int, found: Part, node: yaml.Node, builder: _Buil
                 "document is a list of objects, not a Kubernetes object: kubectl rejects it; "
                 "separate the objects with `---` or wrap them in a `kind: List`"
             )
-            complete = any(isinstance(item, dict) and isinstance(item.get("kind"), str)
-                           and isinstance(item.get("apiVersion"), str) for item in body)
+            complete = any(isinstance(item, dict) and (item.get("kind") in TRAINER_KINDS or (
+                isinstance(item.get("kind"), str) and isinstance(item.get("apiVersion"), str)))
+                for item in body)
             _add(found, NotAnObject(message, _span(node, lines)), doubtful=not complete)
         return  # a list of anything else is some other YAML file: not ours to judge
     if not isinstance(body, dict):
@@ -739,12 +746,13 @@ def _collect(body: Any, index: int, found: Part, node: yaml.Node, builder: _Buil
 
 def _meant_for_kubernetes(body: dict[str, Any], kind: object, version: object) -> bool:
     """Whether a mapping with half of what makes an object was meant as one: a kind of
-    Kubernetes' or one with `metadata` and a `spec` (not `kind: pipeline`, `kind:
-    Kustomization`, `kind: ZarfPackageConfig`), or an apiVersion of Kubernetes' shape with
-    a group (`argoproj.io/v1alpha1`) or with `metadata` (not Helm's `apiVersion: v2`)."""
+    Trainer's, a kind of Kubernetes' with `metadata`, or any with `metadata` and a `spec`
+    (not `kind: pipeline`, `kind: Kustomization`, `kind: ZarfPackageConfig`), or an
+    apiVersion of Kubernetes' shape with a group (`argoproj.io/v1alpha1`) or with
+    `metadata` (not Helm's `apiVersion: v2`)."""
     metadata = isinstance(body.get("metadata"), dict)
     if isinstance(kind, str):
-        return metadata and (kind in KUBERNETES_KINDS or "spec" in body)
+        return kind in TRAINER_KINDS or (metadata and (kind in KUBERNETES_KINDS or "spec" in body))
     return isinstance(version, str) and _API_VERSION.fullmatch(version) is not None and (
         "/" in version or metadata)
 

@@ -76,7 +76,8 @@ def config_map_files(
         items = source.get("items")
         if isinstance(items, list):
             found.update((item["path"], data[item["key"]]) for _, item in mappings(items)
-                         if item.get("key") in data and isinstance(item.get("path"), str))
+                         if isinstance(item.get("key"), str) and item["key"] in data
+                         and isinstance(item.get("path"), str))
         else:
             found.update(data)
     return found
