@@ -238,10 +238,19 @@ def rendered(manifest: Manifest, ctx: Lookups) -> Render:
     )
 
 
+def _pods_namespace(runtime: Manifest, ctx: Lookups) -> str | None:
+    """Where the pods of a runtime's TrainJobs run: a TrainingRuntime's namespace; a
+    ClusterTrainingRuntime's TrainJobs' one namespace (none where they use several)."""
+    if runtime.kind == "TrainingRuntime":
+        return runtime.namespace
+    namespaces = {job.namespace for job in ctx.trainjobs_using(runtime)}
+    return namespaces.pop() if len(namespaces) == 1 else None
+
+
 def _with_config_maps(built: Render, namespace: str | None, ctx: Lookups) -> Render:
     """The render given the ConfigMaps its pods mount that the run knows
-    (`Render.config_maps`), looked up in the namespace the pods run in: the TrainJob's
-    (a TrainingRuntime's own; a ClusterTrainingRuntime's alone, none)."""
+    (`Render.config_maps`), looked up in the namespace the pods run in (the TrainJob's,
+    or `_pods_namespace`)."""
     if namespace is None:
         return built
     for job in built.jobs:
@@ -276,8 +285,7 @@ def runtime_render(runtime: Manifest, ctx: Lookups) -> Render:
         _RUNTIME_RENDER, runtime,
         lambda: ctx.remember(
             _RUNTIME_RENDERED, runtime, lambda: _with_config_maps(
-                render(None, runtime, version),
-                runtime.namespace if runtime.kind == "TrainingRuntime" else None, ctx),
+                render(None, runtime, version), _pods_namespace(runtime, ctx), ctx),
             version,
         ),
         version,
