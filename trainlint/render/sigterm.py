@@ -27,9 +27,10 @@ _FLAG = re.compile(r"--exit[-_]signal[-_]handler")
 #: How a trap names the signals it handles.
 _TERM = frozenset({"TERM", "SIGTERM", "15"})
 _EXIT = frozenset({"EXIT", "0"})
-#: Commands of a trap's action that save nothing (deleting scratch files included).
+#: Commands of a trap's action that save nothing (deleting scratch files and declaring
+#: variables included).
 _SHELL_QUIET = frozenset({"echo", "printf", "exit", "true", ":", "logger", "sleep", "return",
-                          "rm", "rmdir", "unlink"})
+                          "rm", "rmdir", "unlink", "local", "declare", "typeset", "readonly"})
 #: Calls of a Python handler that save nothing: printing, logging, exiting.
 _PYTHON_QUIET = frozenset({"exit", "_exit", "quit", "print", "info", "warning", "warn",
                            "error", "debug", "critical", "exception", "log", "write", "flush"})

@@ -49,8 +49,8 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     ## When it stays silent
     When the job runs one pod, when its pods train together (the runtime's torch, JAX,
     XGBoost, MPI or Flux plugin wires them, and the TrainJob has `spec.trainer`, or the
-    command gives a launcher the node's rank, `--node-rank=$(JOB_COMPLETION_INDEX)`, or
-    torchrun its own rendezvous), when the
+    command gives a launcher each node's rank, `--node-rank=$(JOB_COMPLETION_INDEX)`, or
+    torchrun a master of its own), when the
     directory is on storage of each pod's own (`emptyDir`) or holds a per-pod variable
     (`$(POD_NAME)`, `$JOB_COMPLETION_INDEX`), on a mount whose folder of the volume is
     named by a variable the container does not spell out (`subPathExpr: $(POD_NAME)`),
@@ -163,13 +163,15 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
 
 def _trains_together(render: Render, container: Container) -> bool:
     """Whether the job's pods are one distributed run: ranked by the framework plugin, or
-    by the command itself (a launcher given its node's rank, `--node-rank`,
-    `--machine_rank`, or torchrun its own rendezvous)."""
+    by the command itself (a launcher given each node's rank from a variable, `--node-rank
+    $(JOB_COMPLETION_INDEX)`, `--machine_rank`, or torchrun a master of its own; not
+    `--standalone`, each pod its own run)."""
     if render.framework in ("mpi", "flux"):
         return container.job.name in ("node", "launcher")
-    rank = RANKS.get(render.framework)
-    if rank is not None and rank in container.env:
+    variable = RANKS.get(render.framework)
+    if variable is not None and variable in container.env:
         return True
     found = script.read(container)
-    return script.flag(found, "node_rank", "machine_rank") is not None or (
-        script.own_rendezvous(found) is not None)
+    rank = script.flag(found, "node_rank", "machine_rank")
+    return (rank is not None and "$" in str(rank.value)) or script.flag(
+        found, "master_addr", "rdzv_endpoint") is not None
