@@ -290,3 +290,17 @@ def test_the_reads_of_a_long_program_are_found_in_linear_time() -> None:
     needs = script.environ_needs(code)
     assert len(needs) == 4000 and needs[-1].text == "os.environ['RANK']"
     assert time.process_time() - started < 10
+
+
+def test_the_program_of_a_mounted_file_the_command_runs() -> None:
+    """The first `.py` word is what runs (one after it is an argument); its literals
+    outrank the flags, in a list as in a shell's script."""
+    files = (("/code/eval.py", 'TrainingArguments(output_dir="/tmp/eval")'),
+             ("/code/train.py", 'TrainingArguments(save_strategy="no")'))
+    for items in (["torchrun", "train.py", "--save_strategy", "steps", "/code/eval.py"],
+                  ["bash", "-c", "cd /code && torchrun train.py --save_strategy steps eval.py"]):
+        found = script.read_items([(item, AT) for item in items], files, "/code")
+        assert [code for code, _ in found.programs] == ['TrainingArguments(save_strategy="no")']
+        assert found.get("save_strategy") is not None
+        assert found.get("save_strategy").value == "no"  # type: ignore[union-attr]
+        assert found.get("output_dir") is None

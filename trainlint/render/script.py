@@ -165,11 +165,14 @@ def _read_texts(texts: tuple[str, ...], files: Files, workdir: str | None) -> tu
             following = texts[position + 1] if position + 1 < len(texts) else None
             found = tuple(_word_setting(text, following, None))
             words.append((position, text))
-            program = _mounted_program(text, workdir, mounted)
-            if program is not None:
-                found = (*found, *_python(program, None))
-                programs.append((position, program))
         settings.extend((position, setting) for setting in found)
+    # The program the command runs, of a mounted file: its literals outrank the flags.
+    script = next((position for position, text in enumerate(texts) if text.endswith(".py")
+                   and position not in code), None)
+    program = None if script is None else _mounted_program(texts[script], workdir, mounted)
+    if program is not None and script is not None:
+        settings.extend((script, setting) for setting in _python(program, None))
+        programs.append((script, program))
     run = {found for _, found in programs}
     named = tuple(dict.fromkeys(code for code in mounted.values() if code in run))
     return tuple(settings), tuple(words), tuple(programs), named
@@ -177,7 +180,8 @@ def _read_texts(texts: tuple[str, ...], files: Files, workdir: str | None) -> tu
 
 def _mounted_program(word: str, cwd: str | None, mounted: dict[str, str]) -> str | None:
     """The program of the mounted `.py` file a word names (`/scripts/train.py`, or
-    `train.py` in the folder the command runs in), if the mounts show it."""
+    `train.py` in the folder the command runs in), if the mounts show it: the first
+    `.py` word of a command (one after it is an argument, not what runs)."""
     if not mounted or not word.endswith(".py"):
         return None
     return mounted.get(posixpath.normpath(posixpath.join(cwd or "", word)))
@@ -222,8 +226,9 @@ def _shell(
             command = _run(given)
             settings.extend(_command_settings(command, cwd))
             programs.extend(_programs_run(command, body, written, cwd))
-            named = [program for word in command
-                     if (program := _mounted_program(word, cwd or workdir, mounted))]
+            script = next((word for word in command if word.endswith(".py")), None)
+            named = [program for program in [
+                _mounted_program(script or "", cwd or workdir, mounted)] if program]
             settings.extend(setting for program in named for setting in _python(program, cwd))
             programs.extend(named)
             if body is not None:
