@@ -8,7 +8,7 @@ read them as written), and what the Trainer webhooks look at.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from trainlint.document import KeyPath, Manifest, dig, mapping, mappings
@@ -233,7 +233,8 @@ def rendered(manifest: Manifest, ctx: Lookups) -> Render:
     version = ctx.trainer_version
     return ctx.remember(
         _RENDER, manifest, lambda: _with_config_maps(
-            render(manifest, ctx.runtime_for(manifest), version), manifest.namespace, ctx),
+            render(manifest, ctx.runtime_for(manifest), version), lambda: manifest.namespace,
+            ctx),
         version, ctx.bundled,
     )
 
@@ -247,21 +248,26 @@ def _pods_namespace(runtime: Manifest, ctx: Lookups) -> str | None:
     return namespaces.pop() if len(namespaces) == 1 else None
 
 
-def _with_config_maps(built: Render, namespace: str | None, ctx: Lookups) -> Render:
+def _with_config_maps(
+    built: Render, namespace: Callable[[], str | None], ctx: Lookups
+) -> Render:
     """The render given the ConfigMaps its pods mount that the run knows
     (`Render.config_maps`), looked up in the namespace the pods run in (the TrainJob's,
-    or `_pods_namespace`)."""
-    if namespace is None:
+    or `_pods_namespace`), which is asked only of a render that mounts one: a cluster
+    runtime's namespace depends on its TrainJobs, whose every change would otherwise
+    be one of its render's."""
+    names = {name for job in built.jobs for _, volume in job.volumes().values()
+             for name in config_map_names(volume)}
+    where = namespace() if names else None
+    if where is None:
         return built
-    for job in built.jobs:
-        for _, volume in job.volumes().values():
-            for name in config_map_names(volume):
-                found = None if name in built.config_maps else ctx.config_map(namespace, name)
-                if found is not None:
-                    built.config_maps[name] = {
-                        str(key): value for key, value in mapping(found.body.get("data")).items()
-                        if isinstance(value, str)
-                    }
+    for name in sorted(names):
+        found = ctx.config_map(where, name)
+        if found is not None:
+            built.config_maps[name] = {
+                str(key): value for key, value in mapping(found.body.get("data")).items()
+                if isinstance(value, str)
+            }
     return built
 
 def trainer_of(render: Render) -> Job | None:
@@ -285,7 +291,7 @@ def runtime_render(runtime: Manifest, ctx: Lookups) -> Render:
         _RUNTIME_RENDER, runtime,
         lambda: ctx.remember(
             _RUNTIME_RENDERED, runtime, lambda: _with_config_maps(
-                render(None, runtime, version), _pods_namespace(runtime, ctx), ctx),
+                render(None, runtime, version), lambda: _pods_namespace(runtime, ctx), ctx),
             version,
         ),
         version,
