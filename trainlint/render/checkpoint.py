@@ -54,12 +54,19 @@ class CheckpointOptions(RuleOptions):
 
 
 class CheckpointDir(NamedTuple):
+    #: Absolute; it may hold variables Kubernetes puts in that the container does not
+    #: spell out (`/ckpt/$(RUN)`): the storage under it is known, not which runs share it.
     path: str
     #: How it was found, for messages: `env CKPT_DIR`, `flag --output_dir`...
     origin: str
     at: Origin
     #: The setting or variable that names it (`output_dir`, `CKPT_DIR`).
     key: str = ""
+
+    @property
+    def varies(self) -> bool:
+        """Whether it holds a variable (`$(RUN)`): each run or pod may have its own."""
+        return "$(" in self.path
 
 
 class Mount(NamedTuple):
@@ -144,7 +151,7 @@ def _checkpoint_dirs(container: Container, options: CheckpointOptions) -> list[C
         if candidate.key in READ_ONLY_KEYS:
             continue
         path = _expanded(env, candidate.path) if "$(" in candidate.path else candidate.path
-        if path.startswith("/") and "$" not in path and path not in found:
+        if path.startswith("/") and "$" not in _VARIABLE.sub("", path) and path not in found:
             found[path] = CheckpointDir(path, candidate.origin, candidate.at, candidate.key)
     return list(found.values())
 
@@ -462,7 +469,7 @@ def _places(job: Manifest, ctx: Lookups, options: CheckpointOptions) -> list[Pla
     for container, directories in writers(rendered(job, ctx), options):
         for directory in directories:
             where = storage(container, directory.path)
-            if named_by_variables(container, where):
+            if directory.varies or named_by_variables(container, where):
                 continue
             mount_at = where.mount.at if where.mount else None
             at = first_on(job, directory.at, mount_at, where.volume_at) or Origin(

@@ -170,7 +170,7 @@ def _fixed_dirs(
         for directory in directories:
             where = storage(container, directory.path)
             claim = claim_name(container, where)
-            if (claim is None or "$(" in directory.path or named_by_variables(container, where)
+            if (claim is None or directory.varies or named_by_variables(container, where)
                     or directory.at.manifest is not runtime):
                 continue
             yield directory, claim, path_on_volume(container, where, directory.path), container

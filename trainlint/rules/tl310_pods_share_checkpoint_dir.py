@@ -140,7 +140,8 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
             continue
         for directory in directories:
             where = storage(container, directory.path)
-            if where.kind not in SHARED or named_by_variables(container, where):
+            if where.kind not in SHARED or directory.varies or named_by_variables(
+                    container, where):
                 continue
             mount_at = where.mount.at if where.mount else None
             at = first_on(manifest, directory.at, job.pods_at, mount_at, where.volume_at)
