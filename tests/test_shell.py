@@ -68,6 +68,7 @@ def test_a_quote_never_closed_ends_the_reading_where_the_shell_stops(script: str
     (["uv", "run", "--frozen", "--with", "wandb", "torchrun", "t.py"], (5, ("uv",))),
     (["uv", "pip", "install", "torch"], (0, ())),
     (["numactl", "--cpunodebind=0", "-m", "0", "python"], (4, ("numactl",))),
+    (["numactl", "--cpunodebind", "0", "--membind", "0", "python"], (5, ("numactl",))),
     (["taskset", "-c", "0-7", "gosu", "app", "python"], (5, ("taskset", "gosu"))),
     (["conda", "run", "-n", "train", "--no-capture-output", "python"], (5, ("conda",))),
 ])

@@ -397,7 +397,9 @@ _WRAPPERS: dict[str, _Wrapper] = {
     "nice": _Wrapper(frozenset({"-n", "--adjustment"})),
     "setsid": _Wrapper(frozenset()),
     "timeout": _Wrapper(frozenset({"-s", "--signal", "-k", "--kill-after"}), 1),
-    "numactl": _Wrapper(frozenset({"-N", "-m", "-C", "-i", "-p", "-P"})),
+    "numactl": _Wrapper(frozenset({
+        "-N", "-m", "-C", "-i", "-p", "-P", "--cpunodebind", "--membind", "--physcpubind",
+        "--interleave", "--preferred", "--preferred-many"})),
     "taskset": _Wrapper(frozenset(), 1),
     "chrt": _Wrapper(frozenset(), 1),
     "ionice": _Wrapper(frozenset({"-c", "--class", "-n", "--classdata", "-p"})),
