@@ -582,8 +582,9 @@ def _element_endless(element: _Element, functions: set[str], errexit: bool) -> _
     if not isinstance(element, _Loop):
         return None
     forever = ["true"] if element.keyword == "while" else ["false"]
-    if element.keyword == "while" and element.condition == [":"]:
-        forever = [":"]
+    if element.keyword == "while" and (element.condition == [":"] or (
+            element.condition[:1] == ["sleep"] and len(element.condition) == 2)):
+        forever = element.condition  # `sleep 300` succeeds every time
     if element.condition != forever:
         return None
     commands = list(_body_commands(element.body))
@@ -592,7 +593,8 @@ def _element_endless(element: _Element, functions: set[str], errexit: bool) -> _
         return None
     if errexit and any(command.words[0] not in _SURE for command in commands):
         return None  # a command of the body that fails ends the script
-    return f"`{element.keyword} {forever[0]}`", "a loop with no `break` or `exit` in its body"
+    return (f"`{element.keyword} {' '.join(forever)}`",
+            "a loop with no `break` or `exit` in its body")
 
 
 class _InBody(NamedTuple):

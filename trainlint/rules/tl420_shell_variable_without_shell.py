@@ -18,7 +18,8 @@ from trainlint.rule import rule
 
 #: A shell's reference to a variable, `$NAME` or `${NAME}` (not Kubernetes' `$(NAME)`, nor
 #: the `$` Kubernetes writes for `$$`).
-_REFERENCE = re.compile(r"(?<!\$)\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
+_REFERENCE = re.compile(
+    r"(?<!\$)\$(?:\{([A-Za-z_][A-Za-z0-9_]*)(?::?[-=+?][^}]*)?\}|([A-Za-z_][A-Za-z0-9_]*))")
 #: Launchers that pass their words on to the program as they are, with no shell between
 #: (`deepspeed` and `mpirun` may start it through ssh, whose shell expands them).
 _NO_SHELL = frozenset({"torchrun", "accelerate", "tune", "llamafactory-cli"})
