@@ -83,8 +83,8 @@ def test_objects_meant_for_kubernetes_are_reported_alone(tmp_path: Path) -> None
         "rejects it, and no rule can tell what it is [not-a-kubernetes-object]",
         "b.yaml:1:1: TL004 [warning] object has no `kind` string: the API server rejects it, "
         "and no rule can tell what it is [not-a-kubernetes-object]",
-        "c.json:3:15: TL001 [error] invalid YAML: did not find expected ',' or '}' (while "
-        "parsing a flow mapping): kubectl and the API server reject this document "
+        "c.json:2:3: TL001 [error] invalid JSON: a comment (`//`, `/* */`) or a comma before "
+        "`}` or `]` is no JSON: kubectl and the API server reject this document "
         "[invalid-yaml]",
         "d.yaml:4:13: TL001 [error] invalid YAML: the character #x007f is not allowed "
         "(control characters are not allowed): kubectl and the API server reject this "

@@ -388,9 +388,9 @@ def _part(text: str, piece: Piece, guarded: bool) -> Part:
             if _object_lines(piece_text):  # a template of anything else: silent
                 found.fragments.append(
                     Fragment(Span(line + lines, 1, line + lines, 1), template=True))
-        elif not _json_lines(piece_text) and not _commented_json(piece_text):
-            problem = _nesting_refused(piece_text, error) or _syntax_problem(error)
-            found.problems.append(_shifted(problem, lines))
+        else:
+            found.problems.extend(_shifted(problem, lines) for problem in _stopped(
+                piece_text, error))
     except yaml.reader.ReaderError as error:  # a character YAML does not take
         if _json_sniffed(text) and _JSON_ONLY.search(piece_text) and _json_values(piece_text):
             return _part(_JSON_ONLY.sub("\ufffd", piece_text), (0, len(piece_text), lines),
@@ -640,15 +640,35 @@ def _reader_problem(text: str, error: yaml.reader.ReaderError) -> LoadProblem:
         "the API server reject this document", Span(line, column, line, column + 1))
 
 
-def _commented_json(text: str) -> bool:
-    """Whether `text` is JSON with comments and trailing commas (`tsconfig.json`,
-    `devcontainer.json`, VS Code's settings) and no Kubernetes object: another tool's
-    file. (An object written so is refused by kubectl: a finding.)"""
+def _stopped(text: str, error: yaml.MarkedYAMLError) -> list[LoadProblem]:
+    """What stopped libyaml in `text`, as reported: nothing for JSON Lines (a dataset) or
+    another tool's JSON with comments; a comment of a Kubernetes object written so, where
+    it is; the nesting refused or the syntax error otherwise."""
+    if _json_lines(text):
+        return []
+    commented = _commented_json(text)
+    if commented is None:
+        return [_nesting_refused(text, error) or _syntax_problem(error)]
+    if commented == -1:
+        return []
+    line = text.count("\n", 0, commented) + 1
+    column = commented - text.rfind("\n", 0, commented)
+    return [InvalidYaml(
+        "invalid JSON: a comment (`//`, `/* */`) or a comma before `}` or `]` is no JSON: "
+        "kubectl and the API server reject this document", Span(line, column, line, column + 1))]
+
+
+def _commented_json(text: str) -> int | None:
+    """Where the first comment or trailing comma of `text` is, if it is JSON with them
+    (`tsconfig.json`, `devcontainer.json`, VS Code's settings) holding a Kubernetes
+    object, which kubectl refuses; -1 if it holds none (another tool's file); None if it
+    is no such JSON."""
     import json
 
     if "//" not in text and "/*" not in text and "," not in text:
-        return False
+        return None
     kept: list[str] = []
+    first = -1  # the first comment or trailing comma
     at, end = 0, len(text)
     while at < end:
         character = text[at]
@@ -658,25 +678,24 @@ def _commented_json(text: str) -> bool:
                 close += 2 if text[close] == "\\" else 1
             kept.append(text[at:close + 1])
             at = close + 1
-        elif text.startswith("//", at):
-            at = text.find("\n", at)
-            at = end if at == -1 else at
-        elif text.startswith("/*", at):
-            close = text.find("*/", at + 2)
-            at = end if close == -1 else close + 2
+        elif text.startswith(("//", "/*"), at):
+            first = at if first == -1 else first
+            close = text.find("\n" if text[at + 1] == "/" else "*/", at + 2)
+            at = end if close == -1 else close + (text[at + 1] == "*") * 2
         else:
             if character in "}]":
                 while kept and kept[-1].isspace():
                     kept.pop()
                 if kept and kept[-1] == ",":
                     kept.pop()
+                    first = at if first == -1 else first
             kept.append(character)
             at += 1
     try:
         data = json.loads("".join(kept))
     except ValueError:
-        return False
-    return not (isinstance(data, dict) and "kind" in data and "apiVersion" in data)
+        return None
+    return first if isinstance(data, dict) and "kind" in data and "apiVersion" in data else -1
 
 
 def _json_lines(text: str) -> bool:
