@@ -99,7 +99,7 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
         if not isinstance(volumes, list) or not volumes:
             continue
         mounted = {
-            mount.get("name")
+            str(mount.get("name"))
             for kind in ("containers", "initContainers")
             for _, container in mappings(pod.pod_spec.get(kind))
             for key in ("volumeMounts", "volumeDevices")
