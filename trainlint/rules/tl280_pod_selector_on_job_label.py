@@ -3,7 +3,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from trainlint.document import Manifest, mapping, mappings
+from trainlint.document import Manifest, mapping, mappings, sequence
 from trainlint.engine.context import Context
 from trainlint.kinds import TRAINER_KINDS
 from trainlint.problem import Problem, Severity
@@ -194,7 +194,7 @@ def _matches(selector: dict[str, Any], labels: dict[str, Any]) -> bool:
             return False
     for _, expression in mappings(selector.get("matchExpressions")):
         name, operator = str(expression.get("key")), expression.get("operator")
-        values = [str(value) for value in expression.get("values") or []]
+        values = [str(value) for value in sequence(expression.get("values"))]
         present = name in labels
         if operator == "In" and not (present and str(labels[name]) in values):
             return False
