@@ -38,20 +38,21 @@ _PYTHON_QUIET = frozenset({"exit", "_exit", "quit", "print", "info", "warning", 
 _NO_FUNCTION = frozenset({"SIG_DFL", "SIG_IGN"})
 
 
-def handles_sigterm(found: Script) -> str | None:
-    """The text of the command that shows the trainer acts on SIGTERM, if any does."""
+def handles_sigterm(found: Script) -> tuple[str, str | None] | None:
+    """What shows the trainer acts on SIGTERM, if anything does: the text of the command
+    that does, and the Python program that installs the handler, if one does."""
     for text in found.texts:
         flag = _FLAG.search(text)
         if flag is not None:
-            return flag[0]
+            return flag[0], None
     for text in found.texts:
         if "TERM" in text or "15" in text:
             trap = _saving_trap(text)
             if trap is not None:
-                return trap
+                return trap, None
     for code in _programs(found):
         if _saving_handler(code):
-            return "SIGTERM"
+            return "SIGTERM", code
     return None
 
 

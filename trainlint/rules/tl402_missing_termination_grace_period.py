@@ -147,9 +147,13 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     reported: set[int] = set()
     for container, directories in writers(rendered(manifest, ctx), options):
         job = container.job
-        handler = sigterm.handles_sigterm(script.read(container))
-        if job.index in reported or handler is None:
+        handling = sigterm.handles_sigterm(script.read(container))
+        if job.index in reported or handling is None:
             continue  # nothing is saved on SIGTERM, however long the pod is given
+        handler, program = handling
+        # A program of a mounted file is named: the command only names the file.
+        where = next((f"its program `{path}`" for path, text in container.files.items()
+                      if text == program), "its command")
         grace = job.pod_spec.get("terminationGracePeriodSeconds")
         grace_at = job.origin(*POD_SPEC, "terminationGracePeriodSeconds")
         written = grace_at.note is None
@@ -173,7 +177,7 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
         yield Problem(
             at.path,
             f"{who} `{job.name}` checkpoints to `{first.path}` ({first.origin}) on "
-            f"SIGTERM (`{handler}` in its command) but has {setting}: that final checkpoint "
+            f"SIGTERM (`{handler}` in {where}) but has {setting}: that final checkpoint "
             "(on suspend, preemption, deadline) is cut short after "
             f"{grace if written else DEFAULT_GRACE} s",
             remediation=f"set `terminationGracePeriodSeconds: {options.min_seconds}` or more"
