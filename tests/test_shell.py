@@ -67,6 +67,7 @@ def test_a_quote_never_closed_ends_the_reading_where_the_shell_stops(script: str
     (["command", "-v", "python"], None),
     (["uv", "run", "--frozen", "--with", "wandb", "torchrun", "t.py"], (5, ("uv",))),
     (["uv", "pip", "install", "torch"], (0, ())),
+    (["uv", "--project", "/app", "run", "--frozen", "python"], (5, ("uv",))),
     (["numactl", "--cpunodebind=0", "-m", "0", "python"], (4, ("numactl",))),
     (["numactl", "--cpunodebind", "0", "--membind", "0", "python"], (5, ("numactl",))),
     (["taskset", "-c", "0-7", "gosu", "app", "python"], (5, ("taskset", "gosu"))),

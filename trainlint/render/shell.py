@@ -435,10 +435,15 @@ def unwrapped(words: Sequence[str]) -> tuple[int, tuple[str, ...]] | None:
             break
         if name == "command" and words[at + 1:at + 2] in (["-v"], ["-V"]):
             return None
-        if wrapper.subcommand is not None and words[at + 1:at + 2] != [wrapper.subcommand]:
-            break  # `uv pip install`: no command of its own
+        if wrapper.subcommand is not None:  # past its own options (`uv --project x run`)
+            start = at + 1
+            while start < len(words) and words[start].startswith("-"):
+                start += 2 if words[start] in wrapper.valued else 1
+            if words[start:start + 1] != [wrapper.subcommand]:
+                break  # `uv pip install`: no command of its own
+            at = start
         passed.append(name)
-        at += 2 if wrapper.subcommand else 1
+        at += 1
         while at < len(words) and (words[at].startswith("-") or (
                 name == "env" and ASSIGNMENT.fullmatch(words[at]))):
             at += 2 if words[at] in wrapper.valued else 1
