@@ -668,7 +668,7 @@ def _commented_json(text: str) -> int | None:
     if "//" not in text and "/*" not in text and "," not in text:
         return None
     kept: list[str] = []
-    first = -1  # the first comment or trailing comma
+    first = comma = -1  # the first comment or trailing comma; the last comma kept
     at, end = 0, len(text)
     while at < end:
         character = text[at]
@@ -688,7 +688,8 @@ def _commented_json(text: str) -> int | None:
                     kept.pop()
                 if kept and kept[-1] == ",":
                     kept.pop()
-                    first = at if first == -1 else first
+                    first = comma if first == -1 else first
+            comma = at if character == "," else comma
             kept.append(character)
             at += 1
     try:

@@ -147,12 +147,22 @@ def _checkpoint_dirs(container: Container, options: CheckpointOptions) -> list[C
         return []
     found: dict[str, CheckpointDir] = {}
     env = container.env
+    mounts = [mount.get("mountPath") for _, mount in mappings(container.body.get("volumeMounts"))]
     for candidate in _candidates(container, env, options):
         if candidate.key in READ_ONLY_KEYS:
             continue
-        path = _expanded(env, candidate.path) if "$(" in candidate.path else candidate.path
-        if path.startswith("/") and "$" not in _VARIABLE.sub("", path) and path not in found:
-            found[path] = CheckpointDir(path, candidate.origin, candidate.at, candidate.key)
+        path = candidate.path
+        if "$(" in path:  # a variable's value puts in only those set before it
+            before = env[candidate.key][0] if candidate.origin == f"env {candidate.key}" else None
+            path = _expanded({name: item for name, item in env.items()
+                              if before is None or item[0] < before}, path)
+        if not path.startswith("/") or "$" in _VARIABLE.sub("", path) or path in found:
+            continue
+        fixed = path.split("$(", 1)[0]
+        if fixed != path and any(isinstance(at, str) and at.startswith(fixed) and at != fixed
+                                 for at in mounts):
+            continue  # the variable may name the mount below: where it lands is unknown
+        found[path] = CheckpointDir(path, candidate.origin, candidate.at, candidate.key)
     return list(found.values())
 
 

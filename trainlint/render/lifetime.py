@@ -348,6 +348,8 @@ _AND_OR = frozenset({"&&", "||"})
 _PIPES = frozenset({"|", "|&"})
 _ENDS = frozenset({";", "\n", "&", ";;", ";&", ";;&"})
 _OPERATORS = _AND_OR | _PIPES | _ENDS
+#: A duration `sleep` takes, and succeeds after (`sleep $X` fails where X is unset).
+_DURATION = re.compile(r"\d+(?:\.\d+)?[smhd]?|infinity")
 #: Commands that end the loop or the script from its body, but not from a subshell there.
 _LEAVES = frozenset({"exit", "return", "exec", "logout"})
 #: Commands that may end it from anywhere: a signal (`kill $$`), code read as the shell's.
@@ -583,7 +585,8 @@ def _element_endless(element: _Element, functions: set[str], errexit: bool) -> _
         return None
     forever = ["true"] if element.keyword == "while" else ["false"]
     if element.keyword == "while" and (element.condition == [":"] or (
-            element.condition[:1] == ["sleep"] and len(element.condition) == 2)):
+            element.condition[:1] == ["sleep"] and len(element.condition) == 2
+            and _DURATION.fullmatch(element.condition[1]))):
         forever = element.condition  # `sleep 300` succeeds every time
     if element.condition != forever:
         return None

@@ -151,9 +151,11 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
         if job.index in reported or handling is None:
             continue  # nothing is saved on SIGTERM, however long the pod is given
         handler, program = handling
-        # A program of a mounted file is named: the command only names the file.
-        where = next((f"its program `{path}`" for path, text in container.files.items()
-                      if text == program), "its command")
+        # A program of a mounted file is named (the command only names the file), where
+        # one file alone holds it.
+        paths = [path for path, text in container.files.items() if text == program]
+        where = f"its program `{paths[0]}`" if len(paths) == 1 else (
+            "the program it runs" if paths else "its command")
         grace = job.pod_spec.get("terminationGracePeriodSeconds")
         grace_at = job.origin(*POD_SPEC, "terminationGracePeriodSeconds")
         written = grace_at.note is None
