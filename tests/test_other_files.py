@@ -155,3 +155,19 @@ def test_a_config_map_volume_of_any_shape_is_no_crash(tmp_path: Path) -> None:
     status, found = check(tmp_path, "run.yaml")
     assert (status, [line.split(" [")[0] for line in found]) == (
         1, ["run.yaml:21:72: TL005", "run.yaml:21:100: TL005"])  # the keys are no strings
+
+
+def test_json_that_yaml_reads_and_kubectl_does_not(tmp_path: Path) -> None:
+    """A trailing comma, or a comment line, in a Kubernetes object written as JSON: YAML
+    takes them, kubectl reads the text as JSON and refuses it."""
+    (tmp_path / "a.json").write_text(
+        '{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"},}\n')
+    (tmp_path / "b.json").write_text(
+        '{\n  "apiVersion": "v1",\n  "kind": "ConfigMap",\n  "metadata": {"name": "b"},\n'
+        '  // the data follows\n  "data": {"k": "https://example.com/x"}\n}\n')
+    (tmp_path / "c.json").write_text(
+        '{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"},'
+        ' "data": {"glob": "/data/*, ]"}}\n')
+    status, found = check(tmp_path, "a.json", "b.json", "c.json")
+    assert (status, [line.split(" [")[0] for line in found]) == (
+        1, ["a.json:1:68: TL001", "b.json:5:3: TL001"])

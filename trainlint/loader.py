@@ -276,11 +276,22 @@ def load(
             # ahead (it decodes 16 KB at a time, refusing a control character as it
             # decodes it), so only the whole text tells: it is parsed again, in one piece.
             parts = [_part(text, whole, guarded)]
-    if len(parts) == 1 and parts[0].stopped and _json_sniffed(text):
-        values = _json_values(text)
-        if len(values) > 1:  # no YAML, but a JSON stream, as kubectl reads it
-            parts = [_part(text, value, guarded) for value in values]
-    return _joined(Source(name, text, bom), problems or [], parts)
+    found = list(problems or [])
+    if _json_sniffed(text):
+        if len(parts) == 1 and parts[0].stopped:
+            values = _json_values(text)
+            if len(values) > 1:  # no YAML, but a JSON stream, as kubectl reads it
+                parts = [_part(text, value, guarded) for value in values]
+        elif _NOT_JSON.search(text):  # YAML takes `{"a": 1,}` and a `//` line, JSON not
+            at = _commented_json(text)
+            if at is not None and at != -1:
+                found.append(_comment_problem(text, at))
+    return _joined(Source(name, text, bom), found, parts)
+
+
+#: A comma before a closing bracket, a line that starts a comment, a comment: what YAML
+#: may read in a JSON text and JSON does not (looked for before the text is read again).
+_NOT_JSON = re.compile(r",\s*[}\]]|^[ \t]*//|/\*", re.MULTILINE)
 
 
 #: JSON's whitespace, between the values of a stream; the spaces kubectl skips before
@@ -649,13 +660,16 @@ def _stopped(text: str, error: yaml.MarkedYAMLError) -> list[LoadProblem]:
     commented = _commented_json(text)
     if commented is None:
         return [_nesting_refused(text, error) or _syntax_problem(error)]
-    if commented == -1:
-        return []
-    line = text.count("\n", 0, commented) + 1
-    column = commented - text.rfind("\n", 0, commented)
-    return [InvalidYaml(
+    return [] if commented == -1 else [_comment_problem(text, commented)]
+
+
+def _comment_problem(text: str, at: int) -> LoadProblem:
+    """A comment or a trailing comma at `at` of a Kubernetes object written as JSON."""
+    line = text.count("\n", 0, at) + 1
+    column = at - text.rfind("\n", 0, at)
+    return InvalidYaml(
         "invalid JSON: a comment (`//`, `/* */`) or a comma before `}` or `]` is no JSON: "
-        "kubectl and the API server reject this document", Span(line, column, line, column + 1))]
+        "kubectl and the API server reject this document", Span(line, column, line, column + 1))
 
 
 def _commented_json(text: str) -> int | None:
@@ -688,7 +702,7 @@ def _commented_json(text: str) -> int | None:
                     kept.pop()
                 if kept and kept[-1] == ",":
                     kept.pop()
-                    first = comma if first == -1 else first
+                    first = comma if first == -1 else min(first, comma)
             comma = at if character == "," else comma
             kept.append(character)
             at += 1
