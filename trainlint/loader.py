@@ -459,14 +459,17 @@ def _document(
 
 
 def _joined(
-    source: Source, problems: list[LoadProblem], parts: list[Part], before: int = 0
+    source: Source, problems: list[LoadProblem], parts: list[Part], before: int = 0,
+    *, doubtful: bool = False,
 ) -> Loaded:
     """The parts of a text as one `Loaded`, their documents numbered in the whole text
-    (`before` come before its first part)."""
+    (`before` come before its first part). Its `doubtful` problems are kept where it holds
+    a Kubernetes object, or with `doubtful` (a slice of a long file, whose other slices
+    are not known here: such a file is a stream of manifests)."""
     manifests: list[Manifest] = []
     found = list(problems)
     fragments: list[Fragment] = []
-    doubtful: list[LoadProblem] = []
+    unsure: list[LoadProblem] = []
     for objects, part_problems, part_fragments, documents, _, part_doubtful in parts:
         # A loop, not a comprehension, which makes a frame, for every file read.
         for body, document, base, spans, first, nulls in objects:
@@ -474,10 +477,11 @@ def _joined(
                 Manifest(body, source, before + document, base, spans, first, nulls))
         found += part_problems
         fragments += part_fragments
-        doubtful += part_doubtful
+        unsure += part_doubtful
         before += documents
-    if doubtful and not any(manifest.kind and manifest.api_version for manifest in manifests):
-        dropped = {id(problem) for problem in doubtful}  # shared with the problems, pickled too
+    if unsure and not doubtful and not any(
+            manifest.kind and manifest.api_version for manifest in manifests):
+        dropped = {id(problem) for problem in unsure}  # shared with the problems, pickled too
         found = [problem for problem in found if id(problem) not in dropped]
     return Loaded(source, manifests, found, tuple(fragments))
 
@@ -1211,7 +1215,7 @@ def load_slice(name: str, piece: Slice, documents: int, bom: bool) -> tuple[Load
     problems = [_shifted(problem, piece.lines) for problem in problems]
     part = _part(text, (0, len(text), piece.lines), _needs_guards(text))
     source = Source(name, text, bom, piece.lines)
-    loaded = _joined(source, problems, [part], piece.documents)
+    loaded = _joined(source, problems, [part], piece.documents, doubtful=True)
     return loaded, part.stopped or part.documents != documents
 
 
