@@ -787,13 +787,19 @@ def _environ(node: ast.AST | None) -> bool:
         isinstance(node, ast.Attribute) and node.attr == "environ")
 
 
+def _environ_get(call: ast.Call, arguments: int) -> bool:
+    """Whether a call is `os.getenv(...)` or `os.environ.get(...)` with `arguments`
+    positional arguments and no keyword."""
+    if len(call.args) != arguments or call.keywords:
+        return False
+    called = _called(call)
+    return called == "getenv" or (called == "get" and _environ(getattr(call.func, "value", None)))
+
+
 def _read_without_default(node: ast.expr) -> str | None:
     """The variable `os.getenv("NAME")` or `os.environ.get("NAME")` reads, given no
     default (it is then None when unset)."""
-    if not isinstance(node, ast.Call) or len(node.args) != 1 or node.keywords:
-        return None
-    called = _called(node)
-    if called == "getenv" or (called == "get" and _environ(getattr(node.func, "value", None))):
+    if isinstance(node, ast.Call) and _environ_get(node, 1):
         return _constant(node.args[0])
     return None
 
@@ -808,10 +814,7 @@ def environ_defaults(code: str) -> tuple[tuple[str, str], ...]:
         return ()
     found: dict[str, str] = {}
     for node in ast.walk(tree):
-        if not isinstance(node, ast.Call) or len(node.args) != 2 or node.keywords:
-            continue
-        called = _called(node)
-        if called == "getenv" or (called == "get" and _environ(getattr(node.func, "value", None))):
+        if isinstance(node, ast.Call) and _environ_get(node, 2):
             name, default = _constant(node.args[0]), _constant(node.args[1])
             if name is not None and default is not None:
                 found.setdefault(name, default)
