@@ -167,10 +167,11 @@ def _read_texts(texts: tuple[str, ...], files: Files, workdir: str | None) -> tu
             words.append((position, text))
         settings.extend((position, setting) for setting in found)
     # The program the command runs, of a mounted file: its literals outrank the flags.
-    script = next((position for position, text in enumerate(texts) if text.endswith(".py")
-                   and position not in code), None)
-    program = None if script is None else _mounted_program(texts[script], workdir, mounted)
-    if program is not None and script is not None:
+    # (A `python -c` program is no file's name.)
+    ran = _mounted_program(["" if position in code else text for position, text
+                            in enumerate(texts)], workdir, mounted) if mounted else None
+    if ran is not None:
+        script, program = ran
         settings.extend((script, setting) for setting in _python(program, None))
         programs.append((script, program))
     run = {found for _, found in programs}
@@ -178,13 +179,17 @@ def _read_texts(texts: tuple[str, ...], files: Files, workdir: str | None) -> tu
     return tuple(settings), tuple(words), tuple(programs), named
 
 
-def _mounted_program(word: str, cwd: str | None, mounted: dict[str, str]) -> str | None:
-    """The program of the mounted `.py` file a word names (`/scripts/train.py`, or
-    `train.py` in the folder the command runs in), if the mounts show it: the first
-    `.py` word of a command (one after it is an argument, not what runs)."""
-    if not mounted or not word.endswith(".py"):
+def _mounted_program(
+    words: Sequence[str], cwd: str | None, mounted: dict[str, str]
+) -> tuple[int, str] | None:
+    """Where the first `.py` word of a command is (one after it is an argument, not what
+    runs), with the program of the mounted file it names (`/scripts/train.py`, or
+    `train.py` in the folder the command runs in), if the mounts show it."""
+    at = next((at for at, word in enumerate(words) if word.endswith(".py")), None)
+    if at is None or not mounted:
         return None
-    return mounted.get(posixpath.normpath(posixpath.join(cwd or "", word)))
+    program = mounted.get(posixpath.normpath(posixpath.join(cwd or "", words[at])))
+    return None if program is None else (at, program)
 
 
 @lru_cache(maxsize=2048)
@@ -226,9 +231,7 @@ def _shell(
             command = _run(given)
             settings.extend(_command_settings(command, cwd))
             programs.extend(_programs_run(command, body, written, cwd))
-            script = next((word for word in command if word.endswith(".py")), None)
-            named = [program for program in [
-                _mounted_program(script or "", cwd or workdir, mounted)] if program]
+            named = [ran[1] for ran in [_mounted_program(command, cwd or workdir, mounted)] if ran]
             settings.extend(setting for program in named for setting in _python(program, cwd))
             programs.extend(named)
             if body is not None:
