@@ -147,7 +147,6 @@ def _checkpoint_dirs(container: Container, options: CheckpointOptions) -> list[C
         return []
     found: dict[str, CheckpointDir] = {}
     env = container.env
-    mounts = [mount.get("mountPath") for _, mount in mappings(container.body.get("volumeMounts"))]
     for candidate in _candidates(container, env, options):
         if candidate.key in READ_ONLY_KEYS:
             continue
@@ -158,12 +157,20 @@ def _checkpoint_dirs(container: Container, options: CheckpointOptions) -> list[C
                               if before is None or item[0] < before}, path)
         if not path.startswith("/") or "$" in _VARIABLE.sub("", path) or path in found:
             continue
-        fixed = path.split("$(", 1)[0]
-        if fixed != path and any(isinstance(at, str) and at.startswith(fixed) and at != fixed
-                                 for at in mounts):
-            continue  # the variable may name the mount below: where it lands is unknown
+        if "$(" in path and _may_name_a_mount(container, path.split("$(", 1)[0]):
+            continue  # where it lands is unknown
         found[path] = CheckpointDir(path, candidate.origin, candidate.at, candidate.key)
     return list(found.values())
+
+
+def _may_name_a_mount(container: Container, fixed: str) -> bool:
+    """Whether the variable after `fixed`, the start of a directory, may name a mount
+    below it (`/data/$(TEAM)/ckpt` beside a mount at `/data/team-a`)."""
+    return any(
+        isinstance(at, str) and at.startswith(fixed) and at != fixed
+        for _, mount in mappings(container.body.get("volumeMounts"))
+        for at in [mount.get("mountPath")]
+    )
 
 
 def relative_dirs(container: Container, options: CheckpointOptions) -> list[CheckpointDir]:

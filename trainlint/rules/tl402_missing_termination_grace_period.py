@@ -150,17 +150,17 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
         handling = sigterm.handles_sigterm(script.read(container))
         if job.index in reported or handling is None:
             continue  # nothing is saved on SIGTERM, however long the pod is given
+        grace = job.pod_spec.get("terminationGracePeriodSeconds")
+        grace_at = job.origin(*POD_SPEC, "terminationGracePeriodSeconds")
+        written = grace_at.note is None
+        if written and (not isinstance(grace, int) or grace >= options.min_seconds):
+            continue
         handler, program = handling
         # A program of a mounted file is named (the command only names the file), where
         # one file alone holds it.
         paths = [path for path, text in container.files.items() if text == program]
         where = f"its program `{paths[0]}`" if len(paths) == 1 else (
             "the program it runs" if paths else "its command")
-        grace = job.pod_spec.get("terminationGracePeriodSeconds")
-        grace_at = job.origin(*POD_SPEC, "terminationGracePeriodSeconds")
-        written = grace_at.note is None
-        if written and (not isinstance(grace, int) or grace >= options.min_seconds):
-            continue
         first = directories[0]
         # Report where the gap was made: the grace setting or the pod; on a TrainJob
         # whose runtime does not checkpoint by itself, the directory the TrainJob brings.
