@@ -646,13 +646,18 @@ def _reader_problem(text: str, error: yaml.reader.ReaderError) -> LoadProblem:
     """A character YAML does not take, where it is (libyaml gives its offset in the text's
     UTF-8 bytes)."""
     at = len(text.encode()[:error.position].decode(errors="ignore"))
-    line = text.count("\n", 0, at) + 1
-    column = at - text.rfind("\n", 0, at)
     character = error.character
     shown = f"#x{character:04x}" if isinstance(character, int) else repr(character)
     return InvalidYaml(
         f"invalid YAML: the character {shown} is not allowed ({error.reason}): kubectl and "
-        "the API server reject this document", Span(line, column, line, column + 1))
+        "the API server reject this document", _character_span(text, at))
+
+
+def _character_span(text: str, at: int) -> Span:
+    """The span of the character at offset `at` of `text`."""
+    line = text.count("\n", 0, at) + 1
+    column = at - text.rfind("\n", 0, at)
+    return Span(line, column, line, column + 1)
 
 
 def _stopped(text: str, error: yaml.MarkedYAMLError) -> list[LoadProblem]:
@@ -669,11 +674,9 @@ def _stopped(text: str, error: yaml.MarkedYAMLError) -> list[LoadProblem]:
 
 def _comment_problem(text: str, at: int) -> LoadProblem:
     """A comment or a trailing comma at `at` of a Kubernetes object written as JSON."""
-    line = text.count("\n", 0, at) + 1
-    column = at - text.rfind("\n", 0, at)
     return InvalidYaml(
         "invalid JSON: a comment (`//`, `/* */`) or a comma before `}` or `]` is no JSON: "
-        "kubectl and the API server reject this document", Span(line, column, line, column + 1))
+        "kubectl and the API server reject this document", _character_span(text, at))
 
 
 def _commented_json(text: str) -> int | None:
