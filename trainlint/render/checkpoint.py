@@ -445,12 +445,6 @@ def _sub_path(container: Container, where: Storage) -> str | None:
     return None if "$(" in expanded else expanded
 
 
-def claim_namespaces(manifest: Manifest, ctx: Lookups) -> list[str]:
-    """Where a manifest's PVCs are looked up: its own namespace, or for a
-    ClusterTrainingRuntime the namespaces of the TrainJobs of the run that use it."""
-    if manifest.kind != "ClusterTrainingRuntime":
-        return [manifest.namespace]
-    return sorted({job.namespace for job in ctx.trainjobs_using(manifest)})
 
 
 

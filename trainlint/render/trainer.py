@@ -239,13 +239,20 @@ def rendered(manifest: Manifest, ctx: Lookups) -> Render:
     )
 
 
+def pod_namespaces(manifest: Manifest, ctx: Lookups) -> list[str]:
+    """Where the pods of an object's TrainJobs run, and their PVCs and ConfigMaps are
+    looked up: its own namespace, or for a ClusterTrainingRuntime the namespaces of the
+    TrainJobs of the run that use it."""
+    if manifest.kind != "ClusterTrainingRuntime":
+        return [manifest.namespace]
+    return sorted({job.namespace for job in ctx.trainjobs_using(manifest)})
+
+
 def _pods_namespace(runtime: Manifest, ctx: Lookups) -> str | None:
-    """Where the pods of a runtime's TrainJobs run: a TrainingRuntime's namespace; a
-    ClusterTrainingRuntime's TrainJobs' one namespace (none where they use several)."""
-    if runtime.kind == "TrainingRuntime":
-        return runtime.namespace
-    namespaces = {job.namespace for job in ctx.trainjobs_using(runtime)}
-    return namespaces.pop() if len(namespaces) == 1 else None
+    """The one namespace the pods of a runtime's TrainJobs run in (none where a cluster
+    runtime's run in several)."""
+    namespaces = pod_namespaces(runtime, ctx)
+    return namespaces[0] if len(namespaces) == 1 else None
 
 
 def _with_config_maps(

@@ -7,8 +7,8 @@ from trainlint.engine.context import Context
 from trainlint.kinds import TRAINER_KINDS
 from trainlint.problem import Problem, Related, Severity
 from trainlint.render import POD_SPEC, Job
-from trainlint.render.checkpoint import claim_namespaces, claim_template
-from trainlint.render.trainer import rendered
+from trainlint.render.checkpoint import claim_template
+from trainlint.render.trainer import pod_namespaces, rendered
 from trainlint.render.tree import Origin, first_on, within
 from trainlint.rule import rule
 
@@ -124,7 +124,7 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
                             claimName: train-ckpt
     ```
     """
-    namespaces = claim_namespaces(manifest, ctx)
+    namespaces = pod_namespaces(manifest, ctx)
     render = rendered(manifest, ctx)
     for job in render.jobs:
         if job.pods <= 1:

@@ -13,12 +13,11 @@ from trainlint.render.checkpoint import (
     CheckpointDir,
     CheckpointOptions,
     claim_name,
-    claim_namespaces,
     claim_template,
     storage,
     writers,
 )
-from trainlint.render.trainer import rendered
+from trainlint.render.trainer import pod_namespaces, rendered
 from trainlint.render.tree import first_on
 from trainlint.rule import rule
 
@@ -135,7 +134,7 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
           storage: 100Gi
     ```
     """
-    namespaces = claim_namespaces(manifest, ctx)
+    namespaces = pod_namespaces(manifest, ctx)
     render = rendered(manifest, ctx)
     for container, directories in writers(render, ctx.options):
         for directory in directories:

@@ -7,8 +7,7 @@ from trainlint.engine.context import Context
 from trainlint.kinds import TRAINER_KINDS
 from trainlint.problem import Problem, Related, Severity
 from trainlint.render import POD_SPEC
-from trainlint.render.checkpoint import claim_namespaces
-from trainlint.render.trainer import rendered
+from trainlint.render.trainer import pod_namespaces, rendered
 from trainlint.rule import rule
 
 
@@ -106,7 +105,7 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
             if not ctx.has_claims():
                 return  # the run has no PVC: nothing says which exist
             pods = "the trainer pods" if job is render.trainer else f"the pods of job `{job.name}`"
-            for namespace in claim_namespaces(manifest, ctx):
+            for namespace in pod_namespaces(manifest, ctx):
                 if ctx.claim(namespace, claim) is not None:
                     continue
                 namesakes = ctx.claims_named(claim)
