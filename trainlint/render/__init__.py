@@ -245,6 +245,21 @@ class Job(_Named):
     def container(self, name: str) -> Container | None:
         return next((item for item in self.containers() if item.name == name), None)
 
+    def every_container(self) -> list[Container]:
+        """Its containers, then its init containers."""
+        return [container for kind in CONTAINER_NOUNS for container in self.containers(kind)]
+
+    def mounted(self, *keys: str) -> set[str]:
+        """The names of the volumes its containers and init containers mount (their
+        `volumeMounts`, or the lists `keys` name)."""
+        return {
+            mount["name"]
+            for container in self.every_container()
+            for key in keys or ("volumeMounts",)
+            for _, mount in mappings(container.body.get(key))
+            if isinstance(mount.get("name"), str)
+        }
+
     def volumes(self) -> dict[str, tuple[int, dict[str, Any]]]:
         """The pod's volumes by name, with their index (shared: read only)."""
         return self._volumes

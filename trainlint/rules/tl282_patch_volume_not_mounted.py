@@ -98,13 +98,7 @@ def check(job: Manifest, ctx: Context) -> Iterator[Problem]:
         volumes = pod.pod_spec.get("volumes")
         if not isinstance(volumes, list) or not volumes:
             continue
-        mounted = {
-            str(mount.get("name"))
-            for kind in ("containers", "initContainers")
-            for _, container in mappings(pod.pod_spec.get(kind))
-            for key in ("volumeMounts", "volumeDevices")
-            for _, mount in mappings(container.get(key))
-        }
+        mounted = pod.mounted("volumeMounts", "volumeDevices")
         for index, volume in mappings(volumes):
             name = volume.get("name")
             if not isinstance(name, str) or name in mounted:

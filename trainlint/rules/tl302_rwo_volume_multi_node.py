@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from trainlint.document import KeyPath, Manifest, dig, mappings, sequence
+from trainlint.document import KeyPath, Manifest, dig, sequence
 from trainlint.engine.context import Context
 from trainlint.kinds import TRAINER_KINDS
 from trainlint.problem import Problem, Related, Severity
@@ -129,7 +129,7 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     for job in render.jobs:
         if job.pods <= 1:
             continue
-        for name in sorted(mounted(job)):
+        for name in sorted(job.mounted()):
             for volume_at, described, modes in _single_node_claims(job, name, namespaces, ctx):
                 at = volume_at if manifest.kind != "TrainJob" else first_on(
                     manifest, job.pods_at, volume_at
@@ -176,15 +176,6 @@ def _single_node_claims(
                    (modes.manifest, modes.path))
 
 
-def mounted(job: Job) -> set[str]:
-    """Names of the volumes any container or init container of the job's pod mounts."""
-    return {
-        mount["name"]
-        for kind in ("containers", "initContainers")
-        for container in job.containers(kind)
-        for _, mount in mappings(container.body.get("volumeMounts"))
-        if isinstance(mount.get("name"), str)
-    }
 
 
 def _single_node(modes: object) -> bool:

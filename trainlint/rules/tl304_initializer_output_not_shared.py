@@ -97,12 +97,6 @@ def _read_at(
     return None
 
 
-def _all_containers(job: Job) -> list[Container]:
-    """A job's containers and init containers: an init container may copy what the
-    initializer downloaded to where the trainer reads it (local disk)."""
-    return [*job.containers("initContainers"), *job.containers()]
-
-
 def _within(folder: str, outer: str) -> bool:
     return not outer or folder == outer or folder.startswith(outer + "/")
 
@@ -251,10 +245,8 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
         for _, template in mappings(policy.get("templates"))
         for name in [dig(template, "metadata", "name")] if isinstance(name, str)
     }
-    trainer_mounts = {
-        name for container in _all_containers(trainer) for name in _mounted(container.body)
-    }
-    shared = _lasting(trainer.pod_spec, templates, trainer_mounts)
+    # Init containers too: one may copy the download to where the trainer reads it.
+    shared = _lasting(trainer.pod_spec, templates, trainer.mounted())
     for job in render.jobs:
         kind = job.ancestor if job.ancestor in INITIALIZERS else job.name
         if kind not in INITIALIZERS or job is trainer:
@@ -292,7 +284,7 @@ def _download_unseen(container: Container, trainer: Job, templates: set[str]) ->
     if not mount.exact or claim is None:
         return
     folder = _folder(posixpath.join(mount.folder, posixpath.relpath(download, mount.path)))
-    seen = [other for theirs in _all_containers(trainer) for other in _mounts(theirs.body)
+    seen = [other for theirs in trainer.every_container() for other in _mounts(theirs.body)
             if _claim(trainer.pod_spec, templates, other.name) == claim]
     read = _read_at(trainer, download, templates, claim)
     if read is not None and read[1] != folder:
