@@ -42,9 +42,9 @@ def test_inline_python_keywords_are_read_without_their_commas() -> None:
     found = read("bash", "-c", 'python - <<\'PY\'\nTrainingArguments(\n    output_dir="/w/out",'
                  ' save_strategy="no",\n    max_steps=30)\nPY\n')
     assert settings(found) == [
-        ("output_dir", "/w/out", "python output_dir=", "/w/out"),
-        ("save_strategy", "no", "python save_strategy=", None),
-        ("max_steps", 30, "python max_steps=", None),
+        ("output_dir", "/w/out", "`output_dir=` in its program", "/w/out"),
+        ("save_strategy", "no", "`save_strategy=` in its program", None),
+        ("max_steps", 30, "`max_steps=` in its program", None),
     ]
 
 
@@ -52,8 +52,8 @@ def test_a_heredoc_config_is_read_relative_to_the_cd_before_it() -> None:
     found = read("bash", "-c", "cd /mnt/work && export OUT=x\ncat >sft.yaml <<EOL\n"
                  "output_dir: adapters\nsave_steps: 500\nEOL\nllamafactory-cli train sft.yaml\n")
     assert settings(found) == [
-        ("output_dir", "adapters", "config sft.yaml output_dir", "/mnt/work/adapters"),
-        ("save_steps", 500, "config sft.yaml save_steps", None),
+        ("output_dir", "adapters", "`output_dir` in its config `sft.yaml`", "/mnt/work/adapters"),
+        ("save_steps", 500, "`save_steps` in its config `sft.yaml`", None),
     ]
 
 
@@ -64,12 +64,12 @@ def test_a_heredoc_that_becomes_a_python_file_is_a_program() -> None:
                    '    TrainingArguments(output_dir="/w/out", save_steps=50)\n\ntrain()\n\n'
                    f'EOM\nprintf "%s" {held} > "train.py"\ntorchrun "train.py"')
         assert settings(sdk) == [
-            ("output_dir", "/w/out", "python output_dir=", "/w/out"),
-            ("save_steps", 50, "python save_steps=", None),
+            ("output_dir", "/w/out", "`output_dir=` in its program", "/w/out"),
+            ("save_steps", 50, "`save_steps=` in its program", None),
         ]
     written = read("bash", "-c", "cd /opt\ncat > train.py <<'PY'\nTrainer(output_dir='out')\nPY\n"
                    "python train.py")
-    assert settings(written) == [("output_dir", "out", "python output_dir=", "/opt/out")]
+    assert settings(written) == [("output_dir", "out", "`output_dir=` in its program", "/opt/out")]
 
 
 def test_a_heredoc_not_written_to_a_python_file_is_no_program() -> None:
@@ -84,7 +84,7 @@ def test_a_heredoc_not_written_to_a_python_file_is_no_program() -> None:
     assert read("bash", "-c", f"read S << EOM\nx = 1\n{program}\nEOM\n"
                 "printf '%s' \"$S\" > t.py\n").settings == ()
     whole = read("bash", "-c", f"read -rd '' S << EOM\n{program}\nEOM\necho \"$S\" > t.py\n")
-    assert settings(whole) == [("output_dir", "/w", "python output_dir=", "/w")]
+    assert settings(whole) == [("output_dir", "/w", "`output_dir=` in its program", "/w")]
 
 
 @pytest.mark.parametrize("script", [
@@ -148,7 +148,7 @@ def test_what_the_shell_runs_is_read_past_comments_keywords_and_wrappers() -> No
                  "if [ -n \"$R\" ]; then exec python -c \"\nf(save_steps=5)\n\"; fi\n"
                  "timeout 2h torchrun t.py --output_dir=${OUT}/ckpt --lr 1e-4 # --old 1")
     assert settings(found) == [
-        ("save_steps", 5, "python save_steps=", None),
+        ("save_steps", 5, "`save_steps=` in its program", None),
         ("output_dir", "${OUT}/ckpt", "flag --output_dir", None),
         ("lr", "1e-4", "flag --lr", None),
     ]
@@ -159,8 +159,8 @@ def test_each_heredoc_of_a_line_feeds_its_own_command() -> None:
     found = read("bash", "-c", "cat > a.yaml <<A; cat > b.py <<B\nsave_steps: 3\nA\n"
                  "f(output_dir='/o')\nB\npython b.py")
     assert settings(found) == [
-        ("save_steps", 3, "config a.yaml save_steps", None),
-        ("output_dir", "/o", "python output_dir=", "/o"),
+        ("save_steps", 3, "`save_steps` in its config `a.yaml`", None),
+        ("output_dir", "/o", "`output_dir=` in its program", "/o"),
     ]
     assert [code for code, _ in found.programs] == ["f(output_dir='/o')"]
 
@@ -245,10 +245,10 @@ def test_the_program_of_c_behind_other_options_of_the_interpreter() -> None:
                         ["python", "-W", "ignore", "-Bc"]):
         found = read(*interpreter, 'TrainingArguments(output_dir="/ckpt")')
         assert [code for code, _ in found.programs] == ['TrainingArguments(output_dir="/ckpt")']
-        assert settings(found) == [("output_dir", "/ckpt", "python output_dir=", "/ckpt")]
+        assert settings(found) == [("output_dir", "/ckpt", "`output_dir=` in its program", "/ckpt")]
     in_script = read("bash", "-c", "python -u -c 'TrainingArguments(output_dir=\"/o\")'")
     assert [code for code, _ in in_script.programs] == ['TrainingArguments(output_dir="/o")']
-    assert settings(in_script) == [("output_dir", "/o", "python output_dir=", "/o")]
+    assert settings(in_script) == [("output_dir", "/o", "`output_dir=` in its program", "/o")]
     # A module's or a file's own `-c` is its argument, not a program.
     assert read("python3", "-m", "tool", "-c", "x=1").programs == ()
     assert read("python3", "-u", "train.py", "-c", "x=1").programs == ()
@@ -304,3 +304,6 @@ def test_the_program_of_a_mounted_file_the_command_runs() -> None:
         assert found.get("save_strategy") is not None
         assert found.get("save_strategy").value == "no"  # type: ignore[union-attr]
         assert found.get("output_dir") is None
+        # A finding names the file its evidence is in: the command names only the file.
+        assert found.get("save_strategy").origin == (  # type: ignore[union-attr]
+            "`save_strategy=` in its program `/code/train.py`")

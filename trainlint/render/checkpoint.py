@@ -298,7 +298,9 @@ def _candidates(
     for code, at in script.read(container).programs:  # `os.environ.get("CKPT_DIR", "/x")`
         for name, default in script.environ_defaults(code):
             if names_a_dir(name) and name not in env and name not in reassigned:
-                yield CheckpointDir(default, f"default of {name} in its program", at, name)
+                path = script.program_file(container, code)
+                program = f"its program `{path}`" if path else "its program"
+                yield CheckpointDir(default, f"default of {name} in {program}", at, name)
 
 
 def _reassigned(container: Container) -> frozenset[str]:

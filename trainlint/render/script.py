@@ -51,11 +51,15 @@ class Setting(NamedTuple):
     #: The value as given: a string from the shell, a Python or YAML literal otherwise;
     #: None for a bare flag (`--overwrite_output_dir`).
     value: Any
-    #: How it was given, for messages: `flag --save_steps`, `python save_steps=`...
+    #: How it was given, for messages: `flag --save_steps`, "`save_steps=` in its program"...
     origin: str
     at: Origin
     #: The folder the script had changed to when the setting was given, if it did.
     cwd: str | None = None
+
+    def in_program(self) -> bool:
+        """Whether a call in a Python program gives it (`TrainingArguments(save_steps=5)`)."""
+        return self.origin.startswith(f"`{self.key}=` in ")
 
     def path(self) -> str | None:
         """The value as an absolute path (a relative one joined to `cwd`), if a string."""
@@ -108,6 +112,13 @@ def read(container: Container) -> Script:
         ),
         container.path,
     )
+
+
+def program_file(container: Container, program: str) -> str | None:
+    """The mounted file that alone holds a program the container runs, to name it where
+    a finding rests on it (the command names only the file)."""
+    paths = [path for path, text in container.files.items() if text == program]
+    return paths[0] if len(paths) == 1 else None
 
 
 #: A setting before it is placed: key, value, origin, folder.
@@ -171,8 +182,8 @@ def _read_texts(texts: tuple[str, ...], files: Files, workdir: str | None) -> tu
     ran = _mounted_program(["" if position in code else text for position, text
                             in enumerate(texts)], workdir, mounted) if mounted else None
     if ran is not None:
-        script, program = ran
-        settings.extend((script, setting) for setting in _python(program, None))
+        script, path, program = ran
+        settings.extend((script, setting) for setting in _python(program, None, path))
         programs.append((script, program))
     run = {found for _, found in programs}
     named = tuple(dict.fromkeys(code for code in mounted.values() if code in run))
@@ -181,15 +192,16 @@ def _read_texts(texts: tuple[str, ...], files: Files, workdir: str | None) -> tu
 
 def _mounted_program(
     words: Sequence[str], cwd: str | None, mounted: dict[str, str]
-) -> tuple[int, str] | None:
+) -> tuple[int, str, str] | None:
     """Where the first `.py` word of a command is (one after it is an argument, not what
-    runs), with the program of the mounted file it names (`/scripts/train.py`, or
-    `train.py` in the folder the command runs in), if the mounts show it."""
+    runs), with the mounted file it names (`/scripts/train.py`, or `train.py` in the
+    folder the command runs in) and its program, if the mounts show it."""
     at = next((at for at, word in enumerate(words) if word.endswith(".py")), None)
     if at is None or not mounted:
         return None
-    program = mounted.get(posixpath.normpath(posixpath.join(cwd or "", words[at])))
-    return None if program is None else (at, program)
+    path = posixpath.normpath(posixpath.join(cwd or "", words[at]))
+    program = mounted.get(path)
+    return None if program is None else (at, path, program)
 
 
 @lru_cache(maxsize=2048)
@@ -231,9 +243,10 @@ def _shell(
             command = _run(given)
             settings.extend(_command_settings(command, cwd))
             programs.extend(_programs_run(command, body, written, cwd))
-            named = [ran[1] for ran in [_mounted_program(command, cwd or workdir, mounted)] if ran]
-            settings.extend(setting for program in named for setting in _python(program, cwd))
-            programs.extend(named)
+            ran = _mounted_program(command, cwd or workdir, mounted)
+            if ran is not None:
+                settings.extend(_python(ran[2], cwd, ran[1]))
+                programs.append(ran[2])
             if body is not None:
                 if _reads_whole(command):
                     held[command[-1]] = body
@@ -358,7 +371,7 @@ def _heredoc_settings(command: list[str], body: str, cwd: str | None) -> Iterato
         name = posixpath.basename(target)
         for key, value in data.items():
             if isinstance(key, str):
-                yield key, value, f"config {name} {key}", cwd
+                yield key, value, f"`{key}` in its config `{name}`", cwd
 
 
 def _written_file(command: list[str]) -> str | None:
@@ -487,9 +500,12 @@ def _python_keywords(code: str) -> tuple[tuple[str, Any], ...]:
     return tuple(found)
 
 
-def _python(code: str, cwd: str | None) -> Iterator[Found]:
+def _python(code: str, cwd: str | None, path: str | None = None) -> Iterator[Found]:
+    """The keyword settings of a program, said to be in the mounted file `path` where a
+    command names one (the evidence a finding gives)."""
+    where = f"its program `{path}`" if path else "its program"
     for key, value in _python_keywords(code):
-        yield key, value, f"python {key}=", cwd
+        yield key, value, f"`{key}=` in {where}", cwd
 
 
 def truth(setting: Setting) -> bool | None:

@@ -156,11 +156,9 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
         if written and (not isinstance(grace, int) or grace >= options.min_seconds):
             continue
         handler, program = handling
-        # A program of a mounted file is named (the command only names the file), where
-        # one file alone holds it.
-        paths = [path for path, text in container.files.items() if text == program]
-        where = f"its program `{paths[0]}`" if len(paths) == 1 else (
-            "the program it runs" if paths else "its command")
+        path = script.program_file(container, program) if program else None
+        where = f"its program `{path}`" if path else (
+            "the program it runs" if program in container.files.values() else "its command")
         first = directories[0]
         # Report where the gap was made: the grace setting or the pod; on a TrainJob
         # whose runtime does not checkpoint by itself, the directory the TrainJob brings.

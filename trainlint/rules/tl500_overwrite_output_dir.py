@@ -78,7 +78,7 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
             continue  # no checkpoint to ignore
         found = script.read(container)
         setting = script.written_by(found, "overwrite_output_dir", manifest)
-        if setting is not None and setting.origin.startswith("python ") and not any(
+        if setting is not None and setting.in_program() and not any(
                 _READ.search(text) for text in found.texts):
             continue  # given to Hugging Face's Trainer, which never reads it
         if setting is not None and script.truth(setting):
