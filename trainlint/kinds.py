@@ -13,8 +13,11 @@ RUNTIME_KINDS = frozenset({"TrainingRuntime", "ClusterTrainingRuntime"})
 #: The kinds rules look up by name, besides TrainJobs.
 LOOKED_UP_KINDS = RUNTIME_KINDS | {
     "PersistentVolumeClaim", "StorageClass", "PriorityClass", "ConfigMap",
+    "CustomResourceDefinition",
 }
-CLUSTER_SCOPED = frozenset({"ClusterTrainingRuntime", "StorageClass", "PriorityClass"})
+CLUSTER_SCOPED = frozenset({
+    "ClusterTrainingRuntime", "StorageClass", "PriorityClass", "CustomResourceDefinition",
+})
 #: Kinds a YAML document names only as a Kubernetes object (others, `pipeline`,
 #: `Kustomization`, `ZarfPackageConfig`, are other tools' files): those of Trainer, JobSet,
 #: Kueue and the core objects a training run is made of.

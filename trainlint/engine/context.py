@@ -76,6 +76,11 @@ class Context:
     def config_map(self, namespace: str, name: str) -> Manifest | None:
         return self._index.config_map(namespace, name)
 
+    def custom_resource_definition(self, name: str) -> Manifest | None:
+        """The CustomResourceDefinition of this name among the run's objects (a tree that
+        ships its own CRDs serves what they define)."""
+        return self._index.custom_resource_definition(name)
+
     def trainjobs_using(self, runtime: Manifest) -> list[Manifest]:
         return self._index.trainjobs_using(runtime)
 

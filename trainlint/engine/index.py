@@ -297,6 +297,9 @@ class Index:
     def config_map(self, namespace: str, name: str) -> Manifest | None:
         return self._one(("ConfigMap", namespace, name))
 
+    def custom_resource_definition(self, name: str) -> Manifest | None:
+        return self._one(("CustomResourceDefinition", "", name))
+
     def has_claims(self) -> bool:
         """Whether the run has any PersistentVolumeClaim, in any namespace (a look-up of
         its own: which claims they are does not change the answer)."""

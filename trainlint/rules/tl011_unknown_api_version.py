@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from trainlint.document import Manifest
+from trainlint.document import Manifest, mapping, mappings
 from trainlint.engine.context import Context
 from trainlint.kinds import TRAINER_API, TRAINER_KINDS
 from trainlint.problem import Problem, Severity
@@ -33,8 +33,10 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     for kind"); no other check of trainlint applies to it either.
 
     ## When it stays silent
-    On the served version `trainer.kubeflow.org/v1alpha1`, and on kinds that are not
-    Trainer kinds.
+    On the served version `trainer.kubeflow.org/v1alpha1`, on kinds that are not
+    Trainer kinds, and where a CustomResourceDefinition among the checked files or the
+    context serves the kind in that version (a tree of Trainer's from before its first
+    release, `kubeflow.org/v2alpha1`, ships the CRDs that serve it).
 
     ## Example
     ```yaml
@@ -62,6 +64,8 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     if kind not in TRAINER_KINDS or not version or version == TRAINER_API:
         return
     group = version.rsplit("/", 1)[0] if "/" in version else ""
+    if group and _served(ctx.custom_resource_definition(f"{kind.lower()}s.{group}"), version):
+        return
     if group == "trainer.kubeflow.org":
         why = f"Trainer serves `{kind}` only as `{TRAINER_API}`"
     elif (known := KNOWN_WRONG.get(version) or KNOWN_WRONG.get(group)) is not None:
@@ -73,3 +77,14 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
         f"`apiVersion: {version}` for a {kind}: {why}, so the API server rejects it "
         f'(no matches for kind "{kind}" in version "{version}"); use `{TRAINER_API}`',
     )
+
+
+def _served(definition: Manifest | None, version: str) -> bool:
+    """Whether a CustomResourceDefinition serves `version` (`group/name`)."""
+    if definition is None:
+        return False
+    spec = mapping(definition.body.get("spec"))
+    group, name = version.rsplit("/", 1)
+    return spec.get("group") == group and any(
+        served.get("name") == name and served.get("served") is True
+        for _, served in mappings(spec.get("versions")))
