@@ -31,6 +31,18 @@ OTHER_FILES = {
     "ports.yaml": '- name: web\n  port: 80\n{% include "port.j2" %}\n',
     # JSON that holds characters YAML refuses and JSON takes (DEL, a C1 control).
     "notebook.ipynb.json": '{"cells": [{"source": ["print(\'a\x7fb\\u0085\x85\')"]}]}\n',
+    # ksonnet's part metadata, YAML in JSON's style with a trailing comma; mongoimport's
+    # relaxed JSON, a document a line; istio's release note template.
+    "parts.yaml": '{"name": "x", "apiVersion": "0.0.1", "kind": "ksonnet.io/parts", '
+                  '"keywords": ["a", "b",]}\n',
+    "ratings.json": "{rating: 5, reviewer: 'a'}\n{rating: 4}\n",
+    "releasenote.yaml": "apiVersion: release-notes/v2\nkind:\narea: traffic-management\n",
+    # Templates of Python's `%` formatting (filled by Jsonnet) and Terraform's.
+    "prometheus.yml": "global:\n  external_labels:\n    project_id: %(project-id)s\n",
+    "values.yaml": "head:\n  labels:\n    a: b\n    ${indent(4, yamlencode(labels))}\n",
+    # A `:` that ends a flow scalar, which kubectl's YAML reader takes (libyaml refuses).
+    "serviceentry.yaml": "apiVersion: networking.istio.io/v1\nkind: ServiceEntry\n"
+                         "metadata: {name: x}\nspec:\n  addresses: [1.2.3.4, 2001:db8::]\n",
 }
 
 
@@ -171,3 +183,43 @@ def test_json_that_yaml_reads_and_kubectl_does_not(tmp_path: Path) -> None:
     status, found = check(tmp_path, "a.json", "b.json", "c.json")
     assert (status, [line.split(" [")[0] for line in found]) == (
         1, ["a.json:1:68: TL001", "b.json:5:3: TL001"])
+
+
+def test_templates_of_objects_sed_and_terraform_fill(tmp_path: Path) -> None:
+    """A name in braces glued to a value (`{PREFIX}.16`, which `sed` fills) and a Terraform
+    expression on a line of its own make a template of an object: a note, no finding."""
+    (tmp_path / "service.yaml").write_text(
+        "apiVersion: v1\nkind: Service\nmetadata:\n  name: bind\nspec:\n"
+        "  clusterIP: {SERVICE_IP_PREFIX}.16\n")
+    (tmp_path / "configmap.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  labels:\n    a: b\n"
+        "    ${indent(4, yamlencode(labels))}\n")
+    result = subprocess.run(
+        [TRAINLINT, "check", "--isolated", "--no-cache", "--allow-empty", "service.yaml",
+         "configmap.yaml"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=TIMEOUT, check=False, env=ENV)
+    assert result.returncode == 0 and ": TL" not in result.stdout
+    assert [line.split(": this document")[0] for line in result.stderr.splitlines()
+            if "is a template" in line] == [
+        "trainlint: note: service.yaml:6:1", "trainlint: note: configmap.yaml:7:1"]
+
+
+def test_a_manifest_in_utf16_is_read_and_fixed_in_utf16(tmp_path: Path) -> None:
+    """kubectl reads a file that begins with UTF-16's byte order mark as UTF-16: so does
+    trainlint, and a fix writes the file back in the same codec, its mark kept."""
+    text = ("apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata:\n  name: x\n"
+            "spec:\n  runtimeRef: {name: torch-distributed}\n  trainer:\n"
+            "    command: [\"torchrun train.py\"]\n")
+    for name, codec in (("le.yaml", "utf-16-le"), ("be.yaml", "utf-16-be")):
+        (tmp_path / name).write_bytes("\ufeff".encode(codec) + text.encode(codec))
+    (tmp_path / "odd.yaml").write_bytes(b"\xff\xfe" + "kind: X\n".encode("utf-16-le") + b"a")
+    status, found = check(tmp_path, "le.yaml", "be.yaml", "odd.yaml")
+    assert (status, [line.split(" [")[0] for line in found]) == (1, [
+        "be.yaml:8:15: TL417", "le.yaml:8:15: TL417", "odd.yaml:2:1: TL001", "odd.yaml:3:1: TL001"])
+    assert "invalid UTF-16 bytes: the file begins with UTF-16's byte order mark" in found[2]
+    fixed = subprocess.run(
+        [TRAINLINT, "check", "--isolated", "--no-cache", "--fix", "--unsafe-fixes", "le.yaml"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=TIMEOUT, check=False, env=ENV)
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    assert (tmp_path / "le.yaml").read_bytes() == "\ufeff".encode("utf-16-le") + text.replace(
+        '["torchrun train.py"]', "[torchrun, train.py]").encode("utf-16-le")

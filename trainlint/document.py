@@ -149,12 +149,14 @@ class Source:
 
     name: str
     _text: str | None = field(default=None, repr=False)
-    #: Whether the bytes began with a UTF-8 byte order mark (not part of the text), so a
-    #: fix writes it back.
+    #: Whether the bytes began with a byte order mark (not part of the text), so a fix
+    #: writes it back.
     bom: bool = False
     #: How many lines of the file come before the text: a slice of a long file, read on
     #: its own (`trainlint.loader.load_slice`), holds only its own lines.
     lines: int = 0
+    #: The codec of the bytes (`encoding_of`), in which a fix writes them back.
+    encoding: str = "utf-8"
 
     @property
     def text(self) -> str:
@@ -425,8 +427,36 @@ def holds_placeholder(value: Any) -> bool:
 BOM = b"\xef\xbb\xbf"
 
 
+#: UTF-16's byte order marks, by the codec of the bytes after them: kubectl reads a file
+#: that begins with one as UTF-16 (as some Windows tools write it), any other as UTF-8.
+UTF16_BOMS = {b"\xff\xfe": "utf-16-le", b"\xfe\xff": "utf-16-be"}
+
+
+def encoding_of(data: bytes) -> str:
+    """The codec of a file's bytes, told by its byte order mark."""
+    return UTF16_BOMS.get(data[:2], "utf-8")
+
+
+def _utf16(data: bytes, encoding: str) -> tuple[str, list[LoadProblem]]:
+    """The text of the bytes after UTF-16's byte order mark; bytes that are no UTF-16 (an
+    odd length, a surrogate alone) reported where they are and replaced."""
+    try:
+        return data.decode(encoding), []
+    except UnicodeDecodeError as error:
+        before = data[:error.start].decode(encoding, errors="replace")
+        line = before.count("\n") + 1
+        column = len(before) - (before.rfind("\n") + 1) + 1
+        return data.decode(encoding, errors="replace"), [InvalidYaml(
+            "invalid UTF-16 bytes: the file begins with UTF-16's byte order mark, so all of "
+            "it must be UTF-16", Span(line, column, line, column + 1))]
+
+
 def decode(data: bytes, name: str) -> tuple[str, list[LoadProblem]]:
-    """Bytes → text; invalid UTF-8 is reported at its position and replaced, not fatal."""
+    """Bytes → text; invalid UTF-8 (or UTF-16) is reported at its position and replaced,
+    not fatal."""
+    encoding = encoding_of(data)
+    if encoding != "utf-8":
+        return _utf16(data[2:], encoding)
     try:
         return data.decode("utf-8-sig"), []
     except UnicodeDecodeError as error:

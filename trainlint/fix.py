@@ -71,8 +71,10 @@ class FileFix:
     applied: list[Finding] = field(default_factory=list)
     #: Why the file (or some of its fixes) was not fixed.
     notes: list[str] = field(default_factory=list)
-    #: The bytes began with a byte order mark (`Source.bom`), which the fixed bytes keep.
+    #: The bytes began with a byte order mark (`Source.bom`), which the fixed bytes keep,
+    #: as they keep the codec (`Source.encoding`).
     bom: bool = False
+    encoding: str = "utf-8"
 
     @property
     def changed(self) -> bool:
@@ -80,7 +82,7 @@ class FileFix:
 
     def encoded(self, text: str) -> bytes:
         """The bytes of `text` (the original or the fixed one) as the file holds them."""
-        return with_bom(text, self.bom).encode("utf-8")
+        return with_bom(text, self.bom).encode(self.encoding)
 
     def diff(self) -> str:
         """A unified diff of the fix, as `git apply` reads it: lines end at `\\n` alone, as
@@ -142,7 +144,8 @@ def fix_all(
             if name not in todo:
                 continue
             entry = files.setdefault(
-                name, FileFix(name, item.source.text, item.source.text, bom=item.source.bom)
+                name, FileFix(name, item.source.text, item.source.text, bom=item.source.bom,
+                        encoding=item.source.encoding)
             )
             try:
                 broken = any(isinstance(problem, InvalidYaml) for problem in item.problems)
@@ -155,7 +158,8 @@ def fix_all(
                 continue
             entry.applied.extend(applied)
             if text != item.source.text:
-                loaded[position] = load(text, name, bom=item.source.bom)
+                loaded[position] = load(text, name, bom=item.source.bom,
+                                        encoding=item.source.encoding)
                 entry.text = text
                 changed = True
         if not changed:
@@ -857,7 +861,8 @@ def add_suppressions(
             unwritten.append(f"{name}: not written: it is written in flow style (JSON), which "
                              "holds no comments: use the `trainlint.dev/ignore` annotation")
             continue
-        entry = FileFix(name, source.text, source.text, bom=source.bom)
+        entry = FileFix(name, source.text, source.text, bom=source.bom,
+                        encoding=source.encoding)
         wanted = sorted({(f.span.line, f.code) for f in found},
                         key=lambda item: (-item[0], item[1]))
         # Placed by the values of the text as read, the data compared once (a parse per

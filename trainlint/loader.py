@@ -41,6 +41,7 @@ from trainlint.document import (
     TooComplex,
     any_string,
     decode,
+    encoding_of,
     entries_at,
     locate,
     mapping,
@@ -236,9 +237,10 @@ class _GuardedLoader(_Resolver):
 def load_bytes(data: bytes, name: str, spread: Spread | None = None) -> Loaded:
     """Parse the bytes of a file: invalid UTF-8 is reported and replaced, then `load`."""
     text, problems = decode(data, name)
-    bom = data.startswith(BOM)
+    encoding = encoding_of(data)
+    bom = data.startswith(BOM) or encoding != "utf-8"
     del data  # parsing copies the text once more: a long file must not be held three times
-    return load(text, name, problems, bom=bom, spread=spread)
+    return load(text, name, problems, bom=bom, spread=spread, encoding=encoding)
 
 
 def unreadable(name: str, error: OSError) -> Loaded:
@@ -256,10 +258,11 @@ def unreadable(name: str, error: OSError) -> Loaded:
 
 def load(
     text: str, name: str, problems: list[LoadProblem] | None = None, *, bom: bool = False,
-    spread: Spread | None = None,
+    spread: Spread | None = None, encoding: str = "utf-8",
 ) -> Loaded:
     """Parse every document of `text` into Manifests; text-level problems become LoadProblems.
-    `bom`: the bytes began with a byte order mark (see `Source.bom`). With `spread`, a long
+    `bom`: the bytes began with a byte order mark (see `Source.bom`); `encoding`: their
+    codec (`Source.encoding`). With `spread`, a long
     text is cut into pieces of whole documents (`_pieces`), parsed on several processes,
     to the same Manifests and problems as parsed whole."""
     # Decided on the whole text for every piece: a document nested too deep stops the
@@ -286,7 +289,7 @@ def load(
             at = _commented_json(text)
             if at is not None and at != -1:
                 found.append(_comment_problem(text, at))
-    return _joined(Source(name, text, bom), found, parts)
+    return _joined(Source(name, text, bom, encoding=encoding), found, parts)
 
 
 #: A comma before a closing bracket, a line that starts a comment, a comment: what YAML
@@ -394,7 +397,7 @@ def _part(text: str, piece: Piece, guarded: bool) -> Part:
             if paired != piece_text:
                 return _part(paired, (0, len(paired), lines), guarded)
         mark = error.problem_mark or error.context_mark
-        line = _template_line(piece_text, mark.line + 1 if mark else 1) if templating else None
+        line = _template_line(piece_text, mark.line + 1 if mark else 1, templating)
         if line is not None:  # a template of lines, no YAML until filled
             if _object_lines(piece_text):  # a template of anything else: silent
                 found.fragments.append(
@@ -583,7 +586,7 @@ _OBJECT_META = frozenset({"name", "generateName", "namespace", "labels", "annota
 #: A value left for a tool to fill before the object is applied: `${NAME}`,
 #: `${NAME:-default}`, `${a.b}` (`envsubst`, Katib's trial templates, shells), or a Go
 #: template's action `{{ .Name }}` (Helm, clusterloader2, goreleaser...).
-PLACEHOLDER = r"\$\{[^{}\s]+\}|\{\{[^{}]*\}\}"
+PLACEHOLDER = r"\$\{[^{}\n]+\}|\{\{[^{}]*\}\}"
 PLACEHOLDER_START = "${"
 GO_START = "{{"
 #: A Jinja statement on a line of its own (`{% include "x" %}`, `{% for %}`): Ansible's and
@@ -619,11 +622,17 @@ def _is_template(
         body, _placeholders()[0].fullmatch)
 
 
-def _template_line(text: str, stop: int) -> int | None:
+def _template_line(text: str, stop: int, templating: bool) -> int | None:
     """The line (1-based) of `text` nearest before the line `stop` where libyaml stopped
     (or, if none, after it) that is a placeholder alone (`${EXTRA_LIMITS}`, for lines a
-    tool writes in) or holds a Go action or a Jinja statement: what makes a template no
-    YAML until filled."""
+    tool writes in) or holds a Go action or a Jinja statement (where the text has one of
+    their starts: `templating`), or the line `stop` itself if it holds a placeholder no
+    YAML value may start with or be glued to: what makes a template no YAML until filled."""
+    lines = text.split("\n", stop)
+    if len(lines) >= stop > 0 and _FILLED_IN.search(lines[stop - 1]):
+        return stop
+    if not templating:
+        return None
     placeholder, _, action = _placeholders()
     found = None
     for number, line in enumerate(text.splitlines(), start=1):
@@ -634,6 +643,13 @@ def _template_line(text: str, stop: int) -> int | None:
                 return found or number
             found = number
     return found
+
+
+#: A placeholder of Python's `%` formatting (`%(project)s`: Jsonnet's `importstr ... %`
+#: fills such a file), or a name in braces glued to what follows (`{PREFIX}.16`,
+#: `{username}/image`, which `sed` fills): either makes the line no YAML, where YAML
+#: reads a placeholder alone (`{NAME}` is a flow mapping) as it is.
+_FILLED_IN = re.compile(r"%\([^()\s]+\)[sdifgrx]|\{[A-Za-z_][\w-]*\}[^\s,\]}#]")
 
 
 #: Characters JSON takes in a string as they are and YAML refuses: DEL, the C1 controls,
@@ -661,15 +677,22 @@ def _character_span(text: str, at: int) -> Span:
 
 
 def _stopped(text: str, error: yaml.MarkedYAMLError) -> list[LoadProblem]:
-    """What stopped libyaml in `text`, as reported: nothing for JSON Lines (a dataset) or
-    another tool's JSON with comments; a comment of a Kubernetes object written so, where
-    it is; the nesting refused or the syntax error otherwise."""
-    if _json_lines(text):
+    """What stopped libyaml in `text`, as reported: nothing for JSON Lines (a dataset),
+    another tool's JSON with comments or a `:` in a flow scalar (`_FLOW_COLON`); a
+    comment of a Kubernetes object written so, where it is; the nesting refused or the
+    syntax error otherwise."""
+    if _json_lines(text) or error.problem == _FLOW_COLON:
         return []
     commented = _commented_json(text)
     if commented is None:
         return [_nesting_refused(text, error) or _syntax_problem(error)]
     return [] if commented == -1 else [_comment_problem(text, commented)]
+
+
+#: How libyaml refuses a `:` before `,` or `]` in a flow scalar (`[10.0.0.1, 2001:db8::]`),
+#: which kubectl's YAML reader takes as part of the value: what kubectl does with the
+#: document is unknown here, so nothing is said of it.
+_FLOW_COLON = "found unexpected ':'"
 
 
 def _comment_problem(text: str, at: int) -> LoadProblem:
@@ -717,19 +740,31 @@ def _commented_json(text: str) -> int | None:
         data = json.loads("".join(kept))
     except ValueError:
         return None
-    return first if isinstance(data, dict) and "kind" in data and "apiVersion" in data else -1
+    meant = isinstance(data, dict) and "kind" in data and _meant_for_kubernetes(
+        data, data["kind"], data.get("apiVersion"))
+    return first if meant else -1
 
 
 def _json_lines(text: str) -> bool:
     """Whether `text` is JSON Lines (a dataset: a JSON object or array on each line), which
-    YAML reads no further than its first line, rather than a manifest gone wrong."""
+    YAML reads no further than its first line, rather than a manifest gone wrong; its keys
+    may be left unquoted (`mongoimport`'s relaxed JSON, which YAML's flow style reads)."""
+    rows = [line for line in text.splitlines()[:2] if line.strip()]
+    return len(rows) == 2 and all(_row(row) for row in rows)
+
+
+def _row(line: str) -> bool:
+    """Whether a line is a JSON object or array, its keys quoted or not."""
     import json
 
-    rows = [line for line in text.splitlines()[:2] if line.strip()]
     try:
-        return len(rows) == 2 and all(
-            isinstance(json.loads(row), dict | list) for row in rows)
+        return isinstance(json.loads(line), dict | list)
     except ValueError:
+        pass
+    try:
+        return line.lstrip()[:1] in ("{", "[") and isinstance(
+            yaml.load(line, Loader=_Loader), dict | list)
+    except yaml.YAMLError:
         return False
 
 
@@ -804,8 +839,12 @@ def _add(found: Part, problem: LoadProblem, *, doubtful: bool) -> None:
         found.doubtful.append(problem)
 
 
-#: A Kubernetes apiVersion: `v1`, or a group with a dot and a version (`apps/v1` too).
-_API_VERSION = re.compile(r"(?:[a-z0-9-]+(?:\.[a-z0-9-]+)*/)?v\d+(?:(?:alpha|beta)\d+)?")
+#: A Kubernetes apiVersion: `v1`, or a group and a version; a group has a dot (as every
+#: custom resource's must) but Kubernetes' own `apps`, `batch`, `autoscaling`, `policy`
+#: and `extensions` (not istio's `release-notes/v2`).
+_API_VERSION = re.compile(
+    r"(?:(?:apps|batch|autoscaling|policy|extensions|[a-z0-9-]+(?:\.[a-z0-9-]+)+)/)?"
+    r"v\d+(?:(?:alpha|beta)\d+)?")
 
 
 def _syntax_problem(error: yaml.MarkedYAMLError) -> LoadProblem:
