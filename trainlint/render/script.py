@@ -28,7 +28,7 @@ from collections.abc import Iterator, Sequence
 from functools import cache, lru_cache
 from typing import Any, NamedTuple
 
-from trainlint.document import string
+from trainlint.document import sequence, string
 from trainlint.memo import PerValue
 from trainlint.render import Container, shell
 from trainlint.render.shell import ASSIGNMENT, SHELLS
@@ -283,6 +283,43 @@ def _programs_run(
         yield body
     elif operands and posixpath.join(cwd or "", operands[0]) in written:
         yield written[posixpath.join(cwd or "", operands[0])]
+
+
+#: Launchers that pass their words on to the program as they are, with no shell between
+#: (`deepspeed` and `mpirun` may start it through ssh, whose shell splits and expands them).
+NO_SHELL_LAUNCHERS = frozenset({"torchrun", "accelerate", "tune", "llamafactory-cli"})
+
+
+class Unshelled(NamedTuple):
+    """A program a container runs with no shell that could read its words, and the words
+    it is given as they are written: each item's place, text and origin."""
+
+    program: str
+    items: list[tuple[int, str, Origin]]
+
+
+def unshelled(container: Container) -> Unshelled | None:
+    """What a Python program, or a launcher that starts one (`NO_SHELL_LAUNCHERS`), gets
+    after its name, with no shell between (also behind `env` or `tini --`); a `python -c`
+    program is no word. None where a shell may read them: the image's entrypoint (no
+    `command`), a shell the command starts (`torchrun --no-python bash -c ...`)."""
+    items = [*container.strings("command"), *container.strings("args")]
+    given = container.body.get("command")
+    if not isinstance(given, list) or not given or len(items) != len(given) + len(
+            sequence(container.body.get("args"))):
+        return None  # the image's entrypoint, or an item that is no string
+    words = [text for text, _ in items]
+    found = shell.unwrapped(words)
+    if found is None or found[0] >= len(words):
+        return None
+    at = found[0]
+    program = posixpath.basename(words[at])
+    if not (PYTHONS.fullmatch(program) or program in NO_SHELL_LAUNCHERS) or any(
+            posixpath.basename(word) in SHELLS for word in words[at + 1:]):
+        return None
+    code = program_text(words, at) if PYTHONS.fullmatch(program) else None
+    return Unshelled(words[at], [(position, words[position], items[position][1])
+                                 for position in range(at + 1, len(words)) if position != code])
 
 
 def shell_script(container: Container) -> tuple[str, Origin] | None:

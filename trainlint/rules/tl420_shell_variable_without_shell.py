@@ -6,12 +6,11 @@ from collections.abc import Iterator
 from typing import Any
 
 from trainlint import roundtrip
-from trainlint.document import KeyPath, Manifest, sequence
+from trainlint.document import KeyPath, Manifest
 from trainlint.engine.context import Context
 from trainlint.kinds import TRAINER_KINDS
 from trainlint.problem import Fix, Problem, Severity, listed
-from trainlint.render import Container, shell
-from trainlint.render.script import PYTHONS, program_text
+from trainlint.render import Container, script
 from trainlint.render.trainer import rendered
 from trainlint.render.tree import on_checked
 from trainlint.rule import rule
@@ -20,9 +19,6 @@ from trainlint.rule import rule
 #: the `$` Kubernetes writes for `$$`).
 _REFERENCE = re.compile(
     r"(?<!\$)\$(?:\{([A-Za-z_][A-Za-z0-9_]*)(?::?[-=+?][^}]*)?\}|([A-Za-z_][A-Za-z0-9_]*))")
-#: Launchers that pass their words on to the program as they are, with no shell between
-#: (`deepspeed` and `mpirun` may start it through ssh, whose shell expands them).
-_NO_SHELL = frozenset({"torchrun", "accelerate", "tune", "llamafactory-cli"})
 
 
 @rule(
@@ -126,28 +122,14 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
 def _unexpanded(container: Container) -> Iterator[tuple[str, str, Any, list[str]]]:
     """Each item of a container's command and args after the program that holds shell
     references to its variables: the program, the item, its origin and the references."""
-    items = [*container.strings("command"), *container.strings("args")]
-    given = container.body.get("command")
-    if not isinstance(given, list) or not given or len(items) != len(given) + len(
-            sequence(container.body.get("args"))):
-        return  # the image's entrypoint, or an item that is no string
-    words = [text for text, _ in items]
-    found = shell.unwrapped(words)
-    if found is None or found[0] >= len(words):
+    given = script.unshelled(container)
+    if given is None:
         return
-    at = found[0]
-    program = posixpath.basename(words[at])
-    if not (PYTHONS.fullmatch(program) or program in _NO_SHELL) or any(
-            posixpath.basename(word) in shell.SHELLS for word in words[at + 1:]):
-        return  # a shell it may start (`torchrun --no-python bash -c ...`) expands them
-    code = program_text(words, at) if PYTHONS.fullmatch(program) else None
-    for position in range(at + 1, len(words)):
-        if position == code:
-            continue  # a program, not words
-        names = [match[0] for match in _REFERENCE.finditer(words[position])
+    for _, text, origin in given.items:
+        names = [match[0] for match in _REFERENCE.finditer(text)
                  if (match[1] or match[2]) in container.env]
         if names:
-            yield words[at], words[position], items[position][1], list(dict.fromkeys(names))
+            yield given.program, text, origin, list(dict.fromkeys(names))
 
 
 def _expanded_fix(path: KeyPath, text: str, names: list[str]) -> Fix:
