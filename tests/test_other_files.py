@@ -43,6 +43,17 @@ OTHER_FILES = {
     # A `:` that ends a flow scalar, which kubectl's YAML reader takes (libyaml refuses).
     "serviceentry.yaml": "apiVersion: networking.istio.io/v1\nkind: ServiceEntry\n"
                          "metadata: {name: x}\nspec:\n  addresses: [1.2.3.4, 2001:db8::]\n",
+    # A tool's JSON output with a repeated key (JSON takes it); `feast init`'s `%NAME%`,
+    # an `envsubst` line `$NAME`, a docs excerpt's `....`; Helm's provenance file, a
+    # document after `...` with no `---`.
+    "pvs.json": '{"report": [{"pv": [{"pv_name": "/dev/loop0", "pv_name": "/dev/loop0"}]}]}\n',
+    "feature_store.yaml": "project: p\noffline_store:\n  type: redshift\n"
+                          "  cluster_id: %REDSHIFT_CLUSTER_ID%\n",
+    "devcluster.yaml": "stages:\n  - master:\n      config:\n        storage:\n$OPT_STORAGE\n"
+                       "        log:\n          level: debug\n",
+    "excerpt.yaml": "....\nspec:\n  provider:\n    conjur: {url: https://example.com}\n",
+    "provenance.yaml": "apiVersion: v1\nname: hashtest\nversion: 1.2.3\n\n...\n"
+                       "files:\n  hashtest-1.2.3.tgz: sha256:c6841b3a\n",
 }
 
 
@@ -223,3 +234,52 @@ def test_a_manifest_in_utf16_is_read_and_fixed_in_utf16(tmp_path: Path) -> None:
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
     assert (tmp_path / "le.yaml").read_bytes() == "\ufeff".encode("utf-16-le") + text.replace(
         '["torchrun train.py"]', "[torchrun, train.py]").encode("utf-16-le")
+
+
+#: Manifests broken as kubectl reads them, beside what now makes a template or another
+#: tool's file: a placeholder or a comment on a line broken elsewhere, a tab, JSON with a
+#: comma missing, a `:` before `[` in a flow scalar, a JSON manifest with a trailing comma
+#: and no `metadata`, relaxed JSON Lines of Trainer objects, an apiVersion without a dot
+#: beside `metadata`, a document after `...` with no `---`.
+BROKEN = {
+    "a.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata:\n"
+              "\tformat: \"%(levelname)s %(message)s\"\n",
+    "b.yaml": "apiVersion: v1\nkind: Pod\nmetadata: {name: b}\nspec:\n  containers:\n"
+              "    - image: x: v2  # built from {org}/trainer\n",
+    "c.json": '{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"},\n'
+              ' "data": {"path": "/ckpt/{epoch}.pt" "x": "y"}}\n',
+    "d.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: d}\ndata:\n"
+              "  args: [--cfg=a:[1,2]]\n",
+    "e.json": '{\n  "apiVersion": "v1",\n  "kind": "ConfigMap",\n  "data": {"a": "b"},\n}\n',
+    "f.yaml": "{apiVersion: v1, kind: ConfigMap, metadata: {name: f}}\n"
+              "{apiVersion: v1, kind: ConfigMap, metadata: {name: g}}\n",
+    "g.yaml": "apiVersion: trainer/v1alpha1\nmetadata: {name: g}\nspec: {}\n",
+    "h.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: h}\n...\n"
+              "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: i}\n",
+}
+
+
+def test_broken_manifests_beside_templates_and_other_files_are_said(tmp_path: Path) -> None:
+    for name, text in BROKEN.items():
+        (tmp_path / name).write_text(text)
+    status, found = check(tmp_path, *BROKEN)
+    assert (status, [line.split(" [")[0] for line in found]) == (1, [
+        "a.yaml:5:1: TL001", "b.yaml:6:15: TL001", "c.json:2:38: TL001", "d.yaml:5:17: TL001",
+        "e.json:4:21: TL001", "f.yaml:2:1: TL001", "g.yaml:1:1: TL004", "h.yaml:5:1: TL001"])
+    assert found[-1].endswith(
+        "this document follows the end marker `...` of line 4 with no `---`: kubectl reads no "
+        "further than `...`, so it and every document after it are silently dropped "
+        "[invalid-yaml]")
+
+
+def test_a_flow_scalar_ending_in_a_colon_is_read_as_kubectl_reads_it(tmp_path: Path) -> None:
+    """libyaml refuses `[--bind=2001:db8::]`; kubectl's reader takes the `:` as the value's:
+    the object, and those after it, are checked."""
+    (tmp_path / "job.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: hosts}\ndata:\n"
+        "  note: [see http://docs:]\n---\n"
+        "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: job}\n"
+        "spec:\n  runtimeRef: {name: torch-distributed}\n  trainer:\n"
+        "    args: [--bind=2001:db8::, --epochs=3]\n    numNode: 2\n")
+    status, found = check(tmp_path, "job.yaml")
+    assert (status, [line.split(" [")[0] for line in found]) == (1, ["job.yaml:14:5: TL006"])

@@ -303,11 +303,11 @@ _BLANKS = re.compile(r"[ \t\r\n]*")
 _SPACES = re.compile(r"\s*")
 
 
-def _json_sniffed(text: str) -> bool:
-    """Whether kubectl reads `text` as JSON: it starts, after spaces, with `{` (looked at
-    where it is: a long text is not copied to be stripped)."""
-    found = _SPACES.match(text)
-    return text.startswith("{", found.end() if found else 0)
+def _json_sniffed(text: str, at: int = 0) -> bool:
+    """Whether kubectl reads `text` (from `at`) as JSON: it starts, after spaces, with `{`
+    (looked at where it is: a long text is not copied to be stripped)."""
+    found = _SPACES.match(text, at)
+    return text.startswith("{", found.end() if found else at)
 
 
 def _json_values(text: str) -> list[Piece]:
@@ -373,8 +373,9 @@ class Part(NamedTuple):
     doubtful: list[LoadProblem]
 
 
-def _part(text: str, piece: Piece, guarded: bool) -> Part:
-    """The documents of a piece of `text`, composed with the limits applied if `guarded`.
+def _part(text: str, piece: Piece, guarded: bool, colons: int = 0) -> Part:
+    """The documents of a piece of `text`, composed with the limits applied if `guarded`
+    (`colons`: how many flow scalars ending in `:` were quoted, `_flow_colon_quoted`).
 
     What stops libyaml is placed in the piece alone: a piece that stopped is used only
     when it is the whole text (see `load`)."""
@@ -392,16 +393,18 @@ def _part(text: str, piece: Piece, guarded: bool) -> Part:
     except _Refused as refused:  # by the guarded composer, at a mark in the piece
         found.problems.append(_shifted(refused.problem, lines))
     except yaml.MarkedYAMLError as error:
-        if error.problem == _BAD_ESCAPE and _json_sniffed(text):
-            paired = _SURROGATE.sub(_joined_surrogates, piece_text)
-            if paired != piece_text:
-                return _part(paired, (0, len(paired), lines), guarded)
+        read = _as_kubectl_reads(text, piece_text, error, colons)
+        if read is not None:
+            return _part(read, (0, len(read), lines), guarded, colons + (
+                error.problem == _FLOW_COLON))
         mark = error.problem_mark or error.context_mark
-        line = _template_line(piece_text, mark.line + 1 if mark else 1, templating)
+        line = _template_line(piece_text, mark, templating)
         if line is not None:  # a template of lines, no YAML until filled
             if _object_lines(piece_text):  # a template of anything else: silent
                 found.fragments.append(
                     Fragment(Span(line + lines, 1, line + lines, 1), template=True))
+        elif (dropped := _after_end(piece_text, error)) is not None:
+            _add(found, _shifted(dropped, lines), doubtful=True)
         else:
             found.problems.extend(_shifted(problem, lines) for problem in _stopped(
                 piece_text, error))
@@ -415,6 +418,20 @@ def _part(text: str, piece: Piece, guarded: bool) -> Part:
     else:
         return found._replace(documents=index)
     return found._replace(documents=index, stopped=True)
+
+
+def _as_kubectl_reads(
+    text: str, piece_text: str, error: yaml.MarkedYAMLError, colons: int
+) -> str | None:
+    """The piece rewritten where libyaml stopped on what kubectl reads: JSON's escaped
+    surrogates (`_joined_surrogates`), a flow scalar that ends in `:`
+    (`_flow_colon_quoted`, at most `_MOST_COLONS` of them); None otherwise."""
+    if error.problem == _BAD_ESCAPE and _json_sniffed(text):
+        paired = _SURROGATE.sub(_joined_surrogates, piece_text)
+        return paired if paired != piece_text else None
+    if error.problem == _FLOW_COLON and colons < _MOST_COLONS:
+        return _flow_colon_quoted(piece_text, error)
+    return None
 
 
 #: How libyaml refuses a `\u` escape of a UTF-16 surrogate, which YAML does not take.
@@ -455,7 +472,14 @@ def _document(
         if _object_like(body):  # a template of anything else is none of trainlint's
             found.fragments.append(Fragment(_span(node, lines), template=True))
         return
-    found.problems.extend(builder.problems)
+    problems = builder.problems
+    if problems and _json_sniffed(text, node.start_mark.index) and not (
+            isinstance(body, dict) and _meant_for_kubernetes(
+                body, body.get("kind"), body.get("apiVersion"))):
+        # JSON takes a repeated key (RFC 8259: names SHOULD be unique), and tools write
+        # them (`lvm --reportformat json`): said only of a Kubernetes object.
+        problems = [problem for problem in problems if not isinstance(problem, DuplicateKey)]
+    found.problems.extend(problems)
     if _fragment(body):
         found.fragments.append(Fragment(_span(node, lines)))
     _collect(body, index, found, node, builder)
@@ -586,7 +610,7 @@ _OBJECT_META = frozenset({"name", "generateName", "namespace", "labels", "annota
 #: A value left for a tool to fill before the object is applied: `${NAME}`,
 #: `${NAME:-default}`, `${a.b}` (`envsubst`, Katib's trial templates, shells), or a Go
 #: template's action `{{ .Name }}` (Helm, clusterloader2, goreleaser...).
-PLACEHOLDER = r"\$\{[^{}\n]+\}|\{\{[^{}]*\}\}"
+PLACEHOLDER = r"\$\{[^{}\s]+\}|\{\{[^{}]*\}\}"
 PLACEHOLDER_START = "${"
 GO_START = "{{"
 #: A Jinja statement on a line of its own (`{% include "x" %}`, `{% for %}`): Ansible's and
@@ -622,21 +646,30 @@ def _is_template(
         body, _placeholders()[0].fullmatch)
 
 
-def _template_line(text: str, stop: int, templating: bool) -> int | None:
-    """The line (1-based) of `text` nearest before the line `stop` where libyaml stopped
-    (or, if none, after it) that is a placeholder alone (`${EXTRA_LIMITS}`, for lines a
-    tool writes in) or holds a Go action or a Jinja statement (where the text has one of
-    their starts: `templating`), or the line `stop` itself if it holds a placeholder no
-    YAML value may start with or be glued to: what makes a template no YAML until filled."""
-    lines = text.split("\n", stop)
-    if len(lines) >= stop > 0 and _FILLED_IN.search(lines[stop - 1]):
-        return stop
+def _template_line(text: str, mark: Any, templating: bool) -> int | None:
+    """The line (1-based) of `text` nearest before the line of `mark`, where libyaml
+    stopped (or, if none, after it), that is a placeholder alone (`${EXTRA_LIMITS}`,
+    `${indent(4, x)}`: lines a tool writes in) or holds a Go action or a Jinja statement;
+    or the line of `mark` itself, where a placeholder no YAML value may start with or be
+    glued to is what stopped libyaml (`_FILLED_IN`, not JSON's), or it or the line before
+    if that is a line left to fill (`_LEFT_OUT_LINE`): what makes a template no YAML until
+    filled. `templating`: the text has one of the other kinds' starts."""
+    stop = mark.line + 1 if mark else 1
+    if mark is not None and not _json_sniffed(text):
+        lines = ["", *text.split("\n", stop)]  # the line before the mark's, and its own
+        before, stopped = lines[mark.line], lines[mark.line + 1] if len(lines) > stop else ""
+        if any(match.start() <= mark.column <= match.end()
+               for match in _FILLED_IN.finditer(stopped)):
+            return stop
+        for number, line in ((stop - 1, before), (stop, stopped)):
+            if _LEFT_OUT_LINE.fullmatch(line.rstrip("\r")):
+                return number
     if not templating:
         return None
-    placeholder, _, action = _placeholders()
+    _, _, action = _placeholders()
     found = None
     for number, line in enumerate(text.splitlines(), start=1):
-        if (PLACEHOLDER_START in line and placeholder.fullmatch(line.strip())) or (
+        if (PLACEHOLDER_START in line and _EXPRESSION_LINE.fullmatch(line.strip())) or (
                 GO_START in line and action.search(line)) or (
                 JINJA_START in line and _JINJA_LINE.fullmatch(line)):
             if number > stop:
@@ -645,11 +678,21 @@ def _template_line(text: str, stop: int, templating: bool) -> int | None:
     return found
 
 
+#: A line that is one placeholder, an expression that may hold spaces (Terraform's
+#: `${indent(4, yamlencode(labels))}`).
+_EXPRESSION_LINE = re.compile(r"\$\{[^{}\n]+\}")
+
+
 #: A placeholder of Python's `%` formatting (`%(project)s`: Jsonnet's `importstr ... %`
-#: fills such a file), or a name in braces glued to what follows (`{PREFIX}.16`,
-#: `{username}/image`, which `sed` fills): either makes the line no YAML, where YAML
-#: reads a placeholder alone (`{NAME}` is a flow mapping) as it is.
-_FILLED_IN = re.compile(r"%\([^()\s]+\)[sdifgrx]|\{[A-Za-z_][\w-]*\}[^\s,\]}#]")
+#: fills such a file), a `%NAME%` (`feast init`), or a name in braces glued to what
+#: follows (`{PREFIX}.16`, `{username}/image`, which `sed` fills): each makes the line no
+#: YAML, where YAML reads a placeholder alone (`{NAME}` is a flow mapping) as it is.
+_FILLED_IN = re.compile(
+    r"%\([^()\s]+\)[sdifgrx]|%[A-Za-z_][\w-]*%|\{[A-Za-z_][\w-]*\}[^\s,\]}#]")
+#: A line left for a tool to fill or a reader to complete: `$NAME` alone (`envsubst`), or
+#: an ellipsis where an excerpt leaves lines out (indented, or of more than three dots:
+#: `...` at the start of a line ends a YAML document).
+_LEFT_OUT_LINE = re.compile(r"[ \t]*\$[A-Za-z_]\w*[ \t]*|[ \t]+\.{3,}[ \t]*|\.{4,}[ \t]*")
 
 
 #: Characters JSON takes in a string as they are and YAML refuses: DEL, the C1 controls,
@@ -676,12 +719,33 @@ def _character_span(text: str, at: int) -> Span:
     return Span(line, column, line, column + 1)
 
 
+def _after_end(text: str, error: yaml.MarkedYAMLError) -> LoadProblem | None:
+    """A document that follows the end marker `...` with no `---`, where libyaml stopped
+    (on that document, or on a marker that ends no document): YAML 1.1 refuses it; kubectl
+    reads no further than the marker and drops the rest without a word (Helm's provenance
+    files and docs excerpts are written so: said only beside objects)."""
+    mark = error.problem_mark
+    if mark is None:
+        return None
+    lines = [line.rstrip() for line in text.split("\n", mark.line + 1)[:mark.line + 1]]
+    if error.problem == "did not find expected <document start>":
+        marker = next((number for number in range(mark.line, 0, -1)
+                       if lines[number - 1] and not lines[number - 1].startswith("#")), None)
+    else:
+        marker = mark.line + 1 if mark.column == 0 and len(lines) > mark.line else None
+    if marker is None or lines[marker - 1] != "...":
+        return None
+    return InvalidYaml(
+        f"this document follows the end marker `...` of line {marker} with no `---`: kubectl "
+        "reads no further than `...`, so it and every document after it are silently "
+        "dropped", Span(marker + 1, 1, marker + 1, 2))
+
+
 def _stopped(text: str, error: yaml.MarkedYAMLError) -> list[LoadProblem]:
-    """What stopped libyaml in `text`, as reported: nothing for JSON Lines (a dataset),
-    another tool's JSON with comments or a `:` in a flow scalar (`_FLOW_COLON`); a
-    comment of a Kubernetes object written so, where it is; the nesting refused or the
-    syntax error otherwise."""
-    if _json_lines(text) or error.problem == _FLOW_COLON:
+    """What stopped libyaml in `text`, as reported: nothing for JSON Lines (a dataset) or
+    another tool's JSON with comments; a comment of a Kubernetes object written so, where
+    it is; the nesting refused or the syntax error otherwise."""
+    if _json_lines(text):
         return []
     commented = _commented_json(text)
     if commented is None:
@@ -689,10 +753,26 @@ def _stopped(text: str, error: yaml.MarkedYAMLError) -> list[LoadProblem]:
     return [] if commented == -1 else [_comment_problem(text, commented)]
 
 
-#: How libyaml refuses a `:` before `,` or `]` in a flow scalar (`[10.0.0.1, 2001:db8::]`),
-#: which kubectl's YAML reader takes as part of the value: what kubectl does with the
-#: document is unknown here, so nothing is said of it.
+#: How libyaml refuses a `:` in a flow scalar before a flow indicator: kubectl's YAML
+#: reader takes one before `,`, `]` or `}` as the value's (`[10.0.0.1, 2001:db8::]`), and
+#: refuses one before `[`, `{` or `?`.
 _FLOW_COLON = "found unexpected ':'"
+#: How many such scalars of one text are quoted before what stops libyaml is reported.
+_MOST_COLONS = 32
+
+
+def _flow_colon_quoted(text: str, error: yaml.MarkedYAMLError) -> str | None:
+    """`text` with the flow scalar that ends in the `:` libyaml refused written in double
+    quotes, as kubectl reads it (columns after it on its line are 2 further on); None
+    where kubectl refuses it too."""
+    import json
+
+    start, colon = error.context_mark, error.problem_mark
+    if start is None or colon is None or text[colon.index + 1:colon.index + 2] not in (
+            ",", "]", "}"):
+        return None
+    scalar = text[start.index:colon.index + 1]
+    return f"{text[:start.index]}{json.dumps(scalar, ensure_ascii=False)}{text[colon.index + 1:]}"
 
 
 def _comment_problem(text: str, at: int) -> LoadProblem:
@@ -740,21 +820,24 @@ def _commented_json(text: str) -> int | None:
         data = json.loads("".join(kept))
     except ValueError:
         return None
-    meant = isinstance(data, dict) and "kind" in data and _meant_for_kubernetes(
-        data, data["kind"], data.get("apiVersion"))
+    meant = isinstance(data, dict) and "kind" in data and isinstance(
+        data.get("apiVersion"), str) and _API_VERSION.fullmatch(data["apiVersion"]) is not None
     return first if meant else -1
 
 
 def _json_lines(text: str) -> bool:
     """Whether `text` is JSON Lines (a dataset: a JSON object or array on each line), which
-    YAML reads no further than its first line, rather than a manifest gone wrong; its keys
-    may be left unquoted (`mongoimport`'s relaxed JSON, which YAML's flow style reads)."""
-    rows = [line for line in text.splitlines()[:2] if line.strip()]
-    return len(rows) == 2 and all(_row(row) for row in rows)
+    YAML reads no further than its first line, rather than a manifest gone wrong; its
+    objects' keys may be left unquoted (`mongoimport`'s relaxed JSON, which YAML's flow
+    style reads), where they are no Kubernetes objects. Its first two rows are read, the
+    others only looked at (a YAML manifest after them is no dataset)."""
+    rows = [line.strip() for line in text.splitlines() if line.strip()]
+    return len(rows) >= 2 and all(_row(row) for row in rows[:2]) and all(
+        row[:1] + row[-1:] in ("{}", "[]") for row in rows[2:])
 
 
 def _row(line: str) -> bool:
-    """Whether a line is a JSON object or array, its keys quoted or not."""
+    """Whether a line is a JSON object or array, or an object of relaxed JSON."""
     import json
 
     try:
@@ -762,10 +845,10 @@ def _row(line: str) -> bool:
     except ValueError:
         pass
     try:
-        return line.lstrip()[:1] in ("{", "[") and isinstance(
-            yaml.load(line, Loader=_Loader), dict | list)
+        row = yaml.load(line, Loader=_Loader) if line[:1] == "{" else None
     except yaml.YAMLError:
         return False
+    return isinstance(row, dict) and not ("kind" in row and "apiVersion" in row)
 
 
 def _collect(body: Any, index: int, found: Part, node: yaml.Node, builder: _Builder) -> None:
@@ -824,13 +907,15 @@ def _meant_for_kubernetes(body: dict[str, Any], kind: object, version: object) -
     """Whether a mapping with half of what makes an object was meant as one: a kind of
     Trainer's, a kind of Kubernetes' with `metadata`, or any with `metadata` and a `spec`
     (not `kind: pipeline`, `kind: Kustomization`, `kind: ZarfPackageConfig`), or an
-    apiVersion of Kubernetes' shape with a group (`argoproj.io/v1alpha1`) or with
-    `metadata` (not Helm's `apiVersion: v2`)."""
+    apiVersion of Kubernetes' shape with `metadata`, or with a group that has a dot or is
+    Kubernetes' own (`argoproj.io/v1alpha1`, `apps/v1`; not Helm's `apiVersion: v2`, nor
+    istio's `release-notes/v2`)."""
     metadata = isinstance(body.get("metadata"), dict)
     if isinstance(kind, str):
         return kind in TRAINER_KINDS or (metadata and (kind in KUBERNETES_KINDS or "spec" in body))
-    return isinstance(version, str) and _API_VERSION.fullmatch(version) is not None and (
-        "/" in version or metadata)
+    shape = _API_VERSION.fullmatch(version) if isinstance(version, str) else None
+    return shape is not None and (metadata or (shape[1] is not None and (
+        "." in shape[1] or shape[1] in _UNDOTTED_GROUPS)))
 
 
 def _add(found: Part, problem: LoadProblem, *, doubtful: bool) -> None:
@@ -839,12 +924,12 @@ def _add(found: Part, problem: LoadProblem, *, doubtful: bool) -> None:
         found.doubtful.append(problem)
 
 
-#: A Kubernetes apiVersion: `v1`, or a group and a version; a group has a dot (as every
-#: custom resource's must) but Kubernetes' own `apps`, `batch`, `autoscaling`, `policy`
-#: and `extensions` (not istio's `release-notes/v2`).
-_API_VERSION = re.compile(
-    r"(?:(?:apps|batch|autoscaling|policy|extensions|[a-z0-9-]+(?:\.[a-z0-9-]+)+)/)?"
-    r"v\d+(?:(?:alpha|beta)\d+)?")
+#: A Kubernetes apiVersion's shape: `v1`, or a group and a version (`apps/v1`).
+_API_VERSION = re.compile(r"(?:([a-z0-9-]+(?:\.[a-z0-9-]+)*)/)?v\d+(?:(?:alpha|beta)\d+)?")
+#: The groups without a dot, all Kubernetes' own: every other has one (a custom resource's
+#: must), so an apiVersion alone names a Kubernetes object only with one of these or a dot
+#: (not istio's `release-notes/v2`).
+_UNDOTTED_GROUPS = frozenset({"apps", "batch", "autoscaling", "policy", "extensions"})
 
 
 def _syntax_problem(error: yaml.MarkedYAMLError) -> LoadProblem:

@@ -64,7 +64,8 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     if kind not in TRAINER_KINDS or not version or version == TRAINER_API:
         return
     group = version.rsplit("/", 1)[0] if "/" in version else ""
-    if group and _served(ctx.custom_resource_definition(f"{kind.lower()}s.{group}"), version):
+    if group and _served(
+            ctx.custom_resource_definition(f"{kind.lower()}s.{group}"), kind, version):
         return
     if group == "trainer.kubeflow.org":
         why = f"Trainer serves `{kind}` only as `{TRAINER_API}`"
@@ -79,12 +80,13 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     )
 
 
-def _served(definition: Manifest | None, version: str) -> bool:
-    """Whether a CustomResourceDefinition serves `version` (`group/name`)."""
-    if definition is None:
+def _served(definition: Manifest | None, kind: str, version: str) -> bool:
+    """Whether a CustomResourceDefinition (of the API Kubernetes still serves them in)
+    serves `kind` in `version` (`group/name`)."""
+    if definition is None or definition.api_version != "apiextensions.k8s.io/v1":
         return False
     spec = mapping(definition.body.get("spec"))
     group, name = version.rsplit("/", 1)
-    return spec.get("group") == group and any(
+    return spec.get("group") == group and mapping(spec.get("names")).get("kind") == kind and any(
         served.get("name") == name and served.get("served") is True
         for _, served in mappings(spec.get("versions")))
