@@ -20,6 +20,7 @@ decides what a key means.
 from __future__ import annotations
 
 import ast
+import base64
 import itertools
 import json
 import posixpath
@@ -228,7 +229,9 @@ def _shell(
         depth = max(depth + _nesting(line.tokens), 0)
         heredocs = iter(line.heredocs)  # in the order of their commands
         heredoc = next(heredocs, None)
+        before: list[str] = []  # the command before this one on the line
         for given, first, after in shell.commands(line.tokens):
+            fed = before if first and line.tokens[first - 1] == "|" else None  # piped to it
             words.extend(given)
             body: str | None = None
             while heredoc is not None and heredoc[0] <= after:  # the first of this command's
@@ -252,11 +255,13 @@ def _shell(
                     held[command[-1]] = body
                 settings.extend(_heredoc_settings(command, body, cwd))
                 written.update(_program_file(_written_file(command), body, cwd))
-            elif held and command[:1] in (["printf"], ["echo"]):
-                program = _program_written(command, held)
+            else:
+                program = _program_written(command, held) if held and command[:1] in (
+                    ["printf"], ["echo"]) else _decoded(command, fed)
                 if program is not None:
                     settings.extend(_python(program, cwd))
                     written.update(_program_file(_redirected(command), program, cwd))
+            before = command
     return tuple(settings), tuple(words), tuple(programs)
 
 
@@ -448,6 +453,19 @@ def _program_written(command: list[str], held: dict[str, str]) -> str | None:
         if word.startswith("$") and name in held:
             return held[name]
     return None
+
+
+def _decoded(command: list[str], fed: list[str] | None) -> str | None:
+    """The program `base64 -d > train.py` writes from the text `echo` or `printf` pipes to
+    it (`echo aW1w... | base64 -d > /tmp/train.py`: a program shipped in the command)."""
+    if command[:1] != ["base64"] or not {"-d", "--decode", "-D"} & set(command) or (
+            fed is None or fed[:1] not in (["echo"], ["printf"])):
+        return None
+    text = [word for word in fed[1:] if not word.startswith("-")][-1:]
+    try:
+        return base64.b64decode("".join(text), validate=True).decode() if text else None
+    except (ValueError, UnicodeDecodeError):
+        return None
 
 
 def _config(body: str, name: str) -> Any:

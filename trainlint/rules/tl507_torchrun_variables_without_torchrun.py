@@ -25,7 +25,8 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does
     Renders the JobSet the controller builds (see `trainlint render`) for a torch runtime,
     and flags a trainer command that runs an inline Python program with `python` itself
-    (`python -c`, `python - <<EOF`, a `.py` file its script writes) when the program
+    (`python -c`, `python - <<EOF`, a `.py` file its script writes, also from base64
+    text: `echo aW1w... | base64 -d > train.py`) when the program
     cannot do without a variable only torchrun sets: it reads `os.environ["RANK"]`,
     converts `os.getenv("WORLD_SIZE")` with no default, or calls `init_process_group`
     with torch's default `env://` rendezvous, which reads `RANK`, `WORLD_SIZE`,
