@@ -84,6 +84,17 @@ def test_pyproject_without_the_table_is_passed_over(in_tmp: Path) -> None:
     assert Resolver().for_path(Path("sub")).path == in_tmp / ".trainlint.yaml"
 
 
+def test_another_projects_pyproject_that_is_no_toml_is_passed_over(in_tmp: Path) -> None:
+    """A cookiecutter template's `pyproject.toml` holds Jinja: no TOML, and none of ours
+    (it never names trainlint), so the files beside it are checked as usual."""
+    write(".trainlint.yaml", "select: [TL402]\n")
+    write("{{cookiecutter.slug}}/pyproject.toml",
+          '[project]\nname = "{{ cookiecutter.slug }}"\n{% if cookiecutter.docs %}\n'
+          'docs = ["sphinx"]\n{% endif %}\n')
+    write("{{cookiecutter.slug}}/rt.yaml", NO_GRACE)
+    assert codes(run("{{cookiecutter.slug}}")) == [("{{cookiecutter.slug}}/rt.yaml", "TL402")]
+
+
 def test_nearest_file_wins_and_files_are_not_merged() -> None:
     write(".trainlint.toml", 'select = ["TL301"]\nignore = ["TL402"]\n')
     write("team/.trainlint.toml", 'select = ["TL402"]\n')

@@ -41,7 +41,7 @@ def hostile(tmp_path: Path) -> Path:
     (tmp_path / "urandom.yaml").symlink_to("/dev/urandom")
     (tmp_path / "zero.yaml").symlink_to("/dev/zero")
     (tmp_path / "clean.yaml").write_text(CLEAN)
-    (tmp_path / "broken.yaml").write_text("a: [\n")
+    (tmp_path / "broken.yaml").write_text("kind: Pod\na: [\n")
     return tmp_path
 
 
@@ -53,7 +53,7 @@ def test_special_files_are_reported_not_opened(hostile: Path, cache: list[str]) 
         result = check(*cache, "--output-format", "concise", ".", cwd=hostile)
         assert result.returncode == 1, result.stderr
         assert result.stdout.splitlines() == [
-            "broken.yaml:2:1: TL001 [error] invalid YAML: did not find expected node content "
+            "broken.yaml:3:1: TL001 [error] invalid YAML: did not find expected node content "
             "(while parsing a flow node): kubectl and the API server reject this document "
             "[invalid-yaml]",
             "pipe.yaml:1:1: TL001 [error] cannot read the file: it is a named pipe (FIFO), "
@@ -92,7 +92,7 @@ def test_a_file_over_the_size_limit_is_refused_unread(tmp_path: Path) -> None:
     a folder or from stdin; the other files are checked."""
     with (tmp_path / "huge.yaml").open("wb") as huge:  # sparse: no disk is used
         huge.truncate(MAX_FILE_BYTES + 1)
-    (tmp_path / "broken.yaml").write_text("a: [\n")
+    (tmp_path / "broken.yaml").write_text("kind: Pod\na: [\n")
     result = check("--output-format", "concise", ".", cwd=tmp_path)
     assert result.returncode == 1
     assert result.stdout.splitlines()[1:] == [
@@ -119,20 +119,22 @@ def test_code_frames_never_quote_a_file_outside_the_tree(tmp_path: Path) -> None
     tree.mkdir()
     (tree / "environ.yaml").symlink_to("/proc/self/environ")
     outside = tmp_path / "secrets.yaml"
-    outside.write_text("token: s3cr3t-value\n  bad: [\n")
+    outside.write_text("kind: Secret\ntoken: s3cr3t-value\n  bad: [\n")
     (tree / "secrets.yaml").symlink_to(outside)
-    (tree / "broken.yaml").write_text("visible: b: c\n")
+    (tree / "broken.yaml").write_text("kind: Pod\nvisible: b: c\n")
     (tree / "inner.yaml").symlink_to("broken.yaml")  # a link inside the tree is quoted
     marker = "a-value-only-the-environment-holds"
-    result = check("--output-format", "full", ".", cwd=tree, env={"MARKER": marker})
+    # (Read as a manifest only where a variable shows an object's key.)
+    result = check("--output-format", "full", ".", cwd=tree,
+                   env={"MARKER": marker, "SHOWN": "a kind: Pod"})
     assert result.returncode == 1
     assert marker not in result.stdout
     assert "s3cr3t" not in result.stdout
-    assert result.stdout.count("1 | visible: b: c") == 2  # broken.yaml and inner.yaml
+    assert result.stdout.count("2 | visible: b: c") == 2  # broken.yaml and inner.yaml
     # At the first NUL, after the first variable: where it is, not at 1:1.
     assert re.search(r"environ\.yaml:1:\d+: TL001 \[error\] invalid YAML: the character "
                      r"#x0000 is not allowed", result.stdout)
-    assert "secrets.yaml:2:6: TL001 [error] invalid YAML: mapping values are not allowed" in (
+    assert "secrets.yaml:3:6: TL001 [error] invalid YAML: mapping values are not allowed" in (
         result.stdout
     )
 

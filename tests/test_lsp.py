@@ -272,8 +272,8 @@ def test_malformed_yaml_while_typing_is_tl001_and_the_server_goes_on(
         typed.replace("  runtimeRef:", "  runtimeRef: {"),  # unclosed flow mapping
         typed.replace("    numNodes: 2", "\tnumNodes: 2"),  # a tab for indentation
         typed[: typed.index("resourcesPerNode") + 5],  # cut in the middle of a key
-        "a: &a [" + "*a, " * 50 + "]\n" + "[" * 10_000,  # aliases, deep nesting
-        "\x00\x01 binary",
+        "kind: TrainJob\na: &a [" + "*a, " * 50 + "]\n" + "[" * 10_000,  # aliases, deep nesting
+        "kind: TrainJob\n\x00\x01 binary",
     ]
     for number, text in enumerate(texts):
         (tmp_path / f"typed-{number}.yaml").write_text(text)
@@ -293,7 +293,7 @@ def test_malformed_yaml_while_typing_is_tl001_and_the_server_goes_on(
             shown = session.diagnostics(uri, version=version)
             assert as_shown(shown) == as_reported(expected, f"typed-{number}.yaml")
             assert codes(shown)[0] == "TL001"
-        assert session.hover(uri, 0, 0) is not None  # on the TL001 of the last text
+        assert session.hover(uri, 1, 0) is not None  # on the TL001 of the last text
         assert session.alive()
     finally:
         session.close(uri)

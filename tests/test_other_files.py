@@ -43,6 +43,14 @@ OTHER_FILES = {
     # A `:` that ends a flow scalar, which kubectl's YAML reader takes (libyaml refuses).
     "serviceentry.yaml": "apiVersion: networking.istio.io/v1\nkind: ServiceEntry\n"
                          "metadata: {name: x}\nspec:\n  addresses: [1.2.3.4, 2001:db8::]\n",
+    # YAML no YAML reader takes, of a text that shows nothing of an object: ytt's file
+    # tests (input, `+++`, output), a parser's test input.
+    "filetest.yml": "test1:\n- 1\n\n+++\n\ntest1:\n  - 1\n",
+    "parser-case.yaml": "- { a: [b, c }\n",
+    # ytt's templates: keys of both branches of an `#@ if`, an overlay's apiVersion alone.
+    "values.yml": "#@ if data.values.enabled:\nreplicas: 3\n#@ else:\nreplicas: 1\n#@ end\n",
+    "overlay.yml": '#@ load("@ytt:overlay", "overlay")\n#@overlay/match by=overlay.all\n---\n'
+                   "apiVersion: networking.k8s.io/v1\n",
     # A tool's JSON output with a repeated key (JSON takes it); `feast init`'s `%NAME%`,
     # an `envsubst` line `$NAME`, a docs excerpt's `....`; Helm's provenance file, a
     # document after `...` with no `---`.
@@ -256,6 +264,17 @@ BROKEN = {
     "g.yaml": "apiVersion: trainer/v1alpha1\nmetadata: {name: g}\nspec: {}\n",
     "h.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: h}\n...\n"
               "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: i}\n",
+    # A Windows variable glued to a path; a `$NAME` line before a tab; a CR-only file; a
+    # `...` in a quoted value; a repeated key beside a Go action in a script.
+    "i.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: i}\ndata:\n"
+              "  path: %USERPROFILE%\\app\n",
+    "j.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: j}\ndata:\n  run.sh: |\n"
+              "    $CMD\n\techo done\n",
+    "k.yaml": "apiVersion: v1\rkind: ConfigMap\rmetadata: {name: k}\rdata: {a: [}\r",
+    "l.yaml": 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: l}\ndata:\n  a: "x\n...\n  y"\n',
+    "m.yaml": "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: job}\n"
+              "spec:\n  runtimeRef: {name: torch-distributed}\n  trainer:\n    numNodes: 2\n"
+              '    command: [bash, -c, "echo {{ x }}"]\n    numNodes: 3\n',
 }
 
 
@@ -265,16 +284,29 @@ def test_broken_manifests_beside_templates_and_other_files_are_said(tmp_path: Pa
     status, found = check(tmp_path, *BROKEN)
     assert (status, [line.split(" [")[0] for line in found]) == (1, [
         "a.yaml:5:1: TL001", "b.yaml:6:15: TL001", "c.json:2:38: TL001", "d.yaml:5:17: TL001",
-        "e.json:4:21: TL001", "f.yaml:2:1: TL001", "g.yaml:1:1: TL004", "h.yaml:5:1: TL001"])
-    assert found[-1].endswith(
+        "e.json:4:21: TL001", "f.yaml:2:1: TL001", "g.yaml:1:1: TL004", "h.yaml:5:1: TL001",
+        "i.yaml:5:9: TL001", "j.yaml:7:1: TL001", "k.yaml:4:12: TL001", "l.yaml:6:1: TL001",
+        "m.yaml:9:5: TL002"])
+    assert found[7].endswith(
         "this document follows the end marker `...` of line 4 with no `---`: kubectl reads no "
-        "further than `...`, so it and every document after it are silently dropped "
-        "[invalid-yaml]")
+        "further than `...` until the next `---`, so it is silently dropped [invalid-yaml]")
 
 
-def test_a_flow_scalar_ending_in_a_colon_is_read_as_kubectl_reads_it(tmp_path: Path) -> None:
-    """libyaml refuses `[--bind=2001:db8::]`; kubectl's reader takes the `:` as the value's:
-    the object, and those after it, are checked."""
+def test_what_kubectl_reads_and_libyaml_refuses_is_checked(tmp_path: Path) -> None:
+    """libyaml refuses `[--bind=2001:db8::]`, and a tab that indents JSON; kubectl's reader
+    takes the `:` as the value's, and reads the JSON: the objects, and those after them,
+    are checked where they are (a scalar over two lines keeps its lines)."""
+    (tmp_path / "tab.json").write_text(
+        '\t{"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob", "metadata": '
+        '{"name": "j"},\n\t "spec": {"runtimeRef": {"name": "torch-distributed"}, '
+        '"trainer": {"numNode": 2}}}\n')
+    (tmp_path / "two-lines.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\ndata:\n  a: [x\n    y:, z]\n"
+        "---\napiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: j}\n"
+        "spec:\n  runtimeRef: {name: torch-distributed}\n  trainer:\n    numNode: 2\n")
+    status, found = check(tmp_path, "tab.json", "two-lines.yaml")
+    assert (status, [line.split(" [")[0] for line in found]) == (
+        1, ["tab.json:2:69: TL006", "two-lines.yaml:14:5: TL006"])
     (tmp_path / "job.yaml").write_text(
         "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: hosts}\ndata:\n"
         "  note: [see http://docs:]\n---\n"

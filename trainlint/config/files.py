@@ -157,6 +157,8 @@ def read_layer(path: Path, *, keep: bool = False) -> Layer | None:
     except (OSError, UnicodeDecodeError) as error:
         raise ConfigError(f"{shown}: cannot read the configuration: {error}") from None
     prefix = ""
+    if path.name == "pyproject.toml" and "trainlint" not in text:
+        return None  # another project's, maybe a template no TOML reader takes (cookiecutter)
     if path.suffix == ".toml":
         data = _toml(text, shown)
         if path.name == "pyproject.toml":
