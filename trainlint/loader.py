@@ -1092,7 +1092,7 @@ class _Refused(Exception):
 
 
 #: The places of a mapping's keys before one repeats: shared, never written (a dict made
-#: for every mapping cost 1 % of a run's instructions).
+#: for every mapping cost 1.5 % of the instructions of a run on 100 benchmark files).
 _NO_PLACES: dict[str, int] = {}
 
 
