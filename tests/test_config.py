@@ -89,7 +89,8 @@ def test_another_projects_pyproject_that_is_no_toml_is_passed_over(in_tmp: Path)
     (it never names trainlint), so the files beside it are checked as usual."""
     write(".trainlint.yaml", "select: [TL402]\n")
     write("{{cookiecutter.slug}}/pyproject.toml",
-          '[project]\nname = "{{ cookiecutter.slug }}"\n{% if cookiecutter.docs %}\n'
+          '# checked with trainlint\n[project]\nname = "{{ cookiecutter.slug }}"\n'
+          'dependencies = [\n  "trainlint>=0.1",\n]\n{% if cookiecutter.docs %}\n'
           'docs = ["sphinx"]\n{% endif %}\n')
     write("{{cookiecutter.slug}}/rt.yaml", NO_GRACE)
     assert codes(run("{{cookiecutter.slug}}")) == [("{{cookiecutter.slug}}/rt.yaml", "TL402")]

@@ -122,6 +122,17 @@ def test_stdin_prints_the_fixed_document(manifest: Path) -> None:
     assert "TL308" in result.stderr  # the report goes to stderr
 
 
+def test_stdin_whose_fixes_are_refused_prints_what_came_in(tmp_path: Path) -> None:
+    """A filter's output replaces the file: a fix refused (a file that cannot be read
+    exactly) must give back the text as it came, never nothing."""
+    text = ("apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: a}\n"
+            "spec:\n  runtimeRef: {name: torch-distributed}\n  trainer:\n"
+            '    command: ["torchrun train.py"]\n---\nkind: [\n')
+    result = run("--fix", "--unsafe-fixes", "-", cwd=tmp_path, stdin=text)
+    assert "not fixed" in result.stderr
+    assert result.stdout == text
+
+
 def test_fix_only_and_show_fixes(manifest: Path) -> None:
     result = run("--fix-only", "--show-fixes", manifest.name, cwd=manifest.parent)
     assert result.returncode == 0

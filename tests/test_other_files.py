@@ -275,6 +275,10 @@ BROKEN = {
     "m.yaml": "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: job}\n"
               "spec:\n  runtimeRef: {name: torch-distributed}\n  trainer:\n    numNodes: 2\n"
               '    command: [bash, -c, "echo {{ x }}"]\n    numNodes: 3\n',
+    # A comment that starts `#@` but is no ytt annotation; JSON Lines, then a manifest.
+    "n.yaml": "#@author jane\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: n}\n"
+              "data: {a: [}\n",
+    "o.yaml": '{"a": 1}\n{"b": 2}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: o}\n',
 }
 
 
@@ -286,7 +290,7 @@ def test_broken_manifests_beside_templates_and_other_files_are_said(tmp_path: Pa
         "a.yaml:5:1: TL001", "b.yaml:6:15: TL001", "c.json:2:38: TL001", "d.yaml:5:17: TL001",
         "e.json:4:21: TL001", "f.yaml:2:1: TL001", "g.yaml:1:1: TL004", "h.yaml:5:1: TL001",
         "i.yaml:5:9: TL001", "j.yaml:7:1: TL001", "k.yaml:4:12: TL001", "l.yaml:6:1: TL001",
-        "m.yaml:9:5: TL002"])
+        "m.yaml:9:5: TL002", "n.yaml:5:12: TL001", "o.yaml:2:1: TL001"])
     assert found[7].endswith(
         "this document follows the end marker `...` of line 4 with no `---`: kubectl reads no "
         "further than `...` until the next `---`, so it is silently dropped [invalid-yaml]")
@@ -302,11 +306,12 @@ def test_what_kubectl_reads_and_libyaml_refuses_is_checked(tmp_path: Path) -> No
         '"trainer": {"numNode": 2}}}\n')
     (tmp_path / "two-lines.yaml").write_text(
         "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\ndata:\n  a: [x\n    y:, z]\n"
+        '  tagged: [!t:, x]\n  mark: "\ue000"\n'
         "---\napiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: j}\n"
         "spec:\n  runtimeRef: {name: torch-distributed}\n  trainer:\n    numNode: 2\n")
     status, found = check(tmp_path, "tab.json", "two-lines.yaml")
     assert (status, [line.split(" [")[0] for line in found]) == (
-        1, ["tab.json:2:69: TL006", "two-lines.yaml:14:5: TL006"])
+        1, ["tab.json:2:69: TL006", "two-lines.yaml:16:5: TL006"])
     (tmp_path / "job.yaml").write_text(
         "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: hosts}\ndata:\n"
         "  note: [see http://docs:]\n---\n"

@@ -960,7 +960,8 @@ def run(
             for original, item in zip(inputs, loaded, strict=True)
         ]
         findings = relint(loaded)
-    if stdin is not None and not request.diff and stdin not in files:
+    if stdin is not None and not request.diff and not (stdin in files and files[stdin].changed):
+        # Unchanged (nothing to fix, or its fixes refused): what came in goes out.
         source = next(item.source for item in inputs if item.source.name == stdin)
         outcome.stdout += with_bom(source.text, source.bom)
     if request.show:

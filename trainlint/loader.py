@@ -373,9 +373,9 @@ class Part(NamedTuple):
     doubtful: list[LoadProblem]
 
 
-def _part(text: str, piece: Piece, guarded: bool, stood_in: bool = False) -> Part:
+def _part(text: str, piece: Piece, guarded: bool, stood_in: str = "") -> Part:
     """The documents of a piece of `text`, composed with the limits applied if `guarded`
-    (`stood_in`: the colons that end flow scalars stand in for, `_flow_colons`).
+    (`stood_in`: what the colons that end flow scalars stand in for, `_flow_colons`).
 
     What stops libyaml is placed in the piece alone: a piece that stopped is used only
     when it is the whole text (see `load`)."""
@@ -389,7 +389,8 @@ def _part(text: str, piece: Piece, guarded: bool, stood_in: bool = False) -> Par
     ytt = YTT_START in piece_text and _YTT_LINE.search(piece_text) is not None
     try:
         composed = yaml.compose_all(piece_text, Loader=_GuardedLoader if guarded else _Loader)
-        for node in map(_colons_put_back, composed) if stood_in else composed:
+        for node in (_colons_put_back(node, stood_in) for node in composed) if stood_in else (
+                composed):
             _document(piece_text, node, index, lines, templating, found, ytt=ytt)
             index += 1
     except _Refused as refused:  # by the guarded composer, at a mark in the piece
@@ -397,8 +398,7 @@ def _part(text: str, piece: Piece, guarded: bool, stood_in: bool = False) -> Par
     except yaml.MarkedYAMLError as error:
         read = _as_kubectl_reads(text, piece_text, error, stood_in)
         if read is not None:
-            return _part(read, (0, len(read), lines), guarded,
-                         stood_in or error.problem == _FLOW_COLON)
+            return _part(read[0], (0, len(read[0]), lines), guarded, read[1] or stood_in)
         _take_stop(piece_text, error, lines, found, templating=templating, ytt=ytt)
     except yaml.reader.ReaderError as error:  # a character YAML does not take
         if _json_sniffed(text) and _JSON_ONLY.search(piece_text) and _json_values(piece_text):
@@ -435,19 +435,19 @@ def _take_stop(
 
 
 def _as_kubectl_reads(
-    text: str, piece_text: str, error: yaml.MarkedYAMLError, stood_in: bool
-) -> str | None:
+    text: str, piece_text: str, error: yaml.MarkedYAMLError, stood_in: str
+) -> tuple[str, str] | None:
     """The piece rewritten where libyaml stopped on what kubectl reads: JSON's escaped
     surrogates (`_joined_surrogates`), a flow scalar that ends in `:` (`_flow_colons`,
-    once), tabs between JSON's tokens (YAML refuses one where it indents); None
-    otherwise."""
+    once), tabs between JSON's tokens (YAML refuses one where it indents); with the stand-in
+    of the colons, if that is what it rewrote. None otherwise."""
     if error.problem == _BAD_ESCAPE and _json_sniffed(text):
         paired = _SURROGATE.sub(_joined_surrogates, piece_text)
-        return paired if paired != piece_text else None
+        return (paired, "") if paired != piece_text else None
     if error.problem == _FLOW_COLON and not stood_in:
         return _flow_colons(piece_text, error)
     if "\t" in piece_text and _json_sniffed(text) and _json_values(piece_text):
-        return piece_text.replace("\t", " ")  # JSON's blanks (a string holds no raw tab)
+        return piece_text.replace("\t", " "), ""  # JSON's blanks (no string holds a raw tab)
     return None
 
 
@@ -635,10 +635,13 @@ GO_START = "{{"
 #: Salt's templates (one inside a value, a chat template, is the value's).
 JINJA_START = "{%"
 _JINJA_LINE = re.compile(r"^[ \t]*\{%.*%\}[ \t]*\r?$", re.MULTILINE)
-#: A ytt annotation, a comment that starts `#@` (`#@ if`, `#@overlay/match`, `#@ load`):
-#: ytt evaluates the file before any YAML is read, so the whole file is a template.
+#: A ytt annotation at the start of a line, a comment that starts `#@ ` or `#@` and one of
+#: ytt's namespaces (`#@ if`, `#@ load`, `#@overlay/match`; not Colab's `#@param`, nor
+#: `#@author`, nor a script's comment in a block scalar, which is indented): ytt
+#: evaluates the file before any YAML is read, so the whole file is a template.
 YTT_START = "#@"
-_YTT_LINE = re.compile(r"^[ \t]*#@", re.MULTILINE)
+_YTT_LINE = re.compile(
+    r"^#@(?: |(?:overlay|data|schema|yaml|template|library|assert)/)", re.MULTILINE)
 
 
 @functools.cache
@@ -811,27 +814,34 @@ def _stopped(text: str, error: yaml.MarkedYAMLError) -> list[LoadProblem]:
 #: refuses one before `[`, `{` or `?`.
 _FLOW_COLON = "found unexpected ':'"
 #: What stands for such a `:` while the text is composed: one character for one, so that
-#: every position stays; made a `:` again in every scalar (`_colons_put_back`).
-_COLON_STAND_IN = "\ue000"
+#: every position stays; made a `:` again in every scalar (`_colons_put_back`). The first
+#: of them the text does not hold.
+_COLON_STAND_INS = "\ue000\ue001\ue002\ue003"
 #: A `:` that ends a flow scalar before `,`, `]` or `}` (not one after a quote: that is a
-#: value indicator, as in JSON).
-_ENDING_COLON = re.compile(r"(?<=[^\s\"']):(?=[,\]}])")
+#: value indicator, as in JSON), with the word it ends (a tag's, `!t:`, is left).
+_ENDING_COLON = re.compile(r"(?<![\s\"'])(?P<word>[^\s\"',\[\]{}]*):(?=[,\]}])")
 
 
-def _flow_colons(text: str, error: yaml.MarkedYAMLError) -> str | None:
-    """`text` with each `:` that ends a flow scalar before `,`, `]` or `}` replaced by
-    `_COLON_STAND_IN`, as kubectl reads them: the values' own; None where kubectl refuses
-    the one libyaml stopped on too (before `[`, `{` or `?`), in JSON (kubectl reads it as
-    JSON), or where the text holds the stand-in itself."""
+def _flow_colons(text: str, error: yaml.MarkedYAMLError) -> tuple[str, str] | None:
+    """`text` with each `:` that ends a flow scalar before `,`, `]` or `}` replaced by a
+    stand-in the text does not hold, and the stand-in, as kubectl reads them: the values'
+    own; None where kubectl refuses the one libyaml stopped on too (before `[`, `{` or
+    `?`), in JSON (kubectl reads it as JSON), or where the text holds every stand-in."""
     colon = error.problem_mark
     if colon is None or text[colon.index + 1:colon.index + 2] not in (",", "]", "}") or (
-            _COLON_STAND_IN in text or _json_sniffed(text)):
+            _json_sniffed(text)):
         return None
-    return _ENDING_COLON.sub(_COLON_STAND_IN, text)
+    stand_in = next((character for character in _COLON_STAND_INS if character not in text),
+                    None)
+    if stand_in is None:
+        return None
+    return _ENDING_COLON.sub(
+        lambda found: found[0] if found["word"][:1] == "!" else f"{found['word']}{stand_in}",
+        text), stand_in
 
 
-def _colons_put_back(node: yaml.Node) -> yaml.Node:
-    """A document's node with each `_COLON_STAND_IN` of its scalars made a `:` again."""
+def _colons_put_back(node: yaml.Node, stand_in: str) -> yaml.Node:
+    """A document's node with each `stand_in` of its scalars made a `:` again."""
     seen: set[int] = set()
     todo = [node]
     while todo:
@@ -840,7 +850,7 @@ def _colons_put_back(node: yaml.Node) -> yaml.Node:
             continue  # a node an alias shares
         seen.add(id(current))
         if isinstance(current, yaml.ScalarNode):
-            current.value = current.value.replace(_COLON_STAND_IN, ":")
+            current.value = current.value.replace(stand_in, ":")
         elif isinstance(current, yaml.SequenceNode):
             todo.extend(current.value)
         elif isinstance(current, yaml.MappingNode):
@@ -900,9 +910,11 @@ def _json_lines(text: str) -> bool:
     """Whether `text` is JSON Lines (a dataset: a JSON object or array on each line), which
     YAML reads no further than its first line, rather than a manifest gone wrong; its
     objects' keys may be left unquoted (`mongoimport`'s relaxed JSON, which YAML's flow
-    style reads), where they are no Kubernetes objects."""
+    style reads), where they are no Kubernetes objects; not a text with a `---` line (a
+    manifest after them)."""
     rows = [line for line in text.splitlines()[:2] if line.strip()]
-    return len(rows) == 2 and all(_row(row.strip()) for row in rows)
+    return len(rows) == 2 and all(_row(row.strip()) for row in rows) and (
+        _DOCUMENT_START.search(text) is None)  # a dataset holds no `---`
 
 
 def _row(line: str) -> bool:
@@ -1189,8 +1201,21 @@ class _Builder:
                 spans[slot : slot + ENTRY] = entry
             else:
                 spans += entry
+                if places:  # a table made at a repeated key: kept up as keys come
+                    places[key] = len(result)
             result[key] = value
-        for key_node, value_node in merged:  # merged keys point at their `<<`
+        if merged:
+            self._merge(merged, result, spans, depth)
+        self._add(spans)
+        return result
+
+    def _merge(
+        self, merged: list[tuple[yaml.Node, yaml.Node]], result: dict[str, Any],
+        spans: list[int], depth: int,
+    ) -> None:
+        """Add the keys of `<<` merges a mapping does not set itself (they point at their
+        `<<`)."""
+        for key_node, value_node in merged:
             is_list = isinstance(value_node, yaml.SequenceNode)
             for source in value_node.value if is_list else [value_node]:
                 extra = self.build(source, depth)
@@ -1198,17 +1223,15 @@ class _Builder:
                 for position, (key, value) in enumerate(mapping(extra).items()):
                     if key not in result:
                         value_first = self.spans[ENTRY * (extra_first + position) + 4]
-                        spans += (*_marks(key_node, lines), value_first)
+                        spans += (*_marks(key_node, self.lines), value_first)
                         result[key] = value
-        self._add(spans)
-        return result
 
     def _repeated(
         self, key: str, key_node: yaml.Node, result: dict[str, Any], places: dict[str, int]
     ) -> dict[str, int]:
-        """Report a key a mapping repeats; where each of its keys is, made again only when
-        `key` is not in it (a tool's JSON may repeat thousands: looking each up in the keys
-        was quadratic, 22 s for 30,000)."""
+        """Report a key a mapping repeats; where each of its keys is, made at the first
+        (a tool's JSON may repeat thousands: looking each up in the keys was quadratic, 22 s
+        for 30,000; `_mapping` keeps the table up as keys come)."""
         self.problems.append(DuplicateKey(
             f"duplicate key `{key}`: kubectl silently keeps the last value (other tools keep "
             "the first, or refuse the file)", _span(key_node, self.lines)))
