@@ -157,7 +157,7 @@ def read_layer(path: Path, *, keep: bool = False) -> Layer | None:
     except (OSError, UnicodeDecodeError) as error:
         raise ConfigError(f"{shown}: cannot read the configuration: {error}") from None
     prefix = ""
-    if path.name == "pyproject.toml" and not _TOOL_TABLE.search(text):
+    if path.name == "pyproject.toml" and not re.search(_TOOL_TABLE, text):
         return None  # another project's, maybe a template no TOML reader takes (cookiecutter)
     if path.suffix == ".toml":
         data = _toml(text, shown)
@@ -182,9 +182,10 @@ def read_layer(path: Path, *, keep: bool = False) -> Layer | None:
 #: How a `pyproject.toml` gives trainlint keys: a `[tool.trainlint]` table (or one under
 #: it), dotted keys `tool.trainlint.x = `, or `trainlint = ...` and `trainlint.x = ` under
 #: `[tool]`. One that names trainlint otherwise (a comment, a dependency) is not read.
-_TOOL_TABLE = re.compile(
-    r"""^[ \t]*(?:\[[ \t]*tool[ \t]*\.[ \t]*["']?trainlint|tool[ \t]*\.[ \t]*["']?trainlint"""
-    r"""["']?[ \t]*[.=]|["']?trainlint["']?[ \t]*(?:=(?!=)|\.))""", re.MULTILINE)
+#: (A string: `re` compiles it where a `pyproject.toml` is met, 0.3 ms.)
+_TOOL_TABLE = (
+    r"""(?m)^[ \t]*(?:\[[ \t]*tool[ \t]*\.[ \t]*["']?trainlint|tool[ \t]*\.[ \t]*["']?trainlint"""
+    r"""["']?[ \t]*[.=]|["']?trainlint["']?[ \t]*(?:=(?!=)|\.))""")
 
 
 def validate(data: dict[str, Any], where: str, prefix: str = "") -> dict[str, Any]:
