@@ -437,18 +437,24 @@ def encoding_of(data: bytes) -> str:
     return UTF16_BOMS.get(data[:2], "utf-8")
 
 
+def character_span(text: str, at: int) -> Span:
+    """The span of the character at offset `at` of `text`."""
+    line = text.count("\n", 0, at) + 1
+    column = at - text.rfind("\n", 0, at)
+    return Span(line, column, line, column + 1)
+
+
 def _utf16(data: bytes, encoding: str) -> tuple[str, list[LoadProblem]]:
     """The text of the bytes after UTF-16's byte order mark; bytes that are no UTF-16 (an
     odd length, a surrogate alone) reported where they are and replaced."""
     try:
         return data.decode(encoding), []
     except UnicodeDecodeError as error:
-        before = data[:error.start].decode(encoding, errors="replace")
-        line = before.count("\n") + 1
-        column = len(before) - (before.rfind("\n") + 1) + 1
-        return data.decode(encoding, errors="replace"), [InvalidYaml(
+        text = data.decode(encoding, errors="replace")
+        at = len(data[:error.start].decode(encoding, errors="replace"))
+        return text, [InvalidYaml(
             "invalid UTF-16 bytes: the file begins with UTF-16's byte order mark, so all of "
-            "it must be UTF-16", Span(line, column, line, column + 1))]
+            "it must be UTF-16", character_span(text, at))]
 
 
 def decode(data: bytes, name: str) -> tuple[str, list[LoadProblem]]:

@@ -40,6 +40,7 @@ from trainlint.document import (
     Span,
     TooComplex,
     any_string,
+    character_span,
     decode,
     encoding_of,
     entries_at,
@@ -757,14 +758,7 @@ def _reader_problem(text: str, error: yaml.reader.ReaderError) -> LoadProblem:
     shown = f"#x{character:04x}" if isinstance(character, int) else repr(character)
     return InvalidYaml(
         f"invalid YAML: the character {shown} is not allowed ({error.reason}): kubectl and "
-        "the API server reject this document", _character_span(text, at))
-
-
-def _character_span(text: str, at: int) -> Span:
-    """The span of the character at offset `at` of `text`."""
-    line = text.count("\n", 0, at) + 1
-    column = at - text.rfind("\n", 0, at)
-    return Span(line, column, line, column + 1)
+        "the API server reject this document", character_span(text, at))
 
 
 def _after_end(text: str, error: yaml.MarkedYAMLError) -> tuple[LoadProblem, bool] | None:
@@ -776,14 +770,13 @@ def _after_end(text: str, error: yaml.MarkedYAMLError) -> tuple[LoadProblem, boo
     mark = error.problem_mark
     if mark is None:
         return None
-    _, line = _lines_at(text, mark.index)
     # The lines before the mark's, and "":
     lines = _compiled(_BREAK).split(text[:mark.index - mark.column])
     if error.problem == "did not find expected <document start>":
         marker = next((number for number in range(len(lines) - 1, 0, -1)
                        if lines[number - 1].strip() and lines[number - 1][:1] != "#"), None)
     elif error.problem == "did not find expected node content" and mark.column == 0:
-        lines[-1], marker = line, len(lines)  # a marker that ends no document
+        lines[-1], marker = _lines_at(text, mark.index)[1], len(lines)  # a marker alone
     else:
         return None
     if marker is None or lines[marker - 1].rstrip() != "...":
@@ -871,7 +864,7 @@ def _comment_problem(text: str, at: int) -> LoadProblem:
     """A comment or a trailing comma at `at` of a Kubernetes object written as JSON."""
     return InvalidYaml(
         "invalid JSON: a comment (`//`, `/* */`) or a comma before `}` or `]` is no JSON: "
-        "kubectl and the API server reject this document", _character_span(text, at))
+        "kubectl and the API server reject this document", character_span(text, at))
 
 
 def _commented_json(text: str) -> int | None:

@@ -298,8 +298,7 @@ def _candidates(
     for code, at in script.read(container).programs:  # `os.environ.get("CKPT_DIR", "/x")`
         for name, default in script.environ_defaults(code):
             if names_a_dir(name) and name not in env and name not in reassigned:
-                path = script.program_file(container, code)
-                program = f"its program `{path}`" if path else "its program"
+                program = script.its_program(script.program_file(container, code))
                 yield CheckpointDir(default, f"default of {name} in {program}", at, name)
 
 

@@ -115,6 +115,11 @@ def read(container: Container) -> Script:
     )
 
 
+def its_program(path: str | None) -> str:
+    """How a message names a container's program: by its mounted file, if one holds it."""
+    return f"its program `{path}`" if path else "its program"
+
+
 def program_file(container: Container, program: str) -> str | None:
     """The mounted file that alone holds a program the container runs, to name it where
     a finding rests on it (the command names only the file)."""
@@ -297,10 +302,10 @@ NO_SHELL_LAUNCHERS = frozenset({"torchrun", "accelerate", "tune", "llamafactory-
 
 class Unshelled(NamedTuple):
     """A program a container runs with no shell that could read its words, and the words
-    it is given as they are written: each item's place, text and origin."""
+    it is given as they are written: each item's text and origin."""
 
     program: str
-    items: list[tuple[int, str, Origin]]
+    items: list[tuple[str, Origin]]
 
 
 def unshelled(container: Container) -> Unshelled | None:
@@ -323,8 +328,8 @@ def unshelled(container: Container) -> Unshelled | None:
             posixpath.basename(word) in SHELLS for word in words[at + 1:]):
         return None
     code = program_text(words, at) if PYTHONS.fullmatch(program) else None
-    return Unshelled(words[at], [(position, words[position], items[position][1])
-                                 for position in range(at + 1, len(words)) if position != code])
+    return Unshelled(words[at], [items[position] for position in range(at + 1, len(words))
+                                 if position != code])
 
 
 def shell_script(container: Container) -> tuple[str, Origin] | None:
@@ -558,7 +563,7 @@ def _python_keywords(code: str) -> tuple[tuple[str, Any], ...]:
 def _python(code: str, cwd: str | None, path: str | None = None) -> Iterator[Found]:
     """The keyword settings of a program, said to be in the mounted file `path` where a
     command names one (the evidence a finding gives)."""
-    where = f"its program `{path}`" if path else "its program"
+    where = its_program(path)
     for key, value in _python_keywords(code):
         yield key, value, f"`{key}=` in {where}", cwd
 

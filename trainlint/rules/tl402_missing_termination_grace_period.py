@@ -157,7 +157,7 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
             continue
         handler, program = handling
         path = script.program_file(container, program) if program else None
-        where = f"its program `{path}`" if path else (
+        where = script.its_program(path) if path else (
             "the program it runs" if program in container.files.values() else "its command")
         first = directories[0]
         # Report where the gap was made: the grace setting or the pod; on a TrainJob

@@ -134,7 +134,7 @@ def _joined_options(container: Container) -> Iterator[tuple[str, Origin, str]]:
     if given is None:
         return
     previous = given.program
-    for _, text, origin in given.items:
+    for text, origin in given.items:
         if _JOINED_OPTION.match(text) and not (previous[:1] == "-" and "=" not in previous):
             yield text, origin, posixpath.basename(given.program)
         previous = text

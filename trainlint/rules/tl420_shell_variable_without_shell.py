@@ -125,7 +125,7 @@ def _unexpanded(container: Container) -> Iterator[tuple[str, str, Any, list[str]
     given = script.unshelled(container)
     if given is None:
         return
-    for _, text, origin in given.items:
+    for text, origin in given.items:
         names = [match[0] for match in _REFERENCE.finditer(text)
                  if (match[1] or match[2]) in container.env]
         if names:
