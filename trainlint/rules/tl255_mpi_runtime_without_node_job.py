@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from trainlint.document import Manifest, dig
+from trainlint.document import Manifest, dig, string
 from trainlint.engine.context import Context
 from trainlint.kinds import RUNTIME_KINDS
 from trainlint.problem import Problem, Severity
@@ -26,7 +26,10 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     ## Why is this bad?
     The MPI plugin finds the workers by the job name `node`: it sizes that job from
     `numNodes` and lists its pods in the hostfile. Without it `numNodes` is ignored and
-    the hostfile holds no workers (or only the launcher): the job runs on one pod.
+    the hostfile holds no workers (or only the launcher): the job runs on one pod. A
+    runtime whose launcher runs as a node (`runLauncherAsNode: true`) lists only the
+    launcher, and its workers under another name get neither the SSH keys nor a place
+    in the hostfile; the webhook refuses a TrainJob of more than one node (TL215).
 
     ## When it stays silent
     When a container's command gives `mpirun` its own hostfile (`-hostfile /tmp/hosts`,
@@ -105,10 +108,22 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
         return
     workers = [job for _, job in replicated_jobs(runtime)
                if job.get("name") != "launcher" and ancestor(job) not in INITIALIZERS]
-    if not workers and dig(runtime.body, "spec", "mlPolicy", "mpi", "runLauncherAsNode") is True:
+    as_node = dig(runtime.body, "spec", "mlPolicy", "mpi", "runLauncherAsNode") is True
+    if not workers and as_node:
         return  # the hostfile lists the launcher; a TrainJob of more nodes is refused (TL215)
     if _own_hostfile(runtime, ctx):
         return  # the launcher lists its workers itself
+    if as_node:
+        names = ", ".join(f"`{string(job.get('name'))}`" for job in workers)
+        named = f"job {names}" if len(workers) == 1 else f"jobs {names}"
+        yield Problem(
+            JOBS,
+            "this MPI runtime runs the launcher as a node and has no replicatedJob named "
+            "`node`: the MPI plugin lists only the launcher in the hostfile and gives the pods "
+            f"of {named} no SSH keys, so they never take part, and the webhook refuses a "
+            "TrainJob of more than one node",
+        )
+        return
     yield Problem(
         JOBS,
         "this MPI runtime has no replicatedJob named `node`: the MPI plugin sizes and lists "
