@@ -12,6 +12,9 @@ from trainlint.rule import rule
 
 #: Where the MPI plugin mounts the hostfile it writes.
 PLUGIN_HOSTFILE = "/etc/mpi/hostfile"
+#: The workers' job name the MPI plugin read before v2.0.0 (renamed `node` by upstream's
+#: pull request 2548): runtimes written then still carry it.
+PRE_RELEASE_NODE = "trainer-node"
 
 
 @rule(
@@ -124,10 +127,12 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
             "TrainJob of more than one node",
         )
         return
+    renamed = any(job.get("name") == PRE_RELEASE_NODE for job in workers)
     yield Problem(
         JOBS,
         "this MPI runtime has no replicatedJob named `node`: the MPI plugin sizes and lists "
-        "the workers by that name, so `numNodes` is ignored and the hostfile has no workers",
+        "the workers by that name, so `numNodes` is ignored and the hostfile has no workers"
+        + (f" (`{PRE_RELEASE_NODE}` is their job's name before v2.0.0)" if renamed else ""),
     )
 
 
