@@ -62,6 +62,10 @@ OTHER_FILES = {
     "excerpt.yaml": "....\nspec:\n  provider:\n    conjur: {url: https://example.com}\n",
     "provenance.yaml": "apiVersion: v1\nname: hashtest\nversion: 1.2.3\n\n...\n"
                        "files:\n  hashtest-1.2.3.tgz: sha256:c6841b3a\n",
+    # A key written twice with the same value (accelerate's config, an evaluation task):
+    # nothing is lost whichever one a reader keeps.
+    "accelerate.yaml": "debug: false\ndistributed_type: MULTI_GPU\ndebug: false\n",
+    "task.yaml": "task: t\nmetadata:\n  canonical: [a, {b: 1}]\n  n: 2\n  canonical: [a, {b: 1}]\n",
 }
 
 
@@ -147,6 +151,37 @@ def test_a_notebook_is_no_fragment_of_a_manifest(tmp_path: Path) -> None:
     assert result.returncode == 0
     notes = [line for line in result.stderr.splitlines() if "part of an object" in line]
     assert [note.split(": ")[2] for note in notes] == ["patch.yaml:1:1"]
+
+
+def test_a_repeated_key_of_another_value_is_said_as_its_readers_take_it(
+    tmp_path: Path,
+) -> None:
+    """In another tool's YAML a repeated key that changes its value loses the first where
+    PyYAML reads it (a value of another type too: `1` is no `true`); in an object, a list of
+    objects or a part of one, the same value repeated is still what kubectl reads and
+    kustomize refuses."""
+    (tmp_path / "task.yaml").write_text(
+        "group: core\nmetrics:\n  - acc\nmetrics:\n  - acc_norm\nflag: 1\nflag: true\n")
+    (tmp_path / "map.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: {a: x, a: x}\n---\n"
+        "- {kind: TrainJob, metadata: {name: a, name: a}}\n---\nspec: {a: x, a: x}\n")
+    assert check(tmp_path, "task.yaml", "map.yaml") == (1, [
+        "map.yaml:4:14: TL002 [error] duplicate key `a`: kubectl silently keeps the last value "
+        "(other tools keep the first, or refuse the file) [duplicate-key]",
+        "map.yaml:6:1: TL004 [warning] document is a list of objects, not a Kubernetes "
+        "object: kubectl rejects it; separate the objects with `---` or wrap them in a "
+        "`kind: List` [not-a-kubernetes-object]",
+        "map.yaml:6:40: TL002 [error] duplicate key `name`: kubectl silently keeps the last "
+        "value (other tools keep the first, or refuse the file) [duplicate-key]",
+        "map.yaml:8:14: TL002 [error] duplicate key `a`: kubectl silently keeps the last value "
+        "(other tools keep the first, or refuse the file) [duplicate-key]",
+        "task.yaml:4:1: TL002 [error] duplicate key `metrics` with another value: a program "
+        "that reads it with PyYAML silently keeps the last value, and stricter parsers "
+        "(go-yaml v3, js-yaml, ruamel.yaml) refuse the file [duplicate-key]",
+        "task.yaml:7:1: TL002 [error] duplicate key `flag` with another value: a program "
+        "that reads it with PyYAML silently keeps the last value, and stricter parsers "
+        "(go-yaml v3, js-yaml, ruamel.yaml) refuse the file [duplicate-key]",
+    ])
 
 
 def test_what_still_makes_a_manifest_wrong_is_said(tmp_path: Path) -> None:

@@ -492,10 +492,9 @@ def _document(
             found.fragments.append(Fragment(_span(node, lines), template=True))
         return
     problems = builder.problems
-    if problems and _json_sniffed(text, node.start_mark.index) and not _applied(body):
-        # JSON takes a repeated key (RFC 8259: names SHOULD be unique), and tools write
-        # them (`lvm --reportformat json`): said only of a Kubernetes object.
-        problems = [problem for problem in problems if not isinstance(problem, DuplicateKey)]
+    if problems and not _applied(body):
+        problems = _repeats_of_other_files(
+            problems, builder.repeats, body, _json_sniffed(text, node.start_mark.index))
     found.problems.extend(problems)
     if _fragment(body):
         found.fragments.append(Fragment(_span(node, lines)))
@@ -999,6 +998,34 @@ def _applied(data: Any) -> bool:
         or data["kind"] == "List")
 
 
+def _repeats_of_other_files(
+    problems: list[LoadProblem], repeats: dict[int, tuple[str, bool]], body: Any, json: bool
+) -> list[LoadProblem]:
+    """The problems of a document no Kubernetes object, with what its repeated keys do to
+    the programs that read it instead. JSON takes a repeated key (RFC 8259: names SHOULD
+    be unique), and tools write them (`lvm --reportformat json`). A YAML key that repeats
+    its value loses nothing; one that changes it loses the first value where the program
+    reads it with PyYAML, which keeps the last (go-yaml v3, js-yaml and ruamel.yaml refuse
+    the file)."""
+    if json:
+        return [problem for problem in problems if id(problem) not in repeats]
+    if any(_fragment(item) or (isinstance(item, dict) and _meant_for_kubernetes(
+            item, item.get("kind"), item.get("apiVersion")))
+           for item in (body if isinstance(body, list) else [body])):
+        return problems  # an object, a part of one, or a list of them
+    kept: list[LoadProblem] = []
+    for problem in problems:
+        repeat = repeats.get(id(problem))
+        if repeat is None:
+            kept.append(problem)
+        elif not repeat[1]:
+            kept.append(DuplicateKey(
+                f"duplicate key `{repeat[0]}` with another value: a program that reads it with "
+                "PyYAML silently keeps the last value, and stricter parsers (go-yaml v3, "
+                "js-yaml, ruamel.yaml) refuse the file", problem.span))
+    return kept
+
+
 def _meant_for_kubernetes(body: dict[str, Any], kind: object, version: object) -> bool:
     """Whether a mapping with half of what makes an object was meant as one: a kind of
     Trainer's, a kind of Kubernetes' with `metadata`, or any with `metadata` and a `spec`
@@ -1131,6 +1158,9 @@ class _Builder:
         self.first = 0
         #: Whether a mapping sets a key to null (see `Manifest.nulls`).
         self.nulls = False
+        #: Each repeated key's problem, by its id: the key, and whether it repeats its
+        #: value too (nothing is lost where a parser keeps the last value).
+        self.repeats: dict[int, tuple[str, bool]] = {}
 
     def build(self, node: yaml.Node, depth: int = 0) -> Any:
         if type(node) is yaml.ScalarNode:
@@ -1198,7 +1228,7 @@ class _Builder:
             start, end = key_node.start_mark, key_node.end_mark
             entry = (start.line + lines, start.column, end.line + lines, end.column, value_first)
             if key in result:
-                places = self._repeated(key, key_node, result, places)
+                places = self._repeated(key, key_node, _same(result[key], value), result, places)
                 slot = ENTRY * places[key]
                 spans[slot : slot + ENTRY] = entry
             else:
@@ -1229,14 +1259,17 @@ class _Builder:
                         result[key] = value
 
     def _repeated(
-        self, key: str, key_node: yaml.Node, result: dict[str, Any], places: dict[str, int]
+        self, key: str, key_node: yaml.Node, unchanged: bool, result: dict[str, Any],
+        places: dict[str, int],
     ) -> dict[str, int]:
         """Report a key a mapping repeats; where each of its keys is, made at the first
         (a tool's JSON may repeat thousands: looking each up in the keys was quadratic, 22 s
         for 30,000; `_mapping` keeps the table up as keys come)."""
-        self.problems.append(DuplicateKey(
+        problem = DuplicateKey(
             f"duplicate key `{key}`: kubectl silently keeps the last value (other tools keep "
-            "the first, or refuse the file)", _span(key_node, self.lines)))
+            "the first, or refuse the file)", _span(key_node, self.lines))
+        self.problems.append(problem)
+        self.repeats[id(problem)] = (key, unchanged)
         return places if key in places else {name: at for at, name in enumerate(result)}
 
     def _add(self, spans: list[int]) -> None:
@@ -1244,6 +1277,17 @@ class _Builder:
         document = self.spans
         self.first = len(document) // ENTRY
         document.fromlist(spans)
+
+
+def _same(first: Any, last: Any) -> bool:
+    """Whether two values are the same data, of the same types (`1` is not `true`)."""
+    if type(first) is not type(last):
+        return False
+    if isinstance(first, dict):
+        return first.keys() == last.keys() and all(_same(first[key], last[key]) for key in first)
+    if isinstance(first, list):
+        return len(first) == len(last) and all(map(_same, first, last))
+    return bool(first == last)
 
 
 def _scalar(node: yaml.ScalarNode) -> Any:

@@ -18,10 +18,14 @@ def check(problem: DuplicateKey) -> Iterator[Problem]:
     ## Why is this bad?
     kubectl silently keeps the last value, and drops the first; other tools keep the
     first or refuse the file, so what is reviewed, and what a CI step checks, is not
-    what runs.
+    what runs. In another tool's YAML (a training config, a CI workflow), a key that
+    changes its value loses the first where the program reads it with PyYAML, and
+    stricter parsers (go-yaml v3, js-yaml, ruamel.yaml) refuse the file.
 
     ## When it stays silent
-    On the same key in different mappings.
+    On the same key in different mappings. In another tool's YAML, on a key written again
+    with the same value (nothing is lost, whichever a reader keeps), and in JSON that is
+    no Kubernetes object (JSON takes repeated names, and tools write them).
 
     ## Example
     ```yaml
