@@ -1,8 +1,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
-from trainlint.document import Manifest, dig, string
+from trainlint.document import Manifest, dig
 from trainlint.engine.context import Context
 from trainlint.kinds import RUNTIME_KINDS
 from trainlint.problem import Problem, Severity
@@ -109,31 +110,45 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     """
     if not is_mpi(runtime) or any(job.get("name") == "node" for _, job in replicated_jobs(runtime)):
         return
-    workers = [job for _, job in replicated_jobs(runtime)
-               if job.get("name") != "launcher" and ancestor(job) not in INITIALIZERS]
-    as_node = dig(runtime.body, "spec", "mlPolicy", "mpi", "runLauncherAsNode") is True
-    if not workers and as_node:
+    jobs = [job for _, job in replicated_jobs(runtime)]
+    workers = [job for job in jobs if job.get("name") not in ("launcher", *INITIALIZERS)
+               and ancestor(job) not in INITIALIZERS]
+    launcher_as_node = dig(runtime.body, "spec", "mlPolicy", "mpi", "runLauncherAsNode") is True \
+        and any(job.get("name") == "launcher" for job in jobs)
+    if not workers and launcher_as_node:
         return  # the hostfile lists the launcher; a TrainJob of more nodes is refused (TL215)
     if _own_hostfile(runtime, ctx):
         return  # the launcher lists its workers itself
-    if as_node:
-        names = ", ".join(f"`{string(job.get('name'))}`" for job in workers)
-        named = f"job {names}" if len(workers) == 1 else f"jobs {names}"
+    renamed = any(job.get("name") == PRE_RELEASE_NODE for job in workers)
+    hint = f" (`{PRE_RELEASE_NODE}` is their job's name before v2.0.0)" if renamed else ""
+    if launcher_as_node:
         yield Problem(
             JOBS,
             "this MPI runtime runs the launcher as a node and has no replicatedJob named "
             "`node`: the MPI plugin lists only the launcher in the hostfile and gives the pods "
-            f"of {named} no SSH keys, so they never take part, and the webhook refuses a "
-            "TrainJob of more than one node",
+            f"of {_named(workers)} no SSH keys, so they never take part, and the webhook "
+            f"refuses a TrainJob that sets `numNodes` above 1{hint}",
         )
         return
-    renamed = any(job.get("name") == PRE_RELEASE_NODE for job in workers)
     yield Problem(
         JOBS,
         "this MPI runtime has no replicatedJob named `node`: the MPI plugin sizes and lists "
-        "the workers by that name, so `numNodes` is ignored and the hostfile has no workers"
-        + (f" (`{PRE_RELEASE_NODE}` is their job's name before v2.0.0)" if renamed else ""),
+        f"the workers by that name, so `numNodes` is ignored and the hostfile has no workers{hint}",
     )
+
+
+#: How many jobs a message names before it counts the rest.
+_NAMED = 3
+
+
+def _named(jobs: list[dict[str, Any]]) -> str:
+    """The jobs as a message names them: each name once, the first few."""
+    names = list(dict.fromkeys(name for job in jobs if isinstance(name := job.get("name"), str)))
+    if not names:
+        return "its other jobs"
+    shown = ", ".join(f"`{name}`" for name in names[:_NAMED])
+    more = f" and {len(names) - _NAMED} more" if len(names) > _NAMED else ""
+    return f"job {shown}" if len(names) == 1 else f"jobs {shown}{more}"
 
 
 def _own_hostfile(runtime: Manifest, ctx: Context) -> bool:
