@@ -65,7 +65,10 @@ OTHER_FILES = {
     # A key written twice with the same value (accelerate's config, an evaluation task):
     # nothing is lost whichever one a reader keeps.
     "accelerate.yaml": "debug: false\ndistributed_type: MULTI_GPU\ndebug: false\n",
-    "task.yaml": "task: t\nmetadata:\n  canonical: [a, {b: 1}]\n  n: 2\n  canonical: [a, {b: 1}]\n",
+    "task.yaml": "task: t\nmetadata:\n  canonical: [a, {b: 1}]\n  n: 2\n  canonical: [a, {b: 1}]\n"
+                 "loss: .nan\nloss: .nan\n",
+    # Keys written apart, which most readers take as two (`1` and `"1"`, `true` and `y`).
+    "keys.yaml": 'labels:\n  1: a\n  "1": b\n  true: c\n  y: d\n',
 }
 
 
@@ -157,11 +160,13 @@ def test_a_repeated_key_of_another_value_is_said_as_its_readers_take_it(
     tmp_path: Path,
 ) -> None:
     """In another tool's YAML a repeated key that changes its value loses the first where
-    PyYAML reads it (a value of another type too: `1` is no `true`); in an object, a list of
+    PyYAML reads it (a value written otherwise too: `1` is no `true`; flow YAML is no
+    JSON, whose repeated names are taken); in an object, a list of
     objects or a part of one, the same value repeated is still what kubectl reads and
     kustomize refuses."""
     (tmp_path / "task.yaml").write_text(
-        "group: core\nmetrics:\n  - acc\nmetrics:\n  - acc_norm\nflag: 1\nflag: true\n")
+        "group: core\nmetrics:\n  - acc\nmetrics:\n  - acc_norm\nflag: 1\nflag: true\n"
+        "---\n{epochs: 3, lr: 0.1, epochs: 10}\n")
     (tmp_path / "map.yaml").write_text(
         "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: {a: x, a: x}\n---\n"
         "- {kind: TrainJob, metadata: {name: a, name: a}}\n---\nspec: {a: x, a: x}\n")
@@ -179,6 +184,9 @@ def test_a_repeated_key_of_another_value_is_said_as_its_readers_take_it(
         "that reads it with PyYAML silently keeps the last value, and stricter parsers "
         "(go-yaml v3, js-yaml, ruamel.yaml) refuse the file [duplicate-key]",
         "task.yaml:7:1: TL002 [error] duplicate key `flag` with another value: a program "
+        "that reads it with PyYAML silently keeps the last value, and stricter parsers "
+        "(go-yaml v3, js-yaml, ruamel.yaml) refuse the file [duplicate-key]",
+        "task.yaml:9:22: TL002 [error] duplicate key `epochs` with another value: a program "
         "that reads it with PyYAML silently keeps the last value, and stricter parsers "
         "(go-yaml v3, js-yaml, ruamel.yaml) refuse the file [duplicate-key]",
     ])

@@ -999,31 +999,73 @@ def _applied(data: Any) -> bool:
 
 
 def _repeats_of_other_files(
-    problems: list[LoadProblem], repeats: dict[int, tuple[str, bool]], body: Any, json: bool
+    problems: list[LoadProblem], repeats: dict[int, tuple[yaml.Node, yaml.Node]], body: Any,
+    json: bool,
 ) -> list[LoadProblem]:
     """The problems of a document no Kubernetes object, with what its repeated keys do to
-    the programs that read it instead. JSON takes a repeated key (RFC 8259: names SHOULD
-    be unique), and tools write them (`lvm --reportformat json`). A YAML key that repeats
-    its value loses nothing; one that changes it loses the first value where the program
-    reads it with PyYAML, which keeps the last (go-yaml v3, js-yaml and ruamel.yaml refuse
-    the file)."""
-    if json:
-        return [problem for problem in problems if id(problem) not in repeats]
-    if any(_fragment(item) or (isinstance(item, dict) and _meant_for_kubernetes(
+    the programs that read it instead. JSON takes a repeated name (RFC 8259: names SHOULD
+    be unique), and tools write them (`lvm --reportformat json`). In YAML, a key written
+    again as it was, with its value written again as it was, loses nothing, and keys
+    written apart (`1` and `"1"`) are two for most readers; a key written again with
+    another value loses the first where the program reads it with PyYAML, which keeps
+    the last (go-yaml v3, js-yaml and ruamel.yaml refuse the file)."""
+    if not json and any(_fragment(item) or (isinstance(item, dict) and _meant_for_kubernetes(
             item, item.get("kind"), item.get("apiVersion")))
-           for item in (body if isinstance(body, list) else [body])):
+            for item in (body if isinstance(body, list) else [body])):
         return problems  # an object, a part of one, or a list of them
+    changed = _changed_values(  # a name of JSON's is double-quoted; flow YAML's is not
+        {id(key_node): mapping for key_node, mapping in repeats.values()
+         if not (json and getattr(key_node, "style", None) == '"')})
     kept: list[LoadProblem] = []
     for problem in problems:
         repeat = repeats.get(id(problem))
         if repeat is None:
             kept.append(problem)
-        elif not repeat[1]:
+        elif id(repeat[0]) in changed:
             kept.append(DuplicateKey(
-                f"duplicate key `{repeat[0]}` with another value: a program that reads it with "
-                "PyYAML silently keeps the last value, and stricter parsers (go-yaml v3, "
-                "js-yaml, ruamel.yaml) refuse the file", problem.span))
+                f"duplicate key `{changed[id(repeat[0])]}` with another value: a program that "
+                "reads it with PyYAML silently keeps the last value, and stricter parsers "
+                "(go-yaml v3, js-yaml, ruamel.yaml) refuse the file", problem.span))
     return kept
+
+
+def _changed_values(repeated: dict[int, yaml.Node]) -> dict[int, str]:
+    """Of the repeated keys (their mappings by the id of their node), the key of each that
+    is written as before with a value written otherwise, by the id of its node: one pass
+    over each mapping."""
+    changed: dict[int, str] = {}
+    for owner in {id(node): node for node in repeated.values()}.values():
+        before: dict[str, tuple[yaml.Node, yaml.Node]] = {}
+        for key_node, value_node in owner.value:
+            if key_node.tag == _MERGE or type(key_node) is not yaml.ScalarNode:
+                continue
+            key = key_node.value if key_node.tag is _STR else _key(key_node)
+            if id(key_node) in repeated and key in before:
+                first_key, first_value = before[key]
+                if _written_alike(first_key, key_node) and not _written_alike(
+                        first_value, value_node):
+                    changed[id(key_node)] = key
+            before[key] = (key_node, value_node)
+    return changed
+
+
+def _written_alike(first: yaml.Node, last: yaml.Node) -> bool:
+    """Whether two nodes are written alike: the same texts, plain or quoted alike (`1`
+    and `"1"`, `3` and `3.0`, `false` and `n` are read apart by some readers)."""
+    if first is last:
+        return True
+    if type(first) is not type(last) or len(first.value) != len(last.value):
+        return False
+    if isinstance(first, yaml.ScalarNode) and isinstance(last, yaml.ScalarNode):
+        return bool(first.value == last.value and (first.style in _PLAIN) == (last.style in _PLAIN))
+    if type(first) is yaml.MappingNode:
+        return all(_written_alike(a, b) and _written_alike(x, y)
+                   for (a, x), (b, y) in zip(first.value, last.value, strict=True))
+    return all(map(_written_alike, first.value, last.value))
+
+
+#: How libyaml marks a plain scalar's style.
+_PLAIN = ("", None)
 
 
 def _meant_for_kubernetes(body: dict[str, Any], kind: object, version: object) -> bool:
@@ -1158,9 +1200,8 @@ class _Builder:
         self.first = 0
         #: Whether a mapping sets a key to null (see `Manifest.nulls`).
         self.nulls = False
-        #: Each repeated key's problem, by its id: the key, and whether it repeats its
-        #: value too (nothing is lost where a parser keeps the last value).
-        self.repeats: dict[int, tuple[str, bool]] = {}
+        #: The node of each repeated key, and of its mapping, by the id of its problem.
+        self.repeats: dict[int, tuple[yaml.Node, yaml.Node]] = {}
 
     def build(self, node: yaml.Node, depth: int = 0) -> Any:
         if type(node) is yaml.ScalarNode:
@@ -1228,7 +1269,7 @@ class _Builder:
             start, end = key_node.start_mark, key_node.end_mark
             entry = (start.line + lines, start.column, end.line + lines, end.column, value_first)
             if key in result:
-                places = self._repeated(key, key_node, _same(result[key], value), result, places)
+                places = self._repeated(key, key_node, node, result, places)
                 slot = ENTRY * places[key]
                 spans[slot : slot + ENTRY] = entry
             else:
@@ -1259,7 +1300,7 @@ class _Builder:
                         result[key] = value
 
     def _repeated(
-        self, key: str, key_node: yaml.Node, unchanged: bool, result: dict[str, Any],
+        self, key: str, key_node: yaml.Node, node: yaml.Node, result: dict[str, Any],
         places: dict[str, int],
     ) -> dict[str, int]:
         """Report a key a mapping repeats; where each of its keys is, made at the first
@@ -1269,7 +1310,7 @@ class _Builder:
             f"duplicate key `{key}`: kubectl silently keeps the last value (other tools keep "
             "the first, or refuse the file)", _span(key_node, self.lines))
         self.problems.append(problem)
-        self.repeats[id(problem)] = (key, unchanged)
+        self.repeats[id(problem)] = (key_node, node)
         return places if key in places else {name: at for at, name in enumerate(result)}
 
     def _add(self, spans: list[int]) -> None:
@@ -1277,17 +1318,6 @@ class _Builder:
         document = self.spans
         self.first = len(document) // ENTRY
         document.fromlist(spans)
-
-
-def _same(first: Any, last: Any) -> bool:
-    """Whether two values are the same data, of the same types (`1` is not `true`)."""
-    if type(first) is not type(last):
-        return False
-    if isinstance(first, dict):
-        return first.keys() == last.keys() and all(_same(first[key], last[key]) for key in first)
-    if isinstance(first, list):
-        return len(first) == len(last) and all(map(_same, first, last))
-    return bool(first == last)
 
 
 def _scalar(node: yaml.ScalarNode) -> Any:

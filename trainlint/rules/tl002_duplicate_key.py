@@ -18,14 +18,17 @@ def check(problem: DuplicateKey) -> Iterator[Problem]:
     ## Why is this bad?
     kubectl silently keeps the last value, and drops the first; other tools keep the
     first or refuse the file, so what is reviewed, and what a CI step checks, is not
-    what runs. In another tool's YAML (a training config, a CI workflow), a key that
-    changes its value loses the first where the program reads it with PyYAML, and
-    stricter parsers (go-yaml v3, js-yaml, ruamel.yaml) refuse the file.
+    what runs. In another tool's YAML (a training config, a CI workflow), a key written
+    again with another value loses the first where the program reads it with PyYAML,
+    and stricter parsers (go-yaml v3, js-yaml, ruamel.yaml) refuse the file.
 
     ## When it stays silent
     On the same key in different mappings. In another tool's YAML, on a key written again
-    with the same value (nothing is lost, whichever a reader keeps), and in JSON that is
-    no Kubernetes object (JSON takes repeated names, and tools write them).
+    with its value written again as it was (nothing is lost where the last is kept; a
+    reader that refuses any repeated key, as GitHub Actions and Compose do, says so
+    itself), on keys written apart that kubectl alone reads as one (`1` and `"1"`), and
+    in JSON that is no Kubernetes object (JSON takes repeated names, and tools write
+    them).
 
     ## Example
     ```yaml

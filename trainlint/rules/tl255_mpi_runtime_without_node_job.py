@@ -33,7 +33,7 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     the hostfile holds no workers (or only the launcher): the job runs on one pod. A
     runtime whose launcher runs as a node (`runLauncherAsNode: true`) lists only the
     launcher, and its workers under another name get neither the SSH keys nor a place
-    in the hostfile; the webhook refuses a TrainJob of more than one node (TL215).
+    in the hostfile; the webhook refuses a TrainJob that sets more than one node (TL215).
 
     ## When it stays silent
     When a container's command gives `mpirun` its own hostfile (`-hostfile /tmp/hosts`,
