@@ -115,6 +115,35 @@ def test_context_on_the_command_line(repo: Path) -> None:
     assert "platform/runtimes.yaml" in _check(repo, "platform", "jobs").stdout
 
 
+def test_a_context_runtime_that_makes_the_webhook_deny_trainjobs(tmp_path: Path) -> None:
+    """What the Trainer webhook denies the TrainJob for, though the fault is its runtime's,
+    is said on the TrainJob when the runtime is only context (the cluster's, a platform
+    team's file): the runtime's own finding is not shown."""
+    (tmp_path / "runtime.yaml").write_text(
+        "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: ClusterTrainingRuntime\n"
+        "metadata: {name: torch-volcano}\nspec:\n  mlPolicy: {torch: {}}\n"
+        "  podGroupPolicy: {volcano: {}}\n  template:\n    metadata:\n"
+        "      annotations: {scheduling.volcano.sh/queue-name: ''}\n    spec:\n"
+        "      replicatedJobs:\n        - name: node\n          template:\n"
+        "            metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}\n"
+        "            spec: {template: {spec: {containers: [{name: node, image: x}]}}}\n")
+    (tmp_path / "job.yaml").write_text(
+        "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: sft}\n"
+        "spec:\n  runtimeRef: {name: torch-volcano}\n")
+    result = subprocess.run(
+        ["trainlint", "check", "--no-cache", "--output-format", "concise", "--select", "TL217",
+         "--context", "runtime.yaml", "job.yaml"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False,
+    )
+    assert (result.returncode, result.stdout.splitlines()) == (1, [
+        "job.yaml:5:3: TL217 [error] ClusterTrainingRuntime `torch-volcano` leaves "
+        "`scheduling.volcano.sh/queue-name` empty and this TrainJob sets no queue: the Trainer "
+        'webhook denies the TrainJob ("Volcano queue name must not be empty") '
+        "[empty-volcano-queue-name]",
+        "Found 1 problem (1 error).",
+    ])
+
+
 def test_context_in_the_configuration_is_relative_to_it(repo: Path) -> None:
     (repo / ".trainlint.toml").write_text('context = ["platform"]\n')
     for cwd, name in ((repo, "jobs/sft.yaml"), (repo / "jobs", "sft.yaml")):

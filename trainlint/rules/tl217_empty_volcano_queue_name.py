@@ -2,11 +2,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from trainlint.document import Manifest, dig, mapping
+from trainlint.document import KeyPath, Manifest, dig, mapping
 from trainlint.engine.context import Context
 from trainlint.kinds import TRAINER_KINDS
 from trainlint.problem import Problem, Severity
-from trainlint.render.volcano import QUEUE, queue_places, uses_volcano
+from trainlint.render.volcano import QUEUE, TEMPLATE_ANNOTATIONS, queue_places, uses_volcano
 from trainlint.rule import rule
 
 DETAIL = "Volcano queue name must not be empty"
@@ -23,15 +23,16 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     For a runtime with `podGroupPolicy.volcano`, flags an empty
     `scheduling.volcano.sh/queue-name` annotation: on the runtime's JobSet template
     (`spec.template.metadata`), in a TrainJob's `spec.annotations` (v2.1) or in the
-    metadata of its `runtimePatches` (v2.2+).
+    metadata of its `runtimePatches` (v2.2+); and a TrainJob that sets no queue on a
+    runtime whose queue is empty (that runtime may be the cluster's, or a context file's).
 
     ## Why is this bad?
     The Trainer webhook denies the TrainJob: "Volcano queue name must not be empty". An
     empty annotation on the runtime makes every TrainJob that uses it fail.
 
     ## When it stays silent
-    On a queue name that is set, on runtimes without the Volcano policy, and when the
-    runtime is not among the checked files.
+    On a queue name that is set (a TrainJob's replaces its runtime's), on runtimes without
+    the Volcano policy, and when the runtime is not known.
 
     ## Example
     ```yaml
@@ -76,11 +77,26 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     if runtime is None or not uses_volcano(runtime):
         return
     whose = "the TrainJob" if is_job else "every TrainJob using this runtime"
-    for path in queue_places(manifest, ctx.trainer_version):
-        annotations = mapping(dig(manifest.body, *path))
-        if QUEUE in annotations and annotations[QUEUE] in ("", None):
+    places = queue_places(manifest, ctx.trainer_version)
+    for path in places:
+        if _queue(manifest, path) in ("", None):
             yield Problem(
                 (*path, QUEUE),
                 f"`{QUEUE}` is empty on a Volcano runtime: the Trainer webhook denies {whose} "
                 f'("{DETAIL}")',
             )
+    if is_job and _queue(runtime, TEMPLATE_ANNOTATIONS) in ("", None) and all(
+            _queue(manifest, path) is _UNSET for path in places):
+        yield Problem(  # the runtime's own empty queue, which nothing here replaces
+            ("spec", "runtimeRef"),
+            f"{runtime.describe()} leaves `{QUEUE}` empty and this TrainJob sets no queue: "
+            f'the Trainer webhook denies the TrainJob ("{DETAIL}")',
+        )
+
+
+_UNSET = object()
+
+
+def _queue(manifest: Manifest, path: KeyPath) -> object:
+    """The queue annotation at `path`, `_UNSET` where it is not there."""
+    return mapping(dig(manifest.body, *path)).get(QUEUE, _UNSET)

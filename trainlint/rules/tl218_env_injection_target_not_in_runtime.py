@@ -1,12 +1,12 @@
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from trainlint.document import Manifest, dig, mappings, sequence
 from trainlint.engine.context import Context
-from trainlint.kinds import RUNTIME_KINDS
+from trainlint.kinds import TRAINER_KINDS
 from trainlint.problem import Problem, Severity
-from trainlint.render.trainer import JOBS, container_names, named
+from trainlint.render.trainer import JOBS, container_names, named, rendered
 from trainlint.rule import rule
 
 TARGETS = ("spec", "mlPolicy", "torch", "envInjection", "targets")
@@ -14,15 +14,16 @@ TARGETS = ("spec", "mlPolicy", "torch", "envInjection", "targets")
 
 @rule(
     "TL218", "env-injection-target-not-in-runtime",
-    kinds=RUNTIME_KINDS, severity=Severity.ERROR, since="2.3",
+    kinds=TRAINER_KINDS, severity=Severity.ERROR, since="2.3",
     remediation="Name a job and containers the runtime's template defines.",
 )
-def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
+def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     """## What it does
     Checks that each `mlPolicy.torch.envInjection.targets[]` entry names a replicatedJob
     of the runtime (`jobName`) and containers or init containers of that job
     (`containerNames`: the controller looks among the containers, then the init
-    containers).
+    containers); and a TrainJob on a runtime where one does not (which may be the
+    cluster's, or a context file's), once its own `runtimePatches` are merged.
 
     ## Why is this bad?
     The runtime itself is accepted, but the Trainer webhook denies every TrainJob that uses
@@ -30,7 +31,8 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
     template".
 
     ## When it stays silent
-    On targets that name jobs and containers or init containers of the runtime, and
+    On targets that name jobs and containers or init containers of the runtime (or of a
+    TrainJob's patches, for that TrainJob), on a TrainJob whose runtime is not known, and
     before v2.3.
 
     ## Example
@@ -84,20 +86,59 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
                         - name: metrics
     ```
     """
-    jobs = dig(runtime.body, *JOBS)
+    if manifest.kind == "TrainJob":
+        yield from _on_trainjob(manifest, ctx)
+        return
+    jobs = dig(manifest.body, *JOBS)
+
+    def known(name: str) -> set[str]:
+        found = named(jobs, name)
+        return container_names(found[1]) | container_names(found[1], "initContainers") \
+            if found else set()
+
+    for index, position, job_name, container in _missing(manifest, known):
+        where = f"job `{job_name}`" if named(jobs, job_name) else \
+            f"the runtime (no job `{job_name}`)"
+        yield Problem(
+            (*TARGETS, index, "containerNames", position),
+            f"envInjection target container `{container}` is not in {where}: the Trainer "
+            f"webhook denies every TrainJob using this runtime ({_detail(job_name, container)})",
+        )
+
+
+def _on_trainjob(job: Manifest, ctx: Context) -> Iterator[Problem]:
+    """The targets of a TrainJob's runtime that name no container of its render (the
+    webhook looks after the TrainJob's patches are merged, which may add one)."""
+    runtime = ctx.runtime_for(job)
+    if runtime is None:
+        return
+    jobs = {rendered_job.name: rendered_job for rendered_job in rendered(job, ctx).jobs}
+    for _, _, job_name, container in _missing(runtime, lambda name: {
+            found.name for kind in ("containers", "initContainers")
+            for found in jobs[name].containers(kind)} if name in jobs else set()):
+        yield Problem(
+            ("spec", "runtimeRef"),
+            f"{runtime.describe()} injects env into container `{container}` of job "
+            f"`{job_name}`, which is not there: the Trainer webhook denies this TrainJob "
+            f"({_detail(job_name, container)})",
+        )
+
+
+def _missing(
+    runtime: Manifest, known: Callable[[str], set[str]]
+) -> Iterator[tuple[int, int, str, str]]:
+    """Each target container the `known` containers of its job lack: the target's place,
+    the container's place in it, the job, the container."""
     for index, target in mappings(dig(runtime.body, *TARGETS)):
         job_name = target.get("jobName")
-        found = named(jobs, job_name) if isinstance(job_name, str) else None
-        known = container_names(found[1]) | container_names(found[1], "initContainers") \
-            if found else set()
+        if not isinstance(job_name, str):
+            continue
+        names = known(job_name)
         for position, container in enumerate(sequence(target.get("containerNames"))):
-            if not isinstance(container, str) or container in known:
-                continue
-            where = f"job `{job_name}`" if found else f"the runtime (no job `{job_name}`)"
-            yield Problem(
-                (*TARGETS, index, "containerNames", position),
-                f"envInjection target container `{container}` is not in {where}: the Trainer "
-                f'webhook denies every TrainJob using this runtime ("envInjection target '
-                f'podSet "{job_name}" container "{container}" not found in runtime '
-                'template")',
-            )
+            if isinstance(container, str) and container not in names:
+                yield index, position, job_name, container
+
+
+def _detail(job_name: str, container: str) -> str:
+    return f'"envInjection target podSet "{job_name}" container "{container}" not found in ' \
+        'runtime template"'
