@@ -31,8 +31,9 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
     empty annotation on the runtime makes every TrainJob that uses it fail.
 
     ## When it stays silent
-    On a queue name that is set (a TrainJob's replaces its runtime's), on runtimes without
-    the Volcano policy, and when the runtime is not known.
+    On a queue name that is set (a TrainJob's replaces its runtime's, and the last of its
+    patches the others), on runtimes without the Volcano policy, and when the runtime is
+    not known.
 
     ## Example
     ```yaml
@@ -78,15 +79,16 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
         return
     whose = "the TrainJob" if is_job else "every TrainJob using this runtime"
     places = queue_places(manifest, ctx.trainer_version)
-    for path in places:
+    # The plugin reads one value: the runtime's, replaced by each of the TrainJob's in turn.
+    setting = [path for path in places if _queue(manifest, path) is not _UNSET][-1:]
+    for path in setting:
         if _queue(manifest, path) in ("", None):
             yield Problem(
                 (*path, QUEUE),
                 f"`{QUEUE}` is empty on a Volcano runtime: the Trainer webhook denies {whose} "
                 f'("{DETAIL}")',
             )
-    if is_job and _queue(runtime, TEMPLATE_ANNOTATIONS) in ("", None) and all(
-            _queue(manifest, path) is _UNSET for path in places):
+    if is_job and not setting and _queue(runtime, TEMPLATE_ANNOTATIONS) in ("", None):
         yield Problem(  # the runtime's own empty queue, which nothing here replaces
             ("spec", "runtimeRef"),
             f"{runtime.describe()} leaves `{QUEUE}` empty and this TrainJob sets no queue: "

@@ -6,7 +6,7 @@ from trainlint.document import Manifest, dig, mappings, sequence
 from trainlint.engine.context import Context
 from trainlint.kinds import TRAINER_KINDS
 from trainlint.problem import Problem, Severity
-from trainlint.render.trainer import JOBS, container_names, named, rendered
+from trainlint.render.trainer import JOBS, container_names, named, override_pods
 from trainlint.rule import rule
 
 TARGETS = ("spec", "mlPolicy", "torch", "envInjection", "targets")
@@ -90,13 +90,8 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
         yield from _on_trainjob(manifest, ctx)
         return
     jobs = dig(manifest.body, *JOBS)
-
-    def known(name: str) -> set[str]:
-        found = named(jobs, name)
-        return container_names(found[1]) | container_names(found[1], "initContainers") \
-            if found else set()
-
-    for index, position, job_name, container in _missing(manifest, known):
+    for index, position, job_name, container in _missing(
+            manifest, lambda name: _containers(jobs, name)):
         where = f"job `{job_name}`" if named(jobs, job_name) else \
             f"the runtime (no job `{job_name}`)"
         yield Problem(
@@ -107,21 +102,39 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
 
 
 def _on_trainjob(job: Manifest, ctx: Context) -> Iterator[Problem]:
-    """The targets of a TrainJob's runtime that name no container of its render (the
-    webhook looks after the TrainJob's patches are merged, which may add one)."""
+    """The targets of a TrainJob's runtime that name no container of the runtime's job,
+    nor one the TrainJob's patches give it (the webhook looks once they are merged)."""
     runtime = ctx.runtime_for(job)
     if runtime is None:
         return
-    jobs = {rendered_job.name: rendered_job for rendered_job in rendered(job, ctx).jobs}
-    for _, _, job_name, container in _missing(runtime, lambda name: {
-            found.name for kind in ("containers", "initContainers")
-            for found in jobs[name].containers(kind)} if name in jobs else set()):
+    jobs = dig(runtime.body, *JOBS)
+    patched: dict[str, set[str]] = {}
+    for _, pod, targets in override_pods(job, ctx.trainer_version):
+        names = {name for kind in ("containers", "initContainers")
+                 for _, given in mappings(pod.get(kind))
+                 if isinstance(name := given.get("name"), str)}
+        for target in targets:
+            patched.setdefault(target, set()).update(names)
+
+    def known(name: str) -> set[str]:
+        return _containers(jobs, name) | patched.get(name, set())
+
+    for _, _, job_name, container in _missing(runtime, known):
+        where = f"container `{container}` of job `{job_name}`, which is not there" \
+            if named(jobs, job_name) or job_name in patched else \
+            f"container `{container}` of a job `{job_name}` it does not have"
         yield Problem(
             ("spec", "runtimeRef"),
-            f"{runtime.describe()} injects env into container `{container}` of job "
-            f"`{job_name}`, which is not there: the Trainer webhook denies this TrainJob "
-            f"({_detail(job_name, container)})",
+            f"{runtime.describe()} injects env into {where}: the Trainer webhook denies this "
+            f"TrainJob ({_detail(job_name, container)})",
         )
+
+
+def _containers(jobs: object, name: str) -> set[str]:
+    """The names of the containers and init containers of job `name` of `jobs`."""
+    found = named(jobs, name)
+    return container_names(found[1]) | container_names(found[1], "initContainers") \
+        if found else set()
 
 
 def _missing(
