@@ -27,7 +27,7 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
 
     ## Why is this bad?
     The runtime itself is accepted, but the Trainer webhook denies every TrainJob that uses
-    it: "envInjection target podSet "<job>" container "<name>" not found in runtime
+    it and does not add the container in its `runtimePatches`: "envInjection target podSet "<job>" container "<name>" not found in runtime
     template".
 
     ## When it stays silent
@@ -97,7 +97,8 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
         yield Problem(
             (*TARGETS, index, "containerNames", position),
             f"envInjection target container `{container}` is not in {where}: the Trainer "
-            f"webhook denies every TrainJob using this runtime ({_detail(job_name, container)})",
+            "webhook denies every TrainJob using this runtime whose `runtimePatches` do not "
+            f"add it ({_detail(job_name, container)})",
         )
 
 
