@@ -27,8 +27,8 @@ def check(manifest: Manifest, ctx: Context) -> Iterator[Problem]:
 
     ## Why is this bad?
     The runtime itself is accepted, but the Trainer webhook denies every TrainJob that uses
-    it and does not add the container in its `runtimePatches`: "envInjection target podSet "<job>" container "<name>" not found in runtime
-    template".
+    it and does not add the container in its `runtimePatches`: "envInjection target podSet
+    "<job>" container "<name>" not found in runtime template".
 
     ## When it stays silent
     On targets that name jobs and containers or init containers of the runtime (or of a
