@@ -40,6 +40,10 @@ JOBS: KeyPath = ("spec", "template", "spec", "replicatedJobs")
 JOBSET: KeyPath = JOBS[:-1]
 #: From a replicatedJob to its pod spec.
 POD_SPEC: KeyPath = ("template", "spec", "template", "spec")
+#: The job the controller found by this name before v2.0.0, for the trainer and the MPI
+#: workers alike: upstream's pull request 2548 read the ancestor label and named it `node`
+#: instead, and runtimes written before still carry it.
+PRE_RELEASE_NODE = "trainer-node"
 #: The TrainJob field the controller reads its pod overrides from, per release.
 OVERRIDES = {(2, 0): "podSpecOverrides", (2, 1): "podTemplateOverrides"}
 

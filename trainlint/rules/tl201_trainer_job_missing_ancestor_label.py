@@ -15,6 +15,7 @@ from trainlint.render.trainer import (
     ANCESTOR_LABEL,
     JOBS,
     MAIN_CONTAINERS,
+    PRE_RELEASE_NODE,
     TRAINER,
     ancestor,
     container_names,
@@ -236,8 +237,16 @@ def _missing_label(
     if not jobs:
         return _expected_place(runtime, jobs), _NO_JOBS, False
     return _expected_place(runtime, jobs), (
-        f"no replicatedJob carries {_LABEL} on its job template"
+        f"no replicatedJob carries {_LABEL} on its job template{_pre_release(jobs)}"
     ), False
+
+
+def _pre_release(jobs: Sequence[tuple[int, dict[str, Any]]]) -> str:
+    """What a runtime written before v2.0.0 shows: its trainer job under the name the
+    controller found it by then."""
+    if any(job.get("name") == PRE_RELEASE_NODE for _, job in jobs):
+        return f" (before v2.0.0 the controller found job `{PRE_RELEASE_NODE}` by its name)"
+    return ""
 
 
 def _label_fix(
@@ -365,8 +374,9 @@ def _check_trainjob(job: Manifest, ctx: Context) -> Iterator[Problem | Fact]:
         names = ", ".join(f"`{key}`" for key in dropped)
         yield Problem(
             ("spec", "trainer"),
-            f"{runtime.describe()} has no job labelled {_LABEL}, so the controller silently "
-            f"drops {names} set here: the job runs with the runtime's defaults" if jobs else
+            f"{runtime.describe()} has no job labelled {_LABEL}{_pre_release(jobs)}, so the "
+            f"controller silently drops {names} set here: the job runs with the runtime's "
+            "defaults" if jobs else
             f"{runtime.describe()} has no replicatedJobs, so the JobSet of this TrainJob has no "
             f"Job: nothing runs, the TrainJob never completes, and the controller drops {names} "
             "set here",

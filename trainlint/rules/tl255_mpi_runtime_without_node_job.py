@@ -8,14 +8,18 @@ from trainlint.engine.context import Context
 from trainlint.kinds import RUNTIME_KINDS
 from trainlint.problem import Problem, Severity
 from trainlint.render import INITIALIZERS, script
-from trainlint.render.trainer import JOBS, ancestor, is_mpi, replicated_jobs, runtime_render
+from trainlint.render.trainer import (
+    JOBS,
+    PRE_RELEASE_NODE,
+    ancestor,
+    is_mpi,
+    replicated_jobs,
+    runtime_render,
+)
 from trainlint.rule import rule
 
 #: Where the MPI plugin mounts the hostfile it writes.
 PLUGIN_HOSTFILE = "/etc/mpi/hostfile"
-#: The workers' job name the MPI plugin read before v2.0.0 (renamed `node` by upstream's
-#: pull request 2548): runtimes written then still carry it.
-PRE_RELEASE_NODE = "trainer-node"
 
 
 @rule(
