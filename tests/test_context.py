@@ -282,8 +282,8 @@ def test_a_git_ignored_file_is_checked_when_named(tmp_path: Path) -> None:
 #: What the notes on a template and on a fragment say after their place.
 TEMPLATE_NOTE = (
     "this document is a template (`${...}`, `{{ ... }}`, `{% ... %}`, `#@`, `%(...)s`, "
-    "`{NAME}` or `...` where a value or a line goes), no object until they are filled, so "
-    "nothing in it is checked: check the filled text (`... | trainlint check -`)"
+    "`%s`, `{NAME}` or `...` where a value or a line goes), no object until they are "
+    "filled, so nothing in it is checked: check the filled text (`... | trainlint check -`)"
 )
 FRAGMENT_NOTE = (
     "this document is part of an object (`metadata` or `spec`, but no `kind` and "

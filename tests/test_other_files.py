@@ -67,8 +67,20 @@ OTHER_FILES = {
     "accelerate.yaml": "debug: false\ndistributed_type: MULTI_GPU\ndebug: false\n",
     "task.yaml": "task: t\nmetadata:\n  canonical: [a, {b: 1}]\n  n: 2\n  canonical: [a, {b: 1}]\n"
                  "loss: .nan\nloss: .nan\n",
-    # Keys written apart, which most readers take as two (`1` and `"1"`, `true` and `y`).
+    # Keys written apart, which most readers take as two (`1` and `"1"`, `true` and `y`);
+    # keys that are collections, which YAML takes.
     "keys.yaml": 'labels:\n  1: a\n  "1": b\n  true: c\n  y: d\n',
+    "pairs.yaml": "? [cpu, gpu]\n: 2\n? [cpu, mem]\n: 1\n",
+    # A quota manager's own JSON (a kind, metadata and a spec, no apiVersion); an API's
+    # test suite naming the API it tests (openshift/api's, no kind nor metadata).
+    "quota.json": '{"kind": "QuotaTree", "metadata": {"name": "t"}, "spec": {"nodes": {}}}\n',
+    "dns.testsuite.yaml": "apiVersion: apiextensions.k8s.io/v1\nname: DNS\n"
+                          "crd: dns.crd.yaml\ntests: {onCreate: []}\n",
+    # Templates of Go's `fmt.Sprintf` and of `envsubst` inside a flow sequence.
+    "userdata.yaml": "apiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\nspec:\n"
+                     "  cluster:\n    name: %s\n    cidr: 10.100.0.0/16\n",
+    "instance.yaml": "apiVersion: kro.run/v1alpha1\nkind: App\nmetadata: {name: a}\n"
+                     "spec:\n  subnetIDs: [${SUBNET_IDS}]\n",
 }
 
 
@@ -190,6 +202,18 @@ def test_a_repeated_key_of_another_value_is_said_as_its_readers_take_it(
         "that reads it with PyYAML silently keeps the last value, and stricter parsers "
         "(go-yaml v3, js-yaml, ruamel.yaml) refuse the file [duplicate-key]",
     ])
+
+
+def test_what_only_kubernetes_refuses_is_said_of_its_objects(tmp_path: Path) -> None:
+    """A key that is a collection in an object, and a tool's own shape beside objects,
+    are said as before: kubectl refuses the file."""
+    (tmp_path / "all.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata:\n  ? [a, b]\n  : c\n"
+        "---\nkind: QuotaTree\nmetadata: {name: t}\nspec: {}\n")
+    status, found = check(tmp_path, "all.yaml")
+    assert (status, [line.split(" [")[0] for line in found]) == (1, [
+        "all.yaml:5:5: TL001", "all.yaml:8:1: TL004"])
+    assert "a mapping key must be a scalar for Kubernetes" in found[0]
 
 
 def test_what_still_makes_a_manifest_wrong_is_said(tmp_path: Path) -> None:

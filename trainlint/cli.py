@@ -405,7 +405,7 @@ def _check_change(
 FRAGMENT = ("this document is part of an object (`metadata` or `spec`, but no `kind` and "
             "`apiVersion`), so nothing in it is checked (a fragment of a manifest?)")
 TEMPLATE = ("this document is a template (`${...}`, `{{ ... }}`, `{% ... %}`, `#@`, "
-            "`%(...)s`, `{NAME}` or `...` where a value or a line goes), no object until "
+            "`%(...)s`, `%s`, `{NAME}` or `...` where a value or a line goes), no object until "
             "they are filled, so nothing in it is checked: check the filled text "
             "(`... | trainlint check -`)")
 

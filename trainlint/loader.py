@@ -493,8 +493,8 @@ def _document(
         return
     problems = builder.problems
     if problems and not _applied(body):
-        problems = _repeats_of_other_files(
-            problems, builder.repeats, body, _json_sniffed(text, node.start_mark.index))
+        problems = _as_other_tools_read(
+            problems, builder, body, _json_sniffed(text, node.start_mark.index))
     found.problems.extend(problems)
     if _fragment(body):
         found.fragments.append(Fragment(_span(node, lines)))
@@ -719,11 +719,14 @@ _EXPRESSION_LINE = r"\$\{[^{}\n]+\}"
 
 
 #: A placeholder of Python's `%` formatting (`%(project)s`: Jsonnet's `importstr ... %`
-#: fills such a file), a `%NAME%` (`feast init`), or a name in braces glued to what
-#: follows (`{PREFIX}.16`, `{username}/image`, which `sed` fills): each makes the line no
-#: YAML, where YAML reads a placeholder alone (`{NAME}` is a flow mapping) as it is.
+#: fills such a file), a verb of Go's or C's (`name: %s`, which `fmt.Sprintf` fills), a
+#: `%NAME%` (`feast init`), a `${NAME}` inside a flow collection (`[${SUBNET_IDS}]`, which
+#: `envsubst` fills), or a name in braces glued to what follows (`{PREFIX}.16`,
+#: `{username}/image`, which `sed` fills): each makes the line no YAML, where YAML reads a
+#: placeholder alone (`{NAME}` is a flow mapping; `${NAME}` a plain scalar) as it is.
 _FILLED_IN = (
     r"%\([^()\s]+\)[sdifgrx]|%[A-Za-z_][\w-]*%(?=\s*(?:$|[,\]}#]))"
+    r"|%[sdvqfgx](?=\s*(?:$|[,\]}#]))|\$\{[^{}\s]+\}"
     r"|\{[A-Za-z_][\w-]*\}[^\s,\]}#]")
 #: A line left for a tool to fill or a reader to complete: `$NAME` alone (`envsubst`), or
 #: an ellipsis where an excerpt leaves lines out (indented, or of more than three dots:
@@ -998,27 +1001,30 @@ def _applied(data: Any) -> bool:
         or data["kind"] == "List")
 
 
-def _repeats_of_other_files(
-    problems: list[LoadProblem], repeats: dict[int, tuple[yaml.Node, yaml.Node]], body: Any,
-    json: bool,
+def _as_other_tools_read(
+    problems: list[LoadProblem], builder: _Builder, body: Any, json: bool
 ) -> list[LoadProblem]:
-    """The problems of a document no Kubernetes object, with what its repeated keys do to
-    the programs that read it instead. JSON takes a repeated name (RFC 8259: names SHOULD
-    be unique), and tools write them (`lvm --reportformat json`). In YAML, a key written
-    again as it was, with its value written again as it was, loses nothing, and keys
-    written apart (`1` and `"1"`) are two for most readers; a key written again with
-    another value loses the first where the program reads it with PyYAML, which keeps
-    the last (go-yaml v3, js-yaml and ruamel.yaml refuse the file)."""
+    """The problems of a document no Kubernetes object, as the programs that read it
+    instead see them. A key that is a collection is YAML's, not Kubernetes'. JSON takes a
+    repeated name (RFC 8259: names SHOULD be unique), and tools write them (`lvm
+    --reportformat json`). In YAML, a key written again as it was, with its value written
+    again as it was, loses nothing, and keys written apart (`1` and `"1"`) are two for
+    most readers; a key written again with another value loses the first where the
+    program reads it with PyYAML, which keeps the last (go-yaml v3, js-yaml and
+    ruamel.yaml refuse the file)."""
     if not json and any(_fragment(item) or (isinstance(item, dict) and _meant_for_kubernetes(
             item, item.get("kind"), item.get("apiVersion")))
             for item in (body if isinstance(body, list) else [body])):
         return problems  # an object, a part of one, or a list of them
+    repeats = builder.repeats
     changed = _changed_values(  # a name of JSON's is double-quoted; flow YAML's is not
         {id(key_node): mapping for key_node, mapping in repeats.values()
          if not (json and getattr(key_node, "style", None) == '"')})
     kept: list[LoadProblem] = []
     for problem in problems:
         repeat = repeats.get(id(problem))
+        if id(problem) in builder.kubernetes_only:
+            continue
         if repeat is None:
             kept.append(problem)
         elif id(repeat[0]) in changed:
@@ -1070,16 +1076,19 @@ _PLAIN = ("", None)
 
 def _meant_for_kubernetes(body: dict[str, Any], kind: object, version: object) -> bool:
     """Whether a mapping with half of what makes an object was meant as one: a kind of
-    Trainer's, a kind of Kubernetes' with `metadata`, or any with `metadata` and a `spec`
-    (not `kind: pipeline`, `kind: Kustomization`, `kind: ZarfPackageConfig`), or an
-    apiVersion of Kubernetes' shape with `metadata`, or with a group that has a dot or is
-    Kubernetes' own (`argoproj.io/v1alpha1`, `apps/v1`; not Helm's `apiVersion: v2`, nor
-    istio's `release-notes/v2`)."""
+    Trainer's, a kind of Kubernetes' with `metadata`, or, beside an apiVersion, any kind
+    with `metadata` and a `spec` (not `kind: pipeline`, `kind: Kustomization`,
+    `kind: ZarfPackageConfig`, nor a tool's own format of that shape with no apiVersion,
+    such as a quota manager's `kind: QuotaTree`); or an apiVersion of Kubernetes' shape
+    with `metadata`, or with a `spec` and a group that has a dot or is Kubernetes' own
+    (`argoproj.io/v1alpha1`, `apps/v1`; not Helm's `apiVersion: v2`, nor istio's
+    `release-notes/v2`, nor a test suite's file that names the API it tests)."""
     metadata = isinstance(body.get("metadata"), dict)
     if isinstance(kind, str):
-        return kind in TRAINER_KINDS or (metadata and (kind in KUBERNETES_KINDS or "spec" in body))
+        return kind in TRAINER_KINDS or (metadata and (
+            kind in KUBERNETES_KINDS or ("spec" in body and isinstance(version, str))))
     shape = _API_VERSION.fullmatch(version) if isinstance(version, str) else None
-    return shape is not None and (metadata or (shape[1] is not None and (
+    return shape is not None and (metadata or ("spec" in body and shape[1] is not None and (
         "." in shape[1] or shape[1] in _UNDOTTED_GROUPS)))
 
 
@@ -1202,6 +1211,9 @@ class _Builder:
         self.nulls = False
         #: The node of each repeated key, and of its mapping, by the id of its problem.
         self.repeats: dict[int, tuple[yaml.Node, yaml.Node]] = {}
+        #: The problems only Kubernetes has with the text (a key that is a collection,
+        #: which YAML takes), by id.
+        self.kubernetes_only: set[int] = set()
 
     def build(self, node: yaml.Node, depth: int = 0) -> Any:
         if type(node) is yaml.ScalarNode:
@@ -1248,12 +1260,12 @@ class _Builder:
                 merged.append((key_node, value_node))
                 continue
             if type(key_node) is not yaml.ScalarNode:
-                self.problems.append(
-                    InvalidYaml(
-                        "invalid YAML: a mapping key must be a scalar for Kubernetes",
-                        _span(key_node, lines),
-                    )
+                problem = InvalidYaml(
+                    "invalid YAML: a mapping key must be a scalar for Kubernetes",
+                    _span(key_node, lines),
                 )
+                self.problems.append(problem)
+                self.kubernetes_only.add(id(problem))
                 continue
             # Keys repeat in every object: share them. One that is no string is the text
             # kubectl gives it (`y:` is the key `true`, `0x10:` is `16`).
