@@ -119,7 +119,8 @@ def test_the_same_shapes_beside_kubernetes_objects_are_reported(tmp_path: Path) 
 def test_objects_meant_for_kubernetes_are_reported_alone(tmp_path: Path) -> None:
     """A kind of Kubernetes' without its apiVersion, an apiVersion of Kubernetes' with
     `metadata` and no kind, a Kubernetes object in JSON with comments, a YAML manifest
-    with a control character (where it is, not at 1:1)."""
+    with a control character (where it is, not at 1:1), a custom resource in YAML with
+    metadata and a spec but its apiVersion misspelt."""
     (tmp_path / "a.yaml").write_text("kind: TrainJob\nmetadata: {name: sft}\n")
     (tmp_path / "b.yaml").write_text(
         "apiVersion: trainer.kubeflow.org/v1alpha1\nmetadata: {name: sft}\n")
@@ -128,7 +129,11 @@ def test_objects_meant_for_kubernetes_are_reported_alone(tmp_path: Path) -> None
         '  "metadata": {"name": "a"}\n}\n')
     (tmp_path / "d.yaml").write_text(
         'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\ndata: {k: "a\x7fb"}\n')
-    assert check(tmp_path, "a.yaml", "b.yaml", "c.json", "d.yaml") == (1, [
+    # A custom resource in YAML whose apiVersion key is misspelt (an Argo Workflow's test).
+    (tmp_path / "e.yaml").write_text(
+        "dbapiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata: {generateName: w-}\n"
+        "spec: {entrypoint: main}\n")
+    assert check(tmp_path, "a.yaml", "b.yaml", "c.json", "d.yaml", "e.yaml") == (1, [
         "a.yaml:1:1: TL004 [warning] object has no `apiVersion` string: the API server "
         "rejects it, and no rule can tell what it is [not-a-kubernetes-object]",
         "b.yaml:1:1: TL004 [warning] object has no `kind` string: the API server rejects it, "
@@ -139,6 +144,8 @@ def test_objects_meant_for_kubernetes_are_reported_alone(tmp_path: Path) -> None
         "d.yaml:4:13: TL001 [error] invalid YAML: the character #x007f is not allowed "
         "(control characters are not allowed): kubectl and the API server reject this "
         "document [invalid-yaml]",
+        "e.yaml:1:1: TL004 [warning] object has no `apiVersion` string: the API server "
+        "rejects it, and no rule can tell what it is [not-a-kubernetes-object]",
     ])
 
 

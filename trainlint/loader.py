@@ -498,7 +498,7 @@ def _document(
     found.problems.extend(problems)
     if _fragment(body):
         found.fragments.append(Fragment(_span(node, lines)))
-    _collect(body, index, found, node, builder)
+    _collect(body, index, found, node, builder, text)
 
 
 def _joined(
@@ -936,9 +936,12 @@ def _row(line: str) -> bool:
     return isinstance(row, dict) and not ("kind" in row and "apiVersion" in row)
 
 
-def _collect(body: Any, index: int, found: Part, node: yaml.Node, builder: _Builder) -> None:
-    """Turn one document into objects: a mapping, a `kind: List` of them, or a finding
-    (one that may be another tool's file is `doubtful`: said only beside objects)."""
+def _collect(
+    body: Any, index: int, found: Part, node: yaml.Node, builder: _Builder, text: str
+) -> None:
+    """Turn one document of `text` into objects: a mapping, a `kind: List` of them, or a
+    finding (one that may be another tool's file is `doubtful`: said only beside
+    objects)."""
     spans, first = builder.spans, builder.first  # the body is the container built last
     lines = builder.lines
     objects, problems = found.objects, found.problems
@@ -982,7 +985,8 @@ def _collect(body: Any, index: int, found: Part, node: yaml.Node, builder: _Buil
     kind, version = body.get("kind"), body.get("apiVersion")
     if not isinstance(kind, str) or not isinstance(version, str):
         missing = "kind" if not isinstance(kind, str) else "apiVersion"
-        meant = _meant_for_kubernetes(body, kind, version)
+        meant = _meant_for_kubernetes(
+            body, kind, version, json=_json_sniffed(text, node.start_mark.index))
         message = (f"object has no `{missing}` string: the API server rejects it, and no "
                    "rule can tell what it is")
         _add(found, NotAnObject(message, _span(node, lines)), doubtful=not meant)
@@ -1074,19 +1078,22 @@ def _written_alike(first: yaml.Node, last: yaml.Node) -> bool:
 _PLAIN = ("", None)
 
 
-def _meant_for_kubernetes(body: dict[str, Any], kind: object, version: object) -> bool:
+def _meant_for_kubernetes(
+    body: dict[str, Any], kind: object, version: object, *, json: bool = False
+) -> bool:
     """Whether a mapping with half of what makes an object was meant as one: a kind of
-    Trainer's, a kind of Kubernetes' with `metadata`, or, beside an apiVersion, any kind
-    with `metadata` and a `spec` (not `kind: pipeline`, `kind: Kustomization`,
-    `kind: ZarfPackageConfig`, nor a tool's own format of that shape with no apiVersion,
-    such as a quota manager's `kind: QuotaTree`); or an apiVersion of Kubernetes' shape
-    with `metadata`, or with a `spec` and a group that has a dot or is Kubernetes' own
+    Trainer's, a kind of Kubernetes' with `metadata`, or any kind with `metadata` and a
+    `spec` (not `kind: pipeline`, `kind: Kustomization`, `kind: ZarfPackageConfig`) in
+    YAML or beside an apiVersion (JSON of that shape with no apiVersion is a program's
+    own: a quota manager's `kind: QuotaTree`); or an apiVersion of Kubernetes' shape with
+    `metadata`, or with a `spec` and a group that has a dot or is Kubernetes' own
     (`argoproj.io/v1alpha1`, `apps/v1`; not Helm's `apiVersion: v2`, nor istio's
     `release-notes/v2`, nor a test suite's file that names the API it tests)."""
     metadata = isinstance(body.get("metadata"), dict)
     if isinstance(kind, str):
         return kind in TRAINER_KINDS or (metadata and (
-            kind in KUBERNETES_KINDS or ("spec" in body and isinstance(version, str))))
+            kind in KUBERNETES_KINDS or ("spec" in body and (
+                isinstance(version, str) or not json))))
     shape = _API_VERSION.fullmatch(version) if isinstance(version, str) else None
     return shape is not None and (metadata or ("spec" in body and shape[1] is not None and (
         "." in shape[1] or shape[1] in _UNDOTTED_GROUPS)))
