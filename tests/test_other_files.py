@@ -81,6 +81,11 @@ OTHER_FILES = {
                      "  cluster:\n    name: %s\n    cidr: 10.100.0.0/16\n",
     "instance.yaml": "apiVersion: kro.run/v1alpha1\nkind: App\nmetadata: {name: a}\n"
                      "spec:\n  subnetIDs: [${SUBNET_IDS}]\n",
+    # A kustomization with metadata (kustomize fills in its kind); a policy tool's rules
+    # whose `kind` is a list.
+    "kustomization.yml": "apiVersion: kustomize.config.k8s.io/v1beta1\n"
+                         "metadata: {name: overlay}\nresources: [job.yaml]\n",
+    "rules.yaml": "- kind: [Deployment, StatefulSet]\n  require: [resources.limits.memory]\n",
 }
 
 
@@ -221,6 +226,25 @@ def test_what_only_kubernetes_refuses_is_said_of_its_objects(tmp_path: Path) -> 
     assert (status, [line.split(" [")[0] for line in found]) == (1, [
         "all.yaml:5:5: TL001", "all.yaml:8:1: TL004"])
     assert "a mapping key must be a scalar for Kubernetes" in found[0]
+
+
+def test_placeholders_and_keys_that_are_no_template_are_said(tmp_path: Path) -> None:
+    """A shell's `${RANK}` inside a longer item of a flow list, and `%s` as an item of
+    one, are no template: kubectl refuses the file. So does a key that is a collection in
+    a custom resource without metadata, and a custom resource whose apiVersion is empty."""
+    (tmp_path / "a.yaml").write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n"
+        "    - {name: c, image: x, command: [sh, -c, python train.py --rank ${RANK}]}\n")
+    (tmp_path / "b.yaml").write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n"
+        "    - {name: c, image: x, args: [printf, %s, hello]}\n")
+    (tmp_path / "c.yaml").write_text(
+        "apiVersion: ray.io/v1\nkind: RayJob\nspec:\n  ? [a, b]\n  : c\n")
+    (tmp_path / "d.yaml").write_text(
+        "apiVersion:\nkind: RayJob\nmetadata: {name: r}\nspec: {entrypoint: x}\n")
+    status, found = check(tmp_path, "a.yaml", "b.yaml", "c.yaml", "d.yaml")
+    assert (status, [line.split(" [")[0] for line in found]) == (1, [
+        "a.yaml:6:69: TL001", "b.yaml:6:42: TL001", "c.yaml:4:5: TL001", "d.yaml:1:1: TL004"])
 
 
 def test_what_still_makes_a_manifest_wrong_is_said(tmp_path: Path) -> None:

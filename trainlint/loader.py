@@ -719,14 +719,16 @@ _EXPRESSION_LINE = r"\$\{[^{}\n]+\}"
 
 
 #: A placeholder of Python's `%` formatting (`%(project)s`: Jsonnet's `importstr ... %`
-#: fills such a file), a verb of Go's or C's (`name: %s`, which `fmt.Sprintf` fills), a
-#: `%NAME%` (`feast init`), a `${NAME}` inside a flow collection (`[${SUBNET_IDS}]`, which
-#: `envsubst` fills), or a name in braces glued to what follows (`{PREFIX}.16`,
-#: `{username}/image`, which `sed` fills): each makes the line no YAML, where YAML reads a
-#: placeholder alone (`{NAME}` is a flow mapping; `${NAME}` a plain scalar) as it is.
+#: fills such a file), a verb of Go's alone as a key's value (`name: %s`, which
+#: `fmt.Sprintf` fills; not an item of a flow list, `[printf, %s]`), a `%NAME%` (`feast
+#: init`), a `${NAME}` alone as an item of a flow collection (`[${SUBNET_IDS}]`, which
+#: `envsubst` fills; not inside a longer item, a shell's `python train.py ${RANK}`), or a
+#: name in braces glued to what follows (`{PREFIX}.16`, `{username}/image`, which `sed`
+#: fills): each makes the line no YAML, where YAML reads a placeholder alone (`{NAME}` is
+#: a flow mapping; `${NAME}` a plain scalar) as it is.
 _FILLED_IN = (
     r"%\([^()\s]+\)[sdifgrx]|%[A-Za-z_][\w-]*%(?=\s*(?:$|[,\]}#]))"
-    r"|%[sdvqfgx](?=\s*(?:$|[,\]}#]))|\$\{[^{}\s]+\}"
+    r"|(?<=: )%[sdv](?=\s*(?:$|#))|(?<=[\[,])\s*\$\{[^{}\s]+\}(?=\s*[,\]])"
     r"|\{[A-Za-z_][\w-]*\}[^\s,\]}#]")
 #: A line left for a tool to fill or a reader to complete: `$NAME` alone (`envsubst`), or
 #: an ellipsis where an excerpt leaves lines out (indented, or of more than three dots:
@@ -953,8 +955,8 @@ def _collect(
                 "document is a list of objects, not a Kubernetes object: kubectl rejects it; "
                 "separate the objects with `---` or wrap them in a `kind: List`"
             )
-            complete = any(isinstance(item, dict) and (item.get("kind") in TRAINER_KINDS or (
-                isinstance(item.get("kind"), str) and isinstance(item.get("apiVersion"), str)))
+            complete = any(isinstance(item, dict) and isinstance(item.get("kind"), str) and (
+                item["kind"] in TRAINER_KINDS or isinstance(item.get("apiVersion"), str))
                 for item in body)
             _add(found, NotAnObject(message, _span(node, lines)), doubtful=not complete)
         return  # a list of anything else is some other YAML file: not ours to judge
@@ -1016,9 +1018,9 @@ def _as_other_tools_read(
     most readers; a key written again with another value loses the first where the
     program reads it with PyYAML, which keeps the last (go-yaml v3, js-yaml and
     ruamel.yaml refuse the file)."""
-    if not json and any(_fragment(item) or (isinstance(item, dict) and _meant_for_kubernetes(
-            item, item.get("kind"), item.get("apiVersion")))
-            for item in (body if isinstance(body, list) else [body])):
+    kubernetes = any(_fragment(item) or _kubernetes_shaped(item)
+                     for item in (body if isinstance(body, list) else [body]))
+    if kubernetes and not json:
         return problems  # an object, a part of one, or a list of them
     repeats = builder.repeats
     changed = _changed_values(  # a name of JSON's is double-quoted; flow YAML's is not
@@ -1028,6 +1030,8 @@ def _as_other_tools_read(
     for problem in problems:
         repeat = repeats.get(id(problem))
         if id(problem) in builder.kubernetes_only:
+            if kubernetes:
+                kept.append(problem)
             continue
         if repeat is None:
             kept.append(problem)
@@ -1078,6 +1082,17 @@ def _written_alike(first: yaml.Node, last: yaml.Node) -> bool:
 _PLAIN = ("", None)
 
 
+def _kubernetes_shaped(item: Any) -> bool:
+    """Whether a document's mapping is, or was meant as, an object kubectl reads: a kind
+    and an apiVersion of Kubernetes' shape, or half of them (`_meant_for_kubernetes`)."""
+    if not isinstance(item, dict):
+        return False
+    kind, version = item.get("kind"), item.get("apiVersion")
+    return (isinstance(kind, str) and isinstance(version, str)
+            and _API_VERSION.fullmatch(version) is not None) or _meant_for_kubernetes(
+        item, kind, version)
+
+
 def _meant_for_kubernetes(
     body: dict[str, Any], kind: object, version: object, *, json: bool = False
 ) -> bool:
@@ -1093,10 +1108,12 @@ def _meant_for_kubernetes(
     if isinstance(kind, str):
         return kind in TRAINER_KINDS or (metadata and (
             kind in KUBERNETES_KINDS or ("spec" in body and (
-                isinstance(version, str) or not json))))
+                "apiVersion" in body or not json))))
     shape = _API_VERSION.fullmatch(version) if isinstance(version, str) else None
-    return shape is not None and (metadata or ("spec" in body and shape[1] is not None and (
-        "." in shape[1] or shape[1] in _UNDOTTED_GROUPS)))
+    if shape is None or shape[1] in _KIND_FILLED:
+        return False
+    return metadata or ("spec" in body and shape[1] is not None and (
+        "." in shape[1] or shape[1] in _UNDOTTED_GROUPS))
 
 
 def _add(found: Part, problem: LoadProblem, *, doubtful: bool) -> None:
@@ -1111,6 +1128,9 @@ _API_VERSION = re.compile(r"(?:([a-z0-9-]+(?:\.[a-z0-9-]+)*)/)?v\d+(?:(?:alpha|b
 #: must), so an apiVersion alone names a Kubernetes object only with one of these or a dot
 #: (not istio's `release-notes/v2`).
 _UNDOTTED_GROUPS = frozenset({"apps", "batch", "autoscaling", "policy", "extensions"})
+#: The groups of files whose tool fills in the kind it reads (kustomize's
+#: `kustomization.yaml`, which may carry `metadata` and no kind).
+_KIND_FILLED = frozenset({"kustomize.config.k8s.io"})
 
 
 def _syntax_problem(error: yaml.MarkedYAMLError) -> LoadProblem:
