@@ -9,6 +9,8 @@ from pathlib import Path
 
 from tests.test_cli import ENV
 from tests.test_inputs import TIMEOUT, TRAINLINT
+from trainlint.document import Span
+from trainlint.loader import load
 
 #: Files of other tools, each as such a tool writes it.
 OTHER_FILES = {
@@ -186,16 +188,19 @@ def test_a_repeated_key_of_another_value_is_said_as_its_readers_take_it(
     """In another tool's YAML a repeated key that changes its value loses the first where
     PyYAML reads it (a value written otherwise too: `1` is no `true`; flow YAML is no
     JSON, whose repeated names are taken); in an object, a list of
-    objects or a part of one, the same value repeated is still what kubectl reads and
-    kustomize refuses."""
+    objects or a part of one, kubectl keeps the last value (and reads `1` and `"1"` as
+    one key), and a key written again as it was with its value loses nothing."""
     (tmp_path / "task.yaml").write_text(
         "group: core\nmetrics:\n  - acc\nmetrics:\n  - acc_norm\nflag: 1\nflag: true\n"
         "---\n{epochs: 3, lr: 0.1, epochs: 10}\n")
     (tmp_path / "map.yaml").write_text(
-        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: {a: x, a: x}\n---\n"
-        "- {kind: TrainJob, metadata: {name: a, name: a}}\n---\nspec: {a: x, a: x}\n")
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n"
+        'data: {a: x, a: y, b: z, b: z, 1: p, "1": q}\n---\n'
+        "- {kind: TrainJob, metadata: {name: a, name: b}}\n---\nspec: {a: x, a: y}\n")
     assert check(tmp_path, "task.yaml", "map.yaml") == (1, [
         "map.yaml:4:14: TL002 [error] duplicate key `a`: kubectl silently keeps the last value "
+        "(other tools keep the first, or refuse the file) [duplicate-key]",
+        "map.yaml:4:38: TL002 [error] duplicate key `1`: kubectl silently keeps the last value "
         "(other tools keep the first, or refuse the file) [duplicate-key]",
         "map.yaml:6:1: TL004 [warning] document is a list of objects, not a Kubernetes "
         "object: kubectl rejects it; separate the objects with `---` or wrap them in a "
@@ -214,6 +219,22 @@ def test_a_repeated_key_of_another_value_is_said_as_its_readers_take_it(
         "that reads it with PyYAML silently keeps the last value, and stricter parsers "
         "(go-yaml v3, js-yaml, ruamel.yaml) refuse the file [duplicate-key]",
     ])
+
+
+def test_an_anchor_defined_again_is_read_as_kubectl_reads_it(tmp_path: Path) -> None:
+    """YAML lets a document define an anchor again (an alias refers to the latest), and
+    kubectl reads it so; libyaml refuses it. The values and places are kubectl's."""
+    text = ("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata:\n  a: &x one\n"
+            "  b: *x\n  c: &x two\n  d: *x\n  e: &x three\n  f: *x\n---\n"
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\ndata: {g: &x four, h: *x}\n")
+    loaded = load(text, "anchors.yaml")
+    assert loaded.problems == []
+    assert [manifest.body["data"] for manifest in loaded.manifests] == [
+        {"a": "one", "b": "one", "c": "two", "d": "two", "e": "three", "f": "three"},
+        {"g": "four", "h": "four"}]
+    assert loaded.manifests[0].span(("data", "e")) == Span(9, 3, 9, 4)
+    (tmp_path / "anchors.yaml").write_text(text)
+    assert check(tmp_path, "anchors.yaml") == (0, [])
 
 
 def test_what_only_kubernetes_refuses_is_said_of_its_objects(tmp_path: Path) -> None:

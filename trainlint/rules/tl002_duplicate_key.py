@@ -23,12 +23,12 @@ def check(problem: DuplicateKey) -> Iterator[Problem]:
     and stricter parsers (go-yaml v3, js-yaml, ruamel.yaml) refuse the file.
 
     ## When it stays silent
-    On the same key in different mappings. In another tool's YAML, on a key written again
-    with its value written again as it was (nothing is lost where the last is kept; a
-    reader that refuses any repeated key, as GitHub Actions and Compose do, says so
-    itself), on keys written apart that kubectl alone reads as one (`1` and `"1"`), and
-    in JSON that is no Kubernetes object (JSON takes repeated names, and tools write
-    them).
+    On the same key in different mappings, and on a key written again as it was with its
+    value written again as it was: nothing is lost where the last is kept (a reader that
+    refuses any repeated key, as kustomize, GitHub Actions and Compose do, says so
+    itself). In another tool's YAML, on keys written apart that kubectl alone reads as
+    one (`1` and `"1"`), and in JSON that is no Kubernetes object (JSON takes repeated
+    names, and tools write them).
 
     ## Example
     ```yaml
