@@ -195,13 +195,15 @@ def test_a_repeated_key_of_another_value_is_said_as_its_readers_take_it(
         "---\n{epochs: 3, lr: 0.1, epochs: 10}\n")
     (tmp_path / "map.yaml").write_text(
         "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n"
-        'data: {a: x, a: y, b: z, b: z, 1: p, "1": q}\n---\n'
+        'data: {a: x, a: y, b: z, b: z, 1: p, "1": q, port: !!str 8080, port: 8080}\n---\n'
         "- {kind: TrainJob, metadata: {name: a, name: b}}\n---\nspec: {a: x, a: y}\n")
     assert check(tmp_path, "task.yaml", "map.yaml") == (1, [
         "map.yaml:4:14: TL002 [error] duplicate key `a`: kubectl silently keeps the last value "
         "(other tools keep the first, or refuse the file) [duplicate-key]",
         "map.yaml:4:38: TL002 [error] duplicate key `1`: kubectl silently keeps the last value "
         "(other tools keep the first, or refuse the file) [duplicate-key]",
+        "map.yaml:4:64: TL002 [error] duplicate key `port`: kubectl silently keeps the last "
+        "value (other tools keep the first, or refuse the file) [duplicate-key]",
         "map.yaml:6:1: TL004 [warning] document is a list of objects, not a Kubernetes "
         "object: kubectl rejects it; separate the objects with `---` or wrap them in a "
         "`kind: List` [not-a-kubernetes-object]",
@@ -235,6 +237,12 @@ def test_an_anchor_defined_again_is_read_as_kubectl_reads_it(tmp_path: Path) -> 
     assert loaded.manifests[0].span(("data", "e")) == Span(9, 3, 9, 4)
     (tmp_path / "anchors.yaml").write_text(text)
     assert check(tmp_path, "anchors.yaml") == (0, [])
+    # kubectl reads a text that opens with `{` as JSON, which has no anchors.
+    (tmp_path / "anchors.json").write_text(
+        '{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}, '
+        '"data": {"a": &x "1", "b": &x "2"}}\n')
+    status, found = check(tmp_path, "anchors.json")
+    assert (status, [line.split(" [")[0] for line in found]) == (1, ["anchors.json:1:97: TL001"])
 
 
 def test_what_only_kubernetes_refuses_is_said_of_its_objects(tmp_path: Path) -> None:

@@ -447,7 +447,7 @@ def _as_kubectl_reads(
         return (paired, "") if paired != piece_text else None
     if error.problem == _FLOW_COLON and not stood_in:
         return _flow_colons(piece_text, error)
-    if error.context == _ANCHOR_AGAIN:
+    if error.context == _ANCHOR_AGAIN and not _json_sniffed(text):  # JSON has no anchor
         renamed = _anchors_renamed(piece_text)
         return (renamed, "") if renamed is not None else None
     if "\t" in piece_text and _json_sniffed(text) and _json_values(piece_text):
@@ -500,14 +500,15 @@ def _anchors_renamed(text: str) -> str | None:
 
 def _spare_names(used: set[str]) -> Callable[[int], Iterator[str]]:
     """The names of a given length an anchor may take (libyaml's: letters, digits, `_`
-    and `-`) that none in `used` is, each given once."""
+    and `-`) that none in `used` is, each given once: one walk of the names per length,
+    kept between calls (restarted, 10,000 renames took 4.6 s)."""
+    walks: dict[int, Iterator[str]] = {}
 
     def names(length: int) -> Iterator[str]:
-        for letters in itertools.product(_ANCHOR_LETTERS, repeat=length):
-            name = "".join(letters)
-            if name not in used:
-                used.add(name)
-                yield name
+        if length not in walks:
+            walks[length] = ("".join(letters) for letters in itertools.product(
+                _ANCHOR_LETTERS, repeat=length) if "".join(letters) not in used)
+        return walks[length]
 
     return names
 
@@ -1125,14 +1126,16 @@ def _repeats_read(mappings: list[yaml.Node]) -> dict[int, tuple[str, bool, bool]
 
 
 def _written_alike(first: yaml.Node, last: yaml.Node) -> bool:
-    """Whether two nodes are written alike: the same texts, plain or quoted alike (`1`
-    and `"1"`, `3` and `3.0`, `false` and `n` are read apart by some readers)."""
+    """Whether two nodes are written alike: the same texts and tags, plain or quoted alike
+    (`1` and `"1"`, `3` and `3.0`, `false` and `n`, `!!str 8080` and `8080` are read apart
+    by some readers)."""
     if first is last:
         return True
     if type(first) is not type(last) or len(first.value) != len(last.value):
         return False
     if isinstance(first, yaml.ScalarNode) and isinstance(last, yaml.ScalarNode):
-        return bool(first.value == last.value and (first.style in _PLAIN) == (last.style in _PLAIN))
+        return bool(first.value == last.value and first.tag == last.tag
+                    and (first.style in _PLAIN) == (last.style in _PLAIN))
     if type(first) is yaml.MappingNode:
         return all(_written_alike(a, b) and _written_alike(x, y)
                    for (a, x), (b, y) in zip(first.value, last.value, strict=True))
