@@ -154,8 +154,13 @@ def runtime_verdict(runtime: Manifest, version: tuple[int, int], detail: str) ->
 
 def container_names(job: dict[str, Any], kind: str = "containers") -> set[str]:
     """Names of the `containers` (or `initContainers`) of a replicatedJob's pod."""
+    return pod_container_names(dig(job, *POD_SPEC), kind)
+
+
+def pod_container_names(pod: object, kind: str = "containers") -> set[str]:
+    """Names of the `containers` (or `initContainers`) of a pod spec (or a patch's)."""
     return {
-        container["name"] for _, container in mappings(dig(job, *POD_SPEC, kind))
+        container["name"] for _, container in mappings(dig(pod, kind))
         if isinstance(container.get("name"), str)
     }
 

@@ -6,7 +6,13 @@ from trainlint.document import Manifest, dig, mappings, sequence
 from trainlint.engine.context import Context
 from trainlint.kinds import TRAINER_KINDS
 from trainlint.problem import Problem, Severity
-from trainlint.render.trainer import JOBS, container_names, named, override_pods
+from trainlint.render.trainer import (
+    JOBS,
+    container_names,
+    named,
+    override_pods,
+    pod_container_names,
+)
 from trainlint.rule import rule
 
 TARGETS = ("spec", "mlPolicy", "torch", "envInjection", "targets")
@@ -111,9 +117,7 @@ def _on_trainjob(job: Manifest, ctx: Context) -> Iterator[Problem]:
     jobs = dig(runtime.body, *JOBS)
     patched: dict[str, set[str]] = {}
     for _, pod, targets in override_pods(job, ctx.trainer_version):
-        names = {name for kind in ("containers", "initContainers")
-                 for _, given in mappings(pod.get(kind))
-                 if isinstance(name := given.get("name"), str)}
+        names = pod_container_names(pod) | pod_container_names(pod, "initContainers")
         for target in targets:
             patched.setdefault(target, set()).update(names)
 

@@ -112,9 +112,9 @@ def check(runtime: Manifest, ctx: Context) -> Iterator[Problem]:
                           image: mpioperator/mpi-pi
     ```
     """
-    if not is_mpi(runtime) or any(job.get("name") == "node" for _, job in replicated_jobs(runtime)):
-        return
     jobs = [job for _, job in replicated_jobs(runtime)]
+    if not is_mpi(runtime) or any(job.get("name") == "node" for job in jobs):
+        return
     workers = [job for job in jobs if job.get("name") not in ("launcher", *INITIALIZERS)
                and ancestor(job) not in INITIALIZERS]
     launcher_as_node = dig(runtime.body, "spec", "mlPolicy", "mpi", "runLauncherAsNode") is True \
